@@ -1,0 +1,31 @@
+# The README's two commands: `make run` and `make test`. Each creates .venv when
+# missing and installs what it needs (pinned by requirements-ci.txt), once.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip install --quiet --disable-pip-version-check
+
+.PHONY: run test bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed-run: $(PY) pyproject.toml requirements-ci.txt
+	$(PIP) -e . -c requirements-ci.txt
+	touch $@
+
+$(VENV)/.installed-test: $(PY) pyproject.toml requirements-ci.txt
+	$(PIP) -e '.[tf,test]' -c requirements-ci.txt
+	touch $@ $(VENV)/.installed-run
+
+run: $(VENV)/.installed-run
+	$(VENV)/bin/rung advise
+
+test: $(VENV)/.installed-test
+	$(PY) -m pytest -q -ra
+
+bench: $(VENV)/.installed-test
+	$(PY) benchmarks/bench_advise.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,3 @@
+from rung.cli import entry
+
+entry()

@@ -1,0 +1,61 @@
+"""The `rung` command: registers subcommands and dispatches. Thin by design.
+
+Bad input exits 2 with one line on stderr; anything unexpected exits 1.
+TensorFlow is imported only inside the subcommands that run models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from rung.errors import InputError
+
+SUBCOMMANDS = ("advise", "catalog")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
+        print(f"rung: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        sys.exit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from rung import __version__
+    from rung.cli import advise, catalog
+
+    parser = _Parser(prog="rung", description="Decide how to distribute TensorFlow training, from measurements.")
+    parser.add_argument("--version", action="version", version=f"rung {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    advise.register(sub)
+    catalog.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.run(args) or 0)
+    except InputError as e:
+        print(f"rung: error: {e.line()}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rung: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # noqa: BLE001 - the last line of defence
+        if os.environ.get("RUNG_DEBUG"):
+            raise
+        print(f"rung: internal error: {type(e).__name__}: {e} (set RUNG_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 1
+
+
+def entry() -> None:
+    sys.exit(main())

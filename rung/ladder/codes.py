@@ -1,0 +1,62 @@
+"""Verdicts, the strategy each names, and the codes a decision uses.
+
+The contract's codes (shared/contract/scenario-v1.md) plus rung's own, which a
+decision may add. Each code is one short line people can look up in `docs/codes.md`.
+"""
+
+from __future__ import annotations
+
+VERDICTS = (
+    "fix_input_pipeline", "single_device", "mirrored", "multi_worker_mirrored",
+    "parameter_server", "tpu", "needs_sharding",
+)
+
+STRATEGY = {
+    "fix_input_pipeline": None,
+    "single_device": "tf.distribute.OneDeviceStrategy",
+    "mirrored": "tf.distribute.MirroredStrategy",
+    "multi_worker_mirrored": "tf.distribute.MultiWorkerMirroredStrategy",
+    "parameter_server": "tf.distribute.experimental.ParameterServerStrategy",
+    "tpu": "tf.distribute.TPUStrategy",
+    "needs_sharding": None,
+}
+
+# The contract's reason and warning codes.
+INPUT_BOUND = "INPUT_BOUND"
+DOES_NOT_FIT = "DOES_NOT_FIT"
+ONE_DEVICE_SUFFICIENT = "ONE_DEVICE_SUFFICIENT"
+ONE_HOST_SUFFICIENT = "ONE_HOST_SUFFICIENT"
+NEEDS_MULTIPLE_HOSTS = "NEEDS_MULTIPLE_HOSTS"
+INTERCONNECT_BOUND = "INTERCONNECT_BOUND"
+TARGET_UNREACHABLE = "TARGET_UNREACHABLE"
+PREEMPTIBLE_WORKERS = "PREEMPTIBLE_WORKERS"
+STRAGGLERS = "STRAGGLERS"
+EMBEDDING_DOMINATED = "EMBEDDING_DOMINATED"
+STALE_GRADIENTS = "STALE_GRADIENTS"
+REPRODUCIBILITY_REQUIRED = "REPRODUCIBILITY_REQUIRED"
+GANG_SCHEDULING = "GANG_SCHEDULING"
+TPU_HARDWARE = "TPU_HARDWARE"
+DYNAMIC_SHAPES = "DYNAMIC_SHAPES"
+
+# The contract's review codes.
+INPUT_BOUND_SCALING = "INPUT_BOUND_SCALING"
+MULTI_WORKER_BEFORE_ONE_HOST = "MULTI_WORKER_BEFORE_ONE_HOST"
+REPLICATION_DOES_NOT_FIT = "REPLICATION_DOES_NOT_FIT"
+LINEAR_SCALING_ASSUMED = "LINEAR_SCALING_ASSUMED"
+STALE_GRADIENTS_IGNORED = "STALE_GRADIENTS_IGNORED"
+TPU_WITHOUT_STATIC_SHAPES = "TPU_WITHOUT_STATIC_SHAPES"
+
+# rung's own codes.
+BELOW_TARGET = "BELOW_TARGET"                    # this rung alone does not reach the target
+NOT_INPUT_BOUND = "NOT_INPUT_BOUND"              # the device waits under 20% of the step
+FITS_ONE_DEVICE = "FITS_ONE_DEVICE"              # a replica fits; no sharding needed
+NOT_TPU_HARDWARE = "NOT_TPU_HARDWARE"            # the hardware on offer is not TPUs
+ONE_DEVICE_PER_HOST = "ONE_DEVICE_PER_HOST"      # hosts have one device: nothing to mirror
+ONE_HOST_ON_OFFER = "ONE_HOST_ON_OFFER"          # max_hosts is 1
+SYNCHRONOUS_PREFERRED = "SYNCHRONOUS_PREFERRED"  # nothing forces asynchrony
+SYNCHRONOUS_SUFFICIENT = "SYNCHRONOUS_SUFFICIENT"  # a synchronous rung meets the goal
+NOT_FASTER = "NOT_FASTER"                        # predicted no faster than a lower rung
+BATCH_TOO_LARGE = "BATCH_TOO_LARGE"              # activations overflow; a smaller batch fits
+SCALING_BELOW_LINEAR = "SCALING_BELOW_LINEAR"    # the chosen hosts reach under 80% of linear
+PROPOSAL_EXCEEDS_FLEET = "PROPOSAL_EXCEEDS_FLEET"  # the proposal asks for more hosts than max_hosts
+PROPOSAL_WRONG_HARDWARE = "PROPOSAL_WRONG_HARDWARE"  # TPUStrategy on GPUs or a GPU strategy on TPUs

@@ -1,0 +1,119 @@
+"""What the ladder knows about a scenario before it walks: the measured device, the
+replica's memory, the triggers for each rung, and every rung's best configuration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from rung.model import inputs, memory, ps, throughput
+from rung.model.throughput import Prediction
+from rung.spec.scenario import Scenario
+
+# When no rung meets the target, a higher rung must beat the best lower one by this
+# factor to be worth the complexity it adds (assumption; below it, stay lower).
+MIN_GAIN_TO_CLIMB = 1.10
+# A synchronous step that waits this share of itself on the slowest worker has a
+# straggler problem worth naming.
+STRAGGLER_SIGNIFICANT_FRACTION = 0.10
+# A synchronous job that loses this share of its time to restarts and stragglers is
+# "too costly" when an asynchronous one meets the goal (the seed: climb to parameter
+# servers when the failure model makes synchronous steps too costly).
+SYNC_WASTE_LIMIT = 0.20
+# Below this share of linear scaling across hosts, scaling is not close to linear
+# (the contract's LINEAR_SCALING_ASSUMED threshold).
+LINEAR_SCALING_FRACTION = 0.80
+
+
+@dataclass
+class Candidate:
+    verdict: str
+    prediction: Optional[Prediction]
+    allowed: bool = True
+
+    @property
+    def eps(self) -> float:
+        p = self.prediction
+        return p.examples_per_second if p is not None and p.examples_per_second is not None else 0.0
+
+
+def pick_count(eps: np.ndarray, counts: np.ndarray, target: float) -> int:
+    """The fewest hosts (workers) that meet the target, else the count with most throughput."""
+    meets = np.nonzero(eps >= target)[0]
+    if meets.size:
+        return int(counts[meets[0]])
+    return int(counts[int(np.argmax(eps))])
+
+
+def _runnable_eps(terms: dict, counts: np.ndarray) -> np.ndarray:
+    """Throughput per count, 0 where a replica does not fit (so the pick falls on the fewest)."""
+    eps = np.broadcast_to(terms["examples_per_second"], counts.shape)
+    return np.where(terms["fits"], eps, 0.0)
+
+
+class Context:
+    def __init__(self, s: Scenario) -> None:
+        self.s = s
+        w, h = s.workload, s.hardware
+        self.target = s.goal.target_examples_per_second
+        self.devices_per_host = h.devices_per_host
+        self.max_hosts = h.max_hosts
+        self.one_device_eps = throughput.one_device_examples_per_second(s)
+        self.replica = throughput.replica(s)
+        self.usable_bytes = memory.usable_device_bytes(s.device_memory_bytes)
+        self.fits = self.replica.total_bytes <= self.usable_bytes
+        self.wait_fraction = inputs.input_wait_fraction(w.step_seconds, w.input_wait_seconds)
+        self.input_bound = throughput.input_bound(s)
+        self.tpu = s.is_tpu
+        self.embedding_dominated = ps.embedding_dominated(w.params, w.embedding_params)
+        self.preemptible = s.preemptible
+        self.reproducible = s.goal.reproducible
+        self.ps_worker_fits = throughput.ps_worker_memory_bytes(s) <= self.usable_bytes
+        self._evaluate()
+
+    # -- every rung's best configuration ----------------------------------------------
+    def _evaluate(self) -> None:
+        s, d, top = self.s, self.devices_per_host, self.max_hosts
+        self.single = Candidate("single_device", throughput.predict_sync(s, "single_device", 1, 1))
+        self.mirrored = Candidate("mirrored", throughput.predict_sync(s, "mirrored", 1, d), allowed=d > 1)
+        self.mwms = Candidate("multi_worker_mirrored", None, allowed=top >= 2)
+        if top >= 2:
+            hosts = np.arange(2, top + 1)
+            eps = _runnable_eps(throughput.sync_terms(s, hosts, d), hosts)
+            self.mwms.prediction = throughput.predict_sync(
+                s, "multi_worker_mirrored", pick_count(eps, hosts, self.target), d)
+        workers = np.arange(1, top + 1)
+        eps = _runnable_eps(throughput.ps_terms(s, workers, d), workers)
+        self.ps = Candidate("parameter_server", throughput.predict_ps(s, pick_count(eps, workers, self.target), d))
+        tpu_eps = _runnable_eps(throughput.sync_terms(s, workers, d), workers)
+        self.tpu_rung = Candidate("tpu", throughput.predict_sync(s, "tpu", pick_count(tpu_eps, workers, self.target), d))
+
+        p = self.mwms.prediction
+        self.stragglers = bool(p and p.straggler_seconds >= STRAGGLER_SIGNIFICANT_FRACTION * p.step_seconds)
+        self.async_triggers = [code for code, on in (
+            ("PREEMPTIBLE_WORKERS", self.preemptible),
+            ("STRAGGLERS", self.stragglers),
+            ("EMBEDDING_DOMINATED", self.embedding_dominated),
+        ) if on]
+        self.ps.allowed = bool(self.async_triggers) and not self.reproducible and not self.tpu
+
+    def meets(self, c: Candidate) -> bool:
+        return c.allowed and c.eps >= self.target
+
+    def sync_waste(self, p: Prediction) -> float:
+        """Share of a synchronous job's time lost to restarts and waiting on stragglers."""
+        return 1.0 - p.goodput * (1.0 - p.straggler_seconds / p.step_seconds)
+
+    def host_scaling(self, p: Prediction) -> Optional[float]:
+        """Throughput across hosts over hosts x one host of the same strategy."""
+        if p.examples_per_second is None or p.hosts <= 1:
+            return None
+        if p.strategy == "parameter_server":
+            one = throughput.predict_ps(self.s, 1, p.devices_per_host)
+        else:
+            one = throughput.predict_sync(self.s, p.strategy, 1, p.devices_per_host)
+        if not one.examples_per_second:
+            return None
+        return p.examples_per_second / (p.hosts * one.examples_per_second)

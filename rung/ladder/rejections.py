@@ -1,0 +1,167 @@
+"""Why every rung not chosen was passed over, each with its codes and numbers."""
+
+from __future__ import annotations
+
+from rung import units as u
+from rung.ladder import codes as C
+from rung.ladder.context import MIN_GAIN_TO_CLIMB, Candidate, Context
+from rung.ladder.decision import Decision, Finding, Rejection
+from rung.model import memory
+
+# A loss (communication, straggler wait, restarts) this large a share of the
+# multi-host step is named as a cause of multi-host training not paying.
+CAUSE_FRACTION = 0.10
+RUNG_ORDER = ("single_device", "mirrored", "multi_worker_mirrored", "parameter_server")
+
+
+def multi_host_losses(ctx: Context) -> list[Finding]:
+    """What costs the multi-host synchronous rung its scaling: network, stragglers, restarts."""
+    p = ctx.mwms.prediction
+    if p is None:
+        return []
+    s = ctx.s
+    exchange = p.inter_host_seconds + p.sparse_exchange_seconds
+    grad_bytes = (s.workload.params - s.workload.embedding_params) * memory.BYTES_PER_DTYPE[s.workload.param_dtype]
+    losses = [
+        (exchange / p.step_seconds, Finding(C.INTERCONNECT_BOUND,
+            f"exchanging {u.gib(grad_bytes)} of gradients across {p.hosts} hosts over "
+            f"{u.gbps(s.inter_host_bytes_per_second)} takes {u.seconds(exchange)} per step against "
+            f"{u.seconds(p.compute_seconds)} of compute: {u.plan(p.hosts, p.devices_per_host)} give "
+            f"{u.rate(p.examples_per_second)}, one host {u.rate(_one_host_eps(ctx))}")),
+        (p.straggler_seconds / p.step_seconds, Finding(C.STRAGGLERS,
+            f"each synchronous step across {p.hosts} hosts waits {u.seconds(p.straggler_seconds)} for "
+            f"the slowest (step-time CV {s.workload.step_time_cv:g})")),
+        (1.0 - p.goodput, Finding(C.PREEMPTIBLE_WORKERS,
+            f"with {p.hosts} preemptible hosts the synchronous job restarts so often that it keeps "
+            f"{u.percent(p.goodput)} of its time")),
+    ]
+    named = [f for share, f in losses if share >= CAUSE_FRACTION]
+    if not named:
+        named = [max(losses, key=lambda x: x[0])[1]]
+    return named
+
+
+def _one_host_eps(ctx: Context) -> float:
+    return max(ctx.single.eps, ctx.mirrored.eps if ctx.mirrored.allowed else 0.0)
+
+
+def rejections(ctx: Context, d: Decision) -> list[Rejection]:
+    out = []
+    for v in C.VERDICTS:
+        if v != d.verdict:
+            codes, message, pred = _why(ctx, d, v)
+            out.append(Rejection(v, tuple(codes), message, pred))
+    return out
+
+
+def _why(ctx: Context, d: Decision, v: str):
+    s = ctx.s
+    if v == "fix_input_pipeline":
+        if not ctx.input_bound:
+            waits = (f"the device waits {u.percent(ctx.wait_fraction)} of each step for input, under 20%"
+                     if s.workload.input_wait_seconds > 0 else "no input wait was measured")
+            return [C.NOT_INPUT_BOUND], f"{waits}: the pipeline keeps the device fed", None
+        if not ctx.fits and d.verdict == "needs_sharding":
+            return [C.DOES_NOT_FIT], "memory comes first: the model does not fit one device", None
+        return [C.ONE_DEVICE_SUFFICIENT], (f"input-bound, but one device meets the target anyway "
+                                           f"({u.rate(ctx.single.eps)})"), None
+    if v == "needs_sharding":
+        if ctx.fits:
+            return [C.FITS_ONE_DEVICE], (f"a replica needs {u.gib(ctx.replica.total_bytes)} of "
+                                         f"{u.gib(ctx.usable_bytes)} usable on one {s.device.name}"), None
+        return [C.EMBEDDING_DOMINATED], ("the excess over device memory is embedding tables, which "
+                                         "parameter servers hold in host memory"), None
+    if v == "tpu":
+        if not ctx.tpu:
+            return [C.NOT_TPU_HARDWARE], f"the hardware on offer is {s.device.name}, not TPUs", None
+        return _blocked_by_first_questions(ctx, d, ctx.tpu_rung)
+    cand = {"single_device": ctx.single, "mirrored": ctx.mirrored,
+            "multi_worker_mirrored": ctx.mwms, "parameter_server": ctx.ps}[v]
+    if ctx.tpu:
+        return [C.TPU_HARDWARE], f"the hardware is {s.device.name}: TPUs run under TPUStrategy", None
+    if d.verdict in ("fix_input_pipeline", "needs_sharding"):
+        return _blocked_by_first_questions(ctx, d, cand)
+    if v != "parameter_server" and not ctx.fits:
+        return [C.DOES_NOT_FIT], (f"a full replica needs {u.gib(ctx.replica.total_bytes)}, over "
+                                  f"{u.gib(ctx.usable_bytes)} usable"), cand.prediction
+    return {"single_device": _single, "mirrored": _mirrored,
+            "multi_worker_mirrored": _mwms, "parameter_server": _ps}[v](ctx, d, cand)
+
+
+def _blocked_by_first_questions(ctx: Context, d: Decision, cand: Candidate):
+    p = cand.prediction
+    if d.verdict == "fix_input_pipeline" and cand is ctx.single:
+        return [C.INPUT_BOUND], (f"{u.rate(cand.eps)} today, waiting {u.percent(ctx.wait_fraction)} of each "
+                                 "step for input, under the target"), p
+    if d.verdict == "fix_input_pipeline":
+        return [C.INPUT_BOUND], (f"input-bound: predicted {u.rate(cand.eps)} on "
+                                 f"{u.plan(p.hosts, p.devices_per_host) if p else '-'} against "
+                                 f"{u.rate(ctx.single.eps)} on one device; fix the pipeline first"), p
+    return [C.DOES_NOT_FIT], (f"replicates a model that needs {u.gib(ctx.replica.total_bytes)} per "
+                              f"device, over {u.gib(ctx.usable_bytes)} usable"), p
+
+
+def _below(ctx: Context, c: Candidate) -> str:
+    p = c.prediction
+    return f"{u.plan(p.hosts, p.devices_per_host)} give {u.rate(c.eps)}, under the target of {u.rate(ctx.target)}"
+
+
+def _chosen_rank(d: Decision) -> int:
+    return RUNG_ORDER.index(d.verdict) if d.verdict in RUNG_ORDER else -1
+
+
+def _single(ctx: Context, d: Decision, c: Candidate):
+    return [C.BELOW_TARGET], _below(ctx, c), c.prediction
+
+
+def _mirrored(ctx: Context, d: Decision, c: Candidate):
+    if not c.allowed:
+        return [C.ONE_DEVICE_PER_HOST], "each host has one device: there is nothing to mirror across", c.prediction
+    if d.verdict == "single_device":
+        return [C.ONE_DEVICE_SUFFICIENT], "one device already meets the target", c.prediction
+    codes = [C.NEEDS_MULTIPLE_HOSTS, C.BELOW_TARGET] if not ctx.meets(c) else [C.SYNCHRONOUS_SUFFICIENT]
+    return codes, _below(ctx, c) if not ctx.meets(c) else "meets the target", c.prediction
+
+
+def _mwms(ctx: Context, d: Decision, c: Candidate):
+    if not c.allowed:
+        return [C.ONE_HOST_ON_OFFER], "max_hosts is 1: no second host is on offer", None
+    if d.verdict == "single_device":
+        return [C.ONE_DEVICE_SUFFICIENT], "one device already meets the target", c.prediction
+    if d.verdict == "mirrored" and d.meets_goal:
+        return [C.ONE_HOST_SUFFICIENT], ("one host already meets the target; several hosts add a "
+                                         "network, gang scheduling and stragglers"), c.prediction
+    losses = multi_host_losses(ctx)
+    detail = "; ".join(f.message for f in losses)
+    if d.verdict == "parameter_server":
+        triggers = list(ctx.async_triggers)
+        if not ctx.fits:
+            return [C.DOES_NOT_FIT] + triggers, (f"a full replica needs {u.gib(ctx.replica.total_bytes)}, "
+                                                 f"over {u.gib(ctx.usable_bytes)} usable"), c.prediction
+        if ctx.meets(c):
+            return triggers, (f"meets the target but loses {ctx.sync_waste(c.prediction):.0%} of its time "
+                              f"to restarts and stragglers: {detail}"), c.prediction
+        return triggers + [C.BELOW_TARGET], f"{_below(ctx, c)}: {detail}", c.prediction
+    slower = c.eps < MIN_GAIN_TO_CLIMB * d_eps(d)
+    codes = [f.code for f in losses] + [C.NOT_FASTER if slower else C.BELOW_TARGET]
+    return codes, f"{detail} (target {u.rate(ctx.target)})", c.prediction
+
+
+def d_eps(d: Decision) -> float:
+    p = d.prediction
+    return p.examples_per_second if p is not None and p.examples_per_second else 0.0
+
+
+def _ps(ctx: Context, d: Decision, c: Candidate):
+    stale = C.STALE_GRADIENTS
+    if ctx.reproducible:
+        return [C.REPRODUCIBILITY_REQUIRED, stale], ("the goal asks for reproducible runs; asynchronous "
+                                                     "updates are computed against stale parameters"), c.prediction
+    if not ctx.async_triggers:
+        return [C.SYNCHRONOUS_PREFERRED, stale], ("no preemption, stragglers or embedding tables force "
+                                                  "asynchrony; stale gradients would be a cost for nothing"), c.prediction
+    if d.meets_goal:
+        return [C.SYNCHRONOUS_SUFFICIENT, stale], (f"{d.verdict} meets the target synchronously; "
+                                                   "asynchrony would add stale gradients"), c.prediction
+    return [C.NOT_FASTER, stale], (f"predicted {u.rate(c.eps)}, not enough above {d.verdict}'s "
+                                   f"{u.rate(d_eps(d))} to pay for stale gradients"), c.prediction

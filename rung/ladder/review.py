@@ -1,0 +1,99 @@
+"""Review a proposed plan for the mistakes that cost an expert the question
+(the contract's review table), and predict the plan itself."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from rung import units as u
+from rung.ladder import codes as C
+from rung.ladder.context import LINEAR_SCALING_FRACTION, Context
+from rung.ladder.decision import Finding
+from rung.model import throughput
+from rung.model.throughput import Prediction
+
+REPLICATING = ("single_device", "mirrored", "multi_worker_mirrored", "tpu")
+
+
+def proposal_prediction(ctx: Context) -> Optional[Prediction]:
+    """The proposal's strategy on `hosts` hosts of `devices_per_host` devices each."""
+    s, p = ctx.s, ctx.s.proposal
+    d = s.hardware.devices_per_host
+    if p.strategy in ("single_device", "fix_input_pipeline"):
+        return throughput.predict_sync(s, p.strategy, 1, 1)
+    if p.strategy == "mirrored":
+        return throughput.predict_sync(s, "mirrored", 1, d)
+    if p.strategy == "multi_worker_mirrored":
+        return throughput.predict_sync(s, "multi_worker_mirrored", p.hosts, d)
+    if p.strategy == "parameter_server":
+        return throughput.predict_ps(s, p.hosts, d)
+    if p.strategy == "tpu" and ctx.tpu:
+        return throughput.predict_sync(s, "tpu", p.hosts, d)
+    return None
+
+
+def _predicted_block(ctx: Context, pred: Optional[Prediction]) -> dict:
+    if pred is None:
+        mem = ctx.replica.total_bytes if ctx.s.proposal.strategy == "needs_sharding" else None
+        return {"examples_per_second": None, "scaling_efficiency": None, "step_seconds": None,
+                "memory_bytes_per_device": mem}
+    return pred.to_dict()
+
+
+def review(ctx: Context):
+    """Returns (review findings, proposal_predicted block, extra warnings)."""
+    s, prop = ctx.s, ctx.s.proposal
+    pred = proposal_prediction(ctx)
+    devices = pred.devices if pred is not None else prop.hosts * s.hardware.devices_per_host
+    found: list[Finding] = []
+    replicates = prop.strategy in REPLICATING or prop.strategy == "parameter_server"
+    if ctx.input_bound and replicates and devices > 1:
+        found.append(Finding(C.INPUT_BOUND_SCALING,
+            f"the plan spreads an input-bound job over {devices} devices: the device waits "
+            f"{u.percent(ctx.wait_fraction)} of each step for input, so the plan is predicted at "
+            f"{u.rate(pred.examples_per_second if pred else None)} against {u.rate(ctx.single.eps)} on one device"))
+    if prop.hosts > 1 and prop.strategy in ("multi_worker_mirrored", "parameter_server", "tpu"):
+        one_host = [c for c in (ctx.single, ctx.mirrored) if c.allowed and ctx.fits]
+        if ctx.tpu:
+            one_host = [c for c in (ctx.tpu_rung,) if c.prediction.hosts == 1 and ctx.fits]
+        if any(ctx.meets(c) for c in one_host):
+            best = max(c.eps for c in one_host)
+            found.append(Finding(C.MULTI_WORKER_BEFORE_ONE_HOST,
+                f"the plan climbs to {prop.hosts} hosts, but one host already meets the target "
+                f"({u.rate(best)} against {u.rate(ctx.target)})"))
+    if prop.strategy in REPLICATING and not ctx.fits:
+        found.append(Finding(C.REPLICATION_DOES_NOT_FIT,
+            f"{prop.strategy} puts a whole replica ({u.gib(ctx.replica.total_bytes)}) on every device, "
+            f"over the {u.gib(ctx.usable_bytes)} usable: every replica runs out of memory"))
+    elif prop.strategy == "parameter_server" and pred is not None and not pred.fits:
+        found.append(Finding(C.REPLICATION_DOES_NOT_FIT,
+            f"even with variables on parameter servers a worker needs {u.gib(pred.memory_bytes_per_device)}, "
+            f"over the {u.gib(ctx.usable_bytes)} usable"))
+    if pred is not None and prop.hosts > 1:
+        eff = ctx.host_scaling(pred)
+        if eff is not None and eff < LINEAR_SCALING_FRACTION:
+            found.append(Finding(C.LINEAR_SCALING_ASSUMED,
+                f"{prop.hosts} hosts are predicted at {u.percent(eff)} of {prop.hosts}x one host "
+                f"({u.rate(pred.examples_per_second)}): gradient exchange takes "
+                f"{u.seconds(pred.communication_seconds)} of each {u.seconds(pred.step_seconds)} step"))
+    if prop.strategy == "parameter_server" and ctx.reproducible:
+        found.append(Finding(C.STALE_GRADIENTS_IGNORED,
+            "parameter-server training is asynchronous: updates use stale parameters and runs cannot "
+            "be repeated step for step, but the goal asks for reproducible runs"))
+    if prop.strategy == "tpu" and s.workload.dynamic_shapes:
+        found.append(Finding(C.TPU_WITHOUT_STATIC_SHAPES,
+            "the workload has dynamic shapes; TPUs compile the step with XLA and need static ones, "
+            "so budget a port (padding, bucketing, drop_remainder) before any TPU time"))
+    return found, _predicted_block(ctx, pred), _proposal_warnings(ctx)
+
+
+def _proposal_warnings(ctx: Context) -> list[Finding]:
+    s, prop, out = ctx.s, ctx.s.proposal, []
+    if prop.hosts > s.hardware.max_hosts:
+        out.append(Finding(C.PROPOSAL_EXCEEDS_FLEET,
+            f"the proposal asks for {prop.hosts} hosts; hardware.max_hosts offers {s.hardware.max_hosts}"))
+    gpu_strategies = ("single_device", "mirrored", "multi_worker_mirrored", "parameter_server")
+    if (prop.strategy == "tpu" and not ctx.tpu) or (ctx.tpu and prop.strategy in gpu_strategies):
+        out.append(Finding(C.PROPOSAL_WRONG_HARDWARE,
+            f"the proposal's {prop.strategy} does not match the hardware on offer ({s.device.name})"))
+    return out

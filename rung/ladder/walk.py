@@ -1,0 +1,279 @@
+"""The ladder: walk the rungs bottom up and stop at the lowest that meets the goal.
+
+Order of questions (shared/seed, shared/DESIGN.md): does a replica fit one device;
+is the device waiting on its input; is the hardware TPUs; then one device, one host,
+several hosts (the fewest that meet the target), and asynchronous parameter servers
+only when preemption, stragglers or embedding tables force it and the goal allows
+stale gradients. When no rung meets the goal the verdict is the best reachable one,
+and a higher rung is never chosen when the model predicts it no faster.
+"""
+
+from __future__ import annotations
+
+from rung import units as u
+from rung.ladder import codes as C
+from rung.ladder.advice import code_for, takes_on
+from rung.ladder.context import MIN_GAIN_TO_CLIMB, SYNC_WASTE_LIMIT, Candidate, Context
+from rung.ladder.decision import Decision, Finding
+from rung.ladder.rejections import multi_host_losses, rejections
+from rung.ladder.review import review
+from rung.model import memory
+from rung.spec.scenario import Scenario
+
+
+def advise(s: Scenario) -> Decision:
+    """Decide how to distribute training for scenario `s`."""
+    ctx = Context(s)
+    if not ctx.fits:
+        if ctx.embedding_dominated and ctx.ps_worker_fits and not ctx.reproducible and not ctx.tpu:
+            d = _ladder(ctx, sync_blocked=True)
+        else:
+            smaller = memory.largest_batch_that_fits(ctx.replica.state_bytes,
+                                                     s.workload.activation_bytes_per_example,
+                                                     s.device_memory_bytes)
+            if smaller >= 1 and ctx.replica.activation_bytes > 0:
+                return _with_smaller_batch(ctx, smaller)
+            d = _needs_sharding(ctx)
+    elif ctx.input_bound and not ctx.meets(ctx.tpu_rung if ctx.tpu else ctx.single):
+        d = _fix_input(ctx)
+    elif ctx.tpu:
+        d = _tpu(ctx)
+    else:
+        d = _ladder(ctx, sync_blocked=False)
+    return _finish(ctx, d)
+
+
+def _finish(ctx: Context, d: Decision) -> Decision:
+    s = ctx.s
+    d.name = s.name
+    d.target_examples_per_second = ctx.target
+    d.rejected = rejections(ctx, d)
+    d.code = code_for(d, ctx)
+    d.takes_on = takes_on(d, ctx)
+    if s.proposal is not None:
+        d.review, d.proposal_prediction, extra = review(ctx)
+        d.warnings.extend(extra)
+    return d
+
+
+def _decision(ctx: Context, c: Candidate, reasons, warnings) -> Decision:
+    p = c.prediction
+    return Decision(
+        verdict=c.verdict, hosts=p.hosts, devices=p.devices, ps_tasks=p.ps_tasks,
+        meets_goal=ctx.meets(c), prediction=p, memory_bytes_per_device=p.memory_bytes_per_device,
+        reasons=list(reasons), warnings=list(warnings),
+    )
+
+
+# -- the first questions -----------------------------------------------------------------
+
+def _needs_sharding(ctx: Context) -> Decision:
+    r, s = ctx.replica, ctx.s
+    shards = memory.devices_to_shard_state(r.state_bytes, s.device_memory_bytes)
+    reasons = [Finding(C.DOES_NOT_FIT,
+        f"one replica needs {u.gib(r.total_bytes)} (weights {u.gib(r.weights_bytes)}, gradients "
+        f"{u.gib(r.gradient_bytes)}, optimizer state {u.gib(r.optimizer_bytes + r.master_copy_bytes)}, "
+        f"activations {u.gib(r.activation_bytes)}) but one {s.device.name} offers {u.gib(ctx.usable_bytes)} "
+        f"usable of {u.gib(s.device_memory_bytes)}; every tf.distribute strategy replicates the whole "
+        f"model, so more replicas hit the same out-of-memory error. Shard parameters and optimizer "
+        f"state instead: fully sharded, the state alone needs at least {shards} devices")]
+    warnings = []
+    if ctx.embedding_dominated and ctx.reproducible:
+        warnings.append(Finding(C.REPRODUCIBILITY_REQUIRED,
+            "the excess is embedding tables, which parameter servers could hold in host memory, but "
+            "the goal asks for reproducible runs and parameter-server training is asynchronous; shard "
+            "the tables across devices instead"))
+    elif ctx.embedding_dominated and ctx.tpu:
+        warnings.append(Finding(C.EMBEDDING_DOMINATED,
+            "the excess is embedding tables: on TPUs shard them with tf.tpu.experimental.embedding "
+            "(TPUEmbedding) rather than replicating them"))
+    return Decision(verdict="needs_sharding", hosts=None, devices=None, ps_tasks=0, meets_goal=False,
+                    prediction=None, memory_bytes_per_device=r.total_bytes,
+                    reasons=reasons, warnings=warnings)
+
+
+def _with_smaller_batch(ctx: Context, batch: int) -> Decision:
+    """State fits but activations at this batch do not: decide at the largest batch that fits."""
+    s = ctx.s
+    w = s.workload
+    k = batch / w.per_device_batch
+    smaller = s.model_copy(update={"workload": w.model_copy(update={
+        "per_device_batch": batch, "step_seconds": w.step_seconds * k,
+        "input_wait_seconds": w.input_wait_seconds * k})})
+    d = advise(smaller)
+    d.warnings.insert(0, Finding(C.DOES_NOT_FIT,
+        f"at {w.per_device_batch} examples per device a replica needs {u.gib(ctx.replica.total_bytes)} "
+        f"of {u.gib(ctx.usable_bytes)} usable; activations are the excess, not the model"))
+    d.warnings.insert(1, Finding(C.BATCH_TOO_LARGE,
+        f"decided at {batch} examples per device, the largest that fits, assuming step time "
+        f"scales linearly with batch; re-measure at that batch (or recompute activations) to confirm"))
+    return d
+
+
+def _fix_input(ctx: Context) -> Decision:
+    s, w = ctx.s, ctx.s.workload
+    compute = w.step_seconds - w.input_wait_seconds
+    fixed_eps = w.per_device_batch / compute
+    reasons = [Finding(C.INPUT_BOUND,
+        f"the device waits {u.seconds(w.input_wait_seconds)} of each {u.seconds(w.step_seconds)} step "
+        f"for input ({u.percent(ctx.wait_fraction)}, at or above 20%): the input pipeline, not the "
+        f"device, sets the pace, and adding replicas multiplies cost for no throughput. Fixed, this "
+        f"one device would do about {u.rate(fixed_eps)} instead of {u.rate(ctx.one_device_eps)}")]
+    fixed = s.model_copy(update={"workload": w.model_copy(update={
+        "step_seconds": compute, "input_wait_seconds": 0.0}), "proposal": None})
+    after = advise(fixed)
+    p = ctx.single.prediction
+    d = Decision(verdict="fix_input_pipeline", hosts=1, devices=1, ps_tasks=0, meets_goal=False,
+                 prediction=p, memory_bytes_per_device=p.memory_bytes_per_device, reasons=reasons)
+    d.after_fix = {"verdict": after.verdict, "hosts": after.hosts, "devices": after.devices,
+                   "meets_goal": after.meets_goal, "predicted": after.predicted()}
+    return d
+
+
+def _tpu(ctx: Context) -> Decision:
+    c, s = ctx.tpu_rung, ctx.s
+    p = c.prediction
+    reasons = [Finding(C.TPU_HARDWARE,
+        f"the hardware on offer is {s.device.name}: TPUStrategy is chosen by the hardware, "
+        f"not by preference ({u.plan(p.hosts, p.devices_per_host)} predicted at {u.rate(p.examples_per_second)})")]
+    warnings = []
+    if not ctx.meets(c):
+        reasons.append(_unreachable(ctx, c))
+    if s.workload.dynamic_shapes:
+        warnings.append(Finding(C.DYNAMIC_SHAPES,
+            "the workload has dynamic shapes; XLA on TPUs needs static ones: pad to fixed "
+            "sizes (padded_batch with padded_shapes, drop_remainder=True) and budget porting time"))
+    warnings.extend(_sync_warnings(ctx, p))
+    return _decision(ctx, c, reasons, warnings)
+
+
+# -- the strategy rungs ------------------------------------------------------------------
+
+def _ladder(ctx: Context, sync_blocked: bool) -> Decision:
+    sync = [] if sync_blocked else [ctx.single, ctx.mirrored, ctx.mwms]
+    order = [c for c in sync + [ctx.ps] if c.allowed and c.prediction is not None]
+    meeting = [c for c in order if ctx.meets(c)]
+    if meeting:
+        chosen = meeting[0]
+        if (chosen is ctx.mwms and ctx.meets(ctx.ps)
+                and ctx.sync_waste(chosen.prediction) >= SYNC_WASTE_LIMIT):
+            chosen = ctx.ps
+    else:
+        chosen = order[0]
+        for c in order[1:]:
+            if c.eps >= MIN_GAIN_TO_CLIMB * chosen.eps:
+                chosen = c
+    return _decision(ctx, chosen, _reasons(ctx, chosen, sync_blocked), _warnings(ctx, chosen))
+
+
+def _reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Finding]:
+    p, s = c.prediction, ctx.s
+    out: list[Finding] = []
+    met = ctx.meets(c)
+    target = u.rate(ctx.target)
+    if c.verdict == "single_device" and met:
+        out.append(Finding(C.ONE_DEVICE_SUFFICIENT,
+            f"one {s.device.name} does {u.rate(p.examples_per_second)}, meeting the target of {target}; "
+            "no distribution needed"))
+    elif c.verdict == "mirrored" and met:
+        need = -(-int(ctx.target) // max(1, int(p.examples_per_second / p.devices)))
+        out.append(Finding(C.ONE_HOST_SUFFICIENT,
+            f"one host's {p.devices} devices do {u.rate(p.examples_per_second)} "
+            f"({u.percent(p.scaling_efficiency)} of linear), meeting {target}; one device does only "
+            f"{u.rate(ctx.single.eps)}. One host avoids every network problem"
+            + (f" (about {need} of its devices would do)" if need < p.devices else "")))
+    elif c.verdict in ("multi_worker_mirrored", "parameter_server") and p.hosts > 1 and not sync_blocked:
+        one_host = max(ctx.single.eps, ctx.mirrored.eps if ctx.mirrored.allowed else 0.0)
+        out.append(Finding(C.NEEDS_MULTIPLE_HOSTS,
+            f"one host tops out at {u.rate(one_host)}, under the target of {target}; "
+            f"{u.plan(p.hosts, p.devices_per_host)} are predicted at {u.rate(p.examples_per_second)}"))
+    if c.verdict == "parameter_server":
+        out.extend(_async_reasons(ctx, c, sync_blocked))
+    elif c.verdict == "multi_worker_mirrored" and ctx.reproducible and ctx.async_triggers:
+        out.append(Finding(C.REPRODUCIBILITY_REQUIRED,
+            f"{' and '.join(t.lower().replace('_', ' ') for t in ctx.async_triggers)} would argue for "
+            "asynchronous parameter servers, but the goal asks for reproducible runs: stay synchronous "
+            "and make restarts cheap with BackupAndRestore"))
+    if not met:
+        out.append(_unreachable(ctx, c))
+        if c.verdict in ("single_device", "mirrored") and ctx.mwms.allowed and ctx.fits:
+            out.extend(multi_host_losses(ctx))
+    return out
+
+
+def _async_reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Finding]:
+    p, s, out = c.prediction, ctx.s, []
+    mw = ctx.mwms.prediction
+    if ctx.preemptible:
+        sync_note = (f"; synchronous training on {mw.hosts} hosts would keep only {u.percent(mw.goodput)} "
+                     f"of its time after restarts") if mw is not None and not sync_blocked else ""
+        out.append(Finding(C.PREEMPTIBLE_WORKERS,
+            f"hosts are preempted {s.preemptions_per_host_second * 3600:g} times an hour each and a "
+            f"synchronous job stops for {u.seconds(s.fleet.restart_seconds)} whenever any one goes"
+            f"{sync_note}; asynchronous workers lose only their own share "
+            f"(goodput {u.percent(p.goodput)})"))
+    if ctx.stragglers and mw is not None:
+        out.append(Finding(C.STRAGGLERS,
+            f"with step-time CV {s.workload.step_time_cv:g} a synchronous step across {mw.hosts} hosts "
+            f"waits {u.seconds(mw.straggler_seconds)} for its slowest worker; asynchronous workers do not wait"))
+    if ctx.embedding_dominated:
+        w = s.workload
+        extra = (f"; a full replica ({u.gib(ctx.replica.total_bytes)}) does not fit a device "
+                 f"({u.gib(ctx.usable_bytes)} usable), but the tables fit parameter servers' host memory "
+                 f"and workers need only the rows they look up — not a sharding case") if sync_blocked else ""
+        out.append(Finding(C.EMBEDDING_DOMINATED,
+            f"{w.embedding_params / w.params:.0%} of the parameters are embedding tables{extra}. "
+            f"{p.ps_tasks} parameter-server task(s) hold them, partitioned with a variable_partitioner"))
+    return out
+
+
+def _unreachable(ctx: Context, c: Candidate) -> Finding:
+    p = c.prediction
+    return Finding(C.TARGET_UNREACHABLE,
+        f"no rung reaches {u.rate(ctx.target)} on the hardware on offer; the best is "
+        f"{c.verdict} on {u.plan(p.hosts, p.devices_per_host)} at {u.rate(p.examples_per_second)} "
+        f"({c.eps / ctx.target:.0%} of the target)")
+
+
+def _warnings(ctx: Context, c: Candidate) -> list[Finding]:
+    p, out = c.prediction, []
+    if ctx.input_bound:
+        w = ctx.s.workload
+        out.append(Finding(C.INPUT_BOUND,
+            f"the device waits {u.percent(ctx.wait_fraction)} of each step for input; one device meets "
+            f"the target anyway, but fixing the pipeline would give about "
+            f"{u.rate(w.per_device_batch / (w.step_seconds - w.input_wait_seconds))} from it"))
+    if c.verdict == "parameter_server":
+        out.append(Finding(C.STALE_GRADIENTS,
+            f"with {p.hosts} asynchronous workers an update is computed against parameters about "
+            f"{p.staleness_steps} steps old: convergence differs from synchronous training (retune the "
+            "learning rate), runs are not reproducible step for step, and there is no global step to debug from"))
+    else:
+        out.extend(_sync_warnings(ctx, p))
+    if c.verdict in ("multi_worker_mirrored", "parameter_server"):
+        eff = ctx.host_scaling(p)
+        if eff is not None and eff < 0.8:
+            out.append(Finding(C.SCALING_BELOW_LINEAR,
+                f"{p.hosts} hosts reach {u.percent(eff)} of {p.hosts}x one host: gradient exchange takes "
+                f"{u.seconds(p.communication_seconds)} of a {u.seconds(p.step_seconds)} step"))
+    return out
+
+
+def _sync_warnings(ctx: Context, p) -> list[Finding]:
+    s, out = ctx.s, []
+    if p.hosts > 1:
+        out.append(Finding(C.GANG_SCHEDULING,
+            f"all {p.hosts} workers must be up at once (TF_CONFIG on each, gang-scheduled) and every "
+            "step runs at the pace of the slowest; a dead worker stalls the collective until restart"))
+    if ctx.preemptible:
+        interval = p.checkpoint_interval_seconds
+        out.append(Finding(C.PREEMPTIBLE_WORKERS,
+            f"hosts are preempted {s.preemptions_per_host_second * 3600:g} times an hour each; a "
+            f"synchronous job restarts from its last checkpoint and keeps {u.percent(p.goodput)} of its "
+            f"time" + (f"; checkpoint every {u.seconds(interval)} (Young's interval) with "
+                       "tf.keras.callbacks.BackupAndRestore" if interval else "")))
+    if p.hosts > 1 and p.straggler_seconds >= 0.1 * p.step_seconds:
+        out.append(Finding(C.STRAGGLERS,
+            f"with step-time CV {s.workload.step_time_cv:g} each step waits {u.seconds(p.straggler_seconds)} "
+            f"for the slowest of {p.hosts} workers"))
+    return out

@@ -1,0 +1,58 @@
+"""Goodput under preemption: the share of wall time that advances training.
+
+A synchronous job (gang-scheduled, all-or-nothing) stops whenever any of its H hosts
+is preempted (job failure rate H x lambda), restarts (restart_seconds) and replays the
+work since its last checkpoint (half a checkpoint interval on average). With
+checkpoint cost delta and mean time between failures M = 1/(H x lambda), Young's
+optimal interval is tau = sqrt(2 x delta x M) (Young, "A first order approximation
+to the optimum checkpoint interval", CACM 1974; Daly, FGCS 2006), and the first-order
+waste is delta/tau + (restart + tau/2)/M.
+
+An asynchronous (parameter-server) job loses only the preempted worker's share while
+it restarts: lambda x restart of each worker's time. Parameter servers and the
+coordinator run on non-preemptible CPU hosts (assumption, stated in the decision).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# How fast a job writes a checkpoint (weights + optimizer state) to durable storage.
+# Assumption: 1 GB/s, typical of a parallel file system or object store per job.
+CHECKPOINT_WRITE_BYTES_PER_SECOND = 1e9
+
+
+def checkpoint_seconds(state_bytes):
+    """Time to write one checkpoint of weights and optimizer state."""
+    return state_bytes / CHECKPOINT_WRITE_BYTES_PER_SECOND
+
+
+def young_interval_seconds(checkpoint_s, mtbf_s):
+    """Young's optimal checkpoint interval sqrt(2 x delta x M)."""
+    return np.sqrt(2.0 * checkpoint_s * mtbf_s)
+
+
+def sync_goodput(hosts, preemptions_per_host_second, restart_seconds, checkpoint_s):
+    """Goodput of a synchronous job that restarts from its last checkpoint (0..1)."""
+    rate = np.asarray(hosts, dtype=float) * preemptions_per_host_second
+    if np.all(rate == 0):
+        return np.ones_like(rate) if np.ndim(rate) else 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mtbf = np.where(rate > 0, 1.0 / np.where(rate > 0, rate, 1.0), np.inf)
+        tau = young_interval_seconds(max(checkpoint_s, 1e-9), mtbf)
+        waste = np.where(rate > 0, checkpoint_s / tau + rate * (restart_seconds + tau / 2.0), 0.0)
+    g = np.clip(1.0 - waste, 0.0, 1.0)
+    return float(g) if np.ndim(g) == 0 else g
+
+
+def sync_checkpoint_interval_seconds(hosts, preemptions_per_host_second, checkpoint_s):
+    """The interval to configure (BackupAndRestore save_freq), or None without preemption."""
+    rate = hosts * preemptions_per_host_second
+    if rate <= 0:
+        return None
+    return float(young_interval_seconds(max(checkpoint_s, 1e-9), 1.0 / rate))
+
+
+def async_goodput(preemptions_per_host_second, restart_seconds):
+    """Goodput of one asynchronous worker: down for restart_seconds after each preemption."""
+    return max(0.0, 1.0 - preemptions_per_host_second * restart_seconds)

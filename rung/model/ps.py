@@ -1,0 +1,65 @@
+"""Parameter servers: push/pull traffic, how many PS tasks, staleness.
+
+Under `ParameterServerStrategy` variables live on PS tasks. Each step a worker reads
+the dense variables and the embedding rows its batch looks up, and pushes their
+gradients back (the optimizer update runs on the PS). Reads happen at the start of
+the step and pushes at its end, so the two directions do not overlap in time.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rung.model import memory
+from rung.model.comm import INTER_HOST_EFFICIENCY
+
+# Sparse gradient bytes per example when the scenario does not say: MLPerf's DLRM on
+# Criteo 1TB looks up 26 categorical features with 128-wide float32 embeddings,
+# 26 x 128 x 4 = 13,312 bytes per example (MLPerf Training v1.0 reference).
+DEFAULT_SPARSE_GRADIENT_BYTES_PER_EXAMPLE = 26 * 128 * 4
+# Per-step cost of ClusterCoordinator.schedule: one dispatch RPC plus the remote
+# variable reads' round trips. Assumption: 2 ms (the TensorFlow PS guide advises
+# steps_per_execution > 1 to amortise it).
+PS_STEP_OVERHEAD_SECONDS = 0.002
+# Embedding variables share of all parameters at which they "dominate" the variables.
+EMBEDDING_DOMINANCE_FRACTION = 0.5
+
+
+def worker_bytes_each_way(dense_param_bytes: float, sparse_bytes_per_step: float) -> float:
+    """Bytes a worker pulls (dense weights + looked-up rows); it pushes as many back."""
+    return dense_param_bytes + sparse_bytes_per_step
+
+
+def exchange_seconds(bytes_each_way, worker_bytes_per_second, efficiency=INTER_HOST_EFFICIENCY):
+    """Pull at the start of the step plus push at its end, over the worker's network."""
+    return 2.0 * bytes_each_way / (worker_bytes_per_second * efficiency) + PS_STEP_OVERHEAD_SECONDS
+
+
+def tasks_for_bandwidth(workers: int, bytes_each_way: float, worker_step_seconds: float,
+                        ps_bytes_per_second: float, efficiency=INTER_HOST_EFFICIENCY) -> int:
+    """PS tasks whose networks together carry every worker's traffic without becoming the limit."""
+    demand = workers * bytes_each_way / worker_step_seconds
+    return max(1, math.ceil(demand / (ps_bytes_per_second * efficiency)))
+
+
+def tasks_for_memory(variable_bytes: float, host_memory_bytes: float) -> int:
+    """PS tasks needed to hold every variable and its optimizer slots in host RAM."""
+    return max(1, math.ceil(variable_bytes / memory.usable_host_bytes(host_memory_bytes)))
+
+
+def variable_bytes_on_ps(params: float, optimizer: str, param_dtype: str, mixed_precision: bool) -> float:
+    """Weights, master copy and optimizer slots, all kept by the parameter servers."""
+    return (memory.weight_bytes(params, param_dtype)
+            + memory.master_copy_bytes(params, mixed_precision)
+            + memory.optimizer_bytes(params, optimizer, param_dtype, mixed_precision))
+
+
+def staleness_steps(workers: int) -> int:
+    """Expected staleness of an asynchronous update: the other workers' pushes that land
+    between a worker's read and its own push, about workers - 1 steps (Dean et al.,
+    "Large Scale Distributed Deep Networks", 2012; Ho et al., SSP, 2013)."""
+    return max(0, workers - 1)
+
+
+def embedding_dominated(params: float, embedding_params: float) -> bool:
+    return params > 0 and embedding_params / params >= EMBEDDING_DOMINANCE_FRACTION

@@ -1,0 +1,224 @@
+"""The composer: step time, throughput and memory of one configuration.
+
+Weak scaling: every device keeps the measured per-device batch, so compute per step
+stays the measured one-device compute and the global batch grows with devices.
+The step is compute + input wait + exposed gradient exchange + straggler wait; no
+overlap of communication with the backward pass is assumed (Keras under
+tf.distribute reduces gradients in packs after they are all computed; conservative).
+Throughput is examples per step / step time x goodput under preemption.
+
+`sync_terms` and `ps_terms` take scalars or numpy arrays (for sweeps); `predict_*`
+wrap them into a `Prediction` for one configuration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from rung.model import comm, inputs, memory, preemption, ps, straggler
+from rung.spec.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One configuration's predicted numbers, base units; None where not predictable."""
+
+    strategy: str
+    hosts: int
+    devices_per_host: int
+    compute_seconds: float
+    input_wait_seconds: float
+    intra_host_seconds: float
+    inter_host_seconds: float
+    sparse_exchange_seconds: float
+    ps_exchange_seconds: float
+    straggler_seconds: float
+    step_seconds: float
+    goodput: float
+    examples_per_second: Optional[float]
+    scaling_efficiency: Optional[float]
+    memory_bytes_per_device: float
+    fits: bool
+    input_capped: bool = False
+    ps_tasks: int = 0
+    staleness_steps: int = 0
+    checkpoint_interval_seconds: Optional[float] = None
+
+    @property
+    def devices(self) -> int:
+        return self.hosts * self.devices_per_host
+
+    @property
+    def communication_seconds(self) -> float:
+        return (self.intra_host_seconds + self.inter_host_seconds
+                + self.sparse_exchange_seconds + self.ps_exchange_seconds)
+
+    def to_dict(self) -> dict:
+        """The contract's `predicted` block (bytes, seconds, examples/s)."""
+        return {
+            "examples_per_second": self.examples_per_second,
+            "scaling_efficiency": self.scaling_efficiency,
+            "step_seconds": self.step_seconds if self.fits else None,
+            "memory_bytes_per_device": self.memory_bytes_per_device,
+        }
+
+
+# -- quantities of the workload ----------------------------------------------------------
+
+def dense_params(s: Scenario) -> float:
+    return s.workload.params - s.workload.embedding_params
+
+
+def sparse_bytes_per_example(s: Scenario) -> float:
+    """Embedding-row gradient bytes per example (0 without embedding tables)."""
+    w = s.workload
+    if w.embedding_params <= 0:
+        return 0.0
+    if w.sparse_gradient_bytes_per_example is not None:
+        return w.sparse_gradient_bytes_per_example
+    return float(ps.DEFAULT_SPARSE_GRADIENT_BYTES_PER_EXAMPLE)
+
+
+def replica(s: Scenario, per_device_batch=None) -> memory.ReplicaMemory:
+    w = s.workload
+    return memory.replica_memory(w.params, w.optimizer, w.param_dtype, w.mixed_precision,
+                                 w.activation_bytes_per_example,
+                                 w.per_device_batch if per_device_batch is None else per_device_batch)
+
+
+def one_device_examples_per_second(s: Scenario) -> float:
+    """What the measured device does today: per-device batch / measured step."""
+    return s.workload.per_device_batch / s.workload.step_seconds
+
+
+def input_bound(s: Scenario) -> bool:
+    return inputs.is_input_bound(s.workload.step_seconds, s.workload.input_wait_seconds)
+
+
+# -- array-friendly terms ----------------------------------------------------------------
+
+def _scaled_step(s: Scenario, batch):
+    """Measured step, compute and wait at `batch` (linear in batch: an assumption when
+    batch differs from the measured one; exact when it does not)."""
+    w = s.workload
+    k = np.asarray(batch, dtype=float) / w.per_device_batch
+    return w.step_seconds * k, (w.step_seconds - w.input_wait_seconds) * k, w.input_wait_seconds * k
+
+
+def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second=None,
+               batch=None, intra_host_bytes_per_second=None) -> dict:
+    """Synchronous data parallelism (Mirrored, MultiWorkerMirrored, TPU): every term."""
+    w = s.workload
+    batch = w.per_device_batch if batch is None else batch
+    inter_bw = s.inter_host_bytes_per_second if inter_host_bytes_per_second is None else inter_host_bytes_per_second
+    intra_bw = s.intra_host_bytes_per_second if intra_host_bytes_per_second is None else intra_host_bytes_per_second
+    h = np.asarray(hosts, dtype=float)
+    d = np.asarray(devices_per_host, dtype=float)
+    measured, compute, wait = _scaled_step(s, batch)
+    grad_bytes = dense_params(s) * memory.BYTES_PER_DTYPE[w.param_dtype]
+    intra = np.where(d > 1, comm.intra_host_allreduce_seconds(grad_bytes, d, intra_bw), 0.0)
+    inter = np.where(h > 1, comm.inter_host_allreduce_seconds(grad_bytes, h, inter_bw), 0.0)
+    sparse_bytes = sparse_bytes_per_example(s) * np.asarray(batch, dtype=float)
+    sp_intra, sp_inter = comm.sparse_allgather_seconds(sparse_bytes, h, d, intra_bw, inter_bw)
+    sparse = np.where((h * d > 1) & (sparse_bytes > 0), sp_intra + sp_inter, 0.0)
+    strag = straggler.straggler_seconds(compute, w.step_time_cv, h)
+    step = compute + wait + intra + inter + sparse + strag
+    capped = np.zeros_like(step, dtype=bool)
+    if input_bound(s):
+        floor = inputs.pipeline_step_floor(measured, d)
+        capped = floor > step
+        step = np.maximum(step, floor)
+    rep = replica(s, batch)
+    goodput = preemption.sync_goodput(h, s.preemptions_per_host_second, s.fleet.restart_seconds,
+                                      preemption.checkpoint_seconds(rep.state_bytes))
+    mem = rep.total_bytes
+    eps = h * d * batch / step * goodput
+    return dict(compute=compute, wait=wait, intra=intra, inter=inter, sparse=sparse,
+                straggler=strag, step=step, goodput=goodput, examples_per_second=eps,
+                memory=mem, fits=mem <= memory.usable_device_bytes(s.device_memory_bytes),
+                capped=capped)
+
+
+def ps_worker_memory_bytes(s: Scenario, devices_per_host: int = 1) -> float:
+    """A PS worker device holds dense weights and gradients, the looked-up rows and their
+    gradients, and activations; variables' optimizer state stays on the PS."""
+    w = s.workload
+    dense = dense_params(s) * memory.BYTES_PER_DTYPE[w.param_dtype]
+    rows = sparse_bytes_per_example(s) * w.per_device_batch
+    return 2 * dense + 2 * rows + w.activation_bytes_per_example * w.per_device_batch
+
+
+def ps_terms(s: Scenario, workers, devices_per_host) -> dict:
+    """Asynchronous parameter-server training: a worker's step and the fleet's throughput."""
+    w = s.workload
+    h = np.asarray(workers, dtype=float)
+    d = np.asarray(devices_per_host, dtype=float)
+    measured, compute, wait = _scaled_step(s, w.per_device_batch)
+    dense_bytes = dense_params(s) * memory.BYTES_PER_DTYPE[w.param_dtype]
+    rows = sparse_bytes_per_example(s) * w.per_device_batch * d
+    each_way = ps.worker_bytes_each_way(dense_bytes, rows)
+    intra = np.where(d > 1, comm.intra_host_allreduce_seconds(dense_bytes, d, s.intra_host_bytes_per_second), 0.0)
+    exchange = ps.exchange_seconds(each_way, s.inter_host_bytes_per_second)
+    step = compute + wait + intra + exchange + 0.0 * h
+    capped = np.zeros_like(step, dtype=bool)
+    if input_bound(s):
+        floor = inputs.pipeline_step_floor(measured, d)
+        capped = floor > step
+        step = np.maximum(step, floor)
+    goodput = preemption.async_goodput(s.preemptions_per_host_second, s.fleet.restart_seconds)
+    mem = ps_worker_memory_bytes(s)
+    eps = h * d * w.per_device_batch / step * goodput
+    return dict(compute=compute, wait=wait, intra=intra, exchange=exchange, step=step,
+                goodput=goodput, examples_per_second=eps, memory=mem, each_way=each_way,
+                fits=mem <= memory.usable_device_bytes(s.device_memory_bytes), capped=capped)
+
+
+# -- one configuration -------------------------------------------------------------------
+
+def _efficiency(s: Scenario, eps: Optional[float], devices: int) -> Optional[float]:
+    if eps is None:
+        return None
+    return eps / (devices * one_device_examples_per_second(s))
+
+
+def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int) -> Prediction:
+    t = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in sync_terms(s, hosts, devices_per_host).items()}
+    fits = bool(t["fits"])
+    eps = float(t["examples_per_second"]) if fits else None
+    state = replica(s).state_bytes
+    return Prediction(
+        strategy=strategy, hosts=hosts, devices_per_host=devices_per_host,
+        compute_seconds=float(t["compute"]), input_wait_seconds=float(t["wait"]),
+        intra_host_seconds=float(t["intra"]), inter_host_seconds=float(t["inter"]),
+        sparse_exchange_seconds=float(t["sparse"]), ps_exchange_seconds=0.0,
+        straggler_seconds=float(t["straggler"]), step_seconds=float(t["step"]),
+        goodput=float(t["goodput"]), examples_per_second=eps,
+        scaling_efficiency=_efficiency(s, eps, hosts * devices_per_host),
+        memory_bytes_per_device=float(t["memory"]), fits=fits, input_capped=bool(t["capped"]),
+        checkpoint_interval_seconds=preemption.sync_checkpoint_interval_seconds(
+            hosts, s.preemptions_per_host_second, preemption.checkpoint_seconds(state)),
+    )
+
+
+def predict_ps(s: Scenario, workers: int, devices_per_host: int) -> Prediction:
+    t = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in ps_terms(s, workers, devices_per_host).items()}
+    w = s.workload
+    var_bytes = ps.variable_bytes_on_ps(w.params, w.optimizer, w.param_dtype, w.mixed_precision)
+    tasks = max(ps.tasks_for_memory(var_bytes, s.host_memory_bytes),
+                ps.tasks_for_bandwidth(workers, float(t["each_way"]), float(t["step"]),
+                                       s.inter_host_bytes_per_second))
+    fits = bool(t["fits"])
+    eps = float(t["examples_per_second"]) if fits else None
+    return Prediction(
+        strategy="parameter_server", hosts=workers, devices_per_host=devices_per_host,
+        compute_seconds=float(t["compute"]), input_wait_seconds=float(t["wait"]),
+        intra_host_seconds=float(t["intra"]), inter_host_seconds=0.0, sparse_exchange_seconds=0.0,
+        ps_exchange_seconds=float(t["exchange"]), straggler_seconds=0.0,
+        step_seconds=float(t["step"]), goodput=float(t["goodput"]), examples_per_second=eps,
+        scaling_efficiency=_efficiency(s, eps, workers * devices_per_host),
+        memory_bytes_per_device=float(t["memory"]), fits=fits, input_capped=bool(t["capped"]),
+        ps_tasks=tasks, staleness_steps=ps.staleness_steps(workers),
+    )

@@ -1,0 +1,140 @@
+"""The readable report of a decision: the ladder walked bottom up, then the advice."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from rung import units as u
+from rung.ladder.decision import Decision
+from rung.spec.scenario import Scenario
+
+# Ladder rows, bottom up: the three questions first, then the strategy rungs.
+ROWS = (
+    ("needs_sharding", "fits one device?", "check"),
+    ("fix_input_pipeline", "input keeps up?", "check"),
+    ("tpu", "TPUs?", "check"),
+    ("single_device", "0  one device", "rung"),
+    ("mirrored", "1  mirrored", "rung"),
+    ("multi_worker_mirrored", "2  multi-worker", "rung"),
+    ("parameter_server", "3  parameter servers", "rung"),
+)
+
+
+def _hardware_line(s: Scenario) -> str:
+    h = s.hardware
+    link = "ICI" if s.is_tpu else s.intra_host_link
+    return (f"{s.device.name} × {h.devices_per_host} per host ({link}, {u.gib(s.device_memory_bytes)} each), "
+            f"{h.inter_host_gbps:g} Gb/s between hosts, up to {h.max_hosts} host(s)"
+            + (f", preemptible ({s.preemptions_per_host_second * 3600:g}/host/hour)" if s.preemptible else ""))
+
+
+def _cells(pred, usable: float, memory_bytes=None) -> list[str]:
+    """Numbers of one rung, from the unrounded Prediction (None: not predicted)."""
+    if pred is None:
+        mem = f"{float(memory_bytes) / 2**30:.3g}/{usable / 2**30:.3g}" if memory_bytes is not None else "-"
+        return ["-", "-", "-", "-", mem]
+    runs = pred.examples_per_second is not None
+    return [f"{pred.hosts}×{pred.devices_per_host}",
+            f"{pred.examples_per_second:,.0f}" if runs else "-",
+            u.percent(pred.scaling_efficiency) if runs else "-",
+            u.seconds(pred.step_seconds) if runs else "-",
+            f"{float(pred.memory_bytes_per_device) / 2**30:.3g}/{usable / 2**30:.3g}"]
+
+
+def ladder_table(s: Scenario, d: Decision, usable: float) -> Table:
+    """One row per rung, bottom up: predicted numbers and a mark; the reasons follow below."""
+    t = Table(title="The ladder, bottom up", title_justify="left", box=None, pad_edge=False,
+              header_style="bold")
+    for name, kw in (("rung", {"no_wrap": True}), ("hosts×dev", {"justify": "right"}),
+                     ("ex/s", {"justify": "right"}), ("eff.", {"justify": "right"}),
+                     ("step", {"justify": "right"}), ("GiB/device", {"justify": "right"}), ("", {})):
+        t.add_column(name, **kw)
+    rejected = {r.verdict: r for r in d.rejected}
+    for verdict, label, kind in ROWS:
+        if verdict == d.verdict:
+            cells = _cells(d.prediction, usable, d.memory_bytes_per_device)
+            t.add_row(Text(label, style="bold green"), *cells, Text("★ verdict", style="bold green"))
+            continue
+        r = rejected[verdict]
+        mark, style = ("✓", "dim") if kind == "check" else ("✗", "red")
+        t.add_row(Text(label, style="dim" if kind == "check" else ""), *_cells(r.prediction, usable),
+                  Text(mark, style=style))
+    return t
+
+
+def passed_over(d: Decision) -> Group:
+    labels = {v: label.split("  ")[-1] for v, label, _ in ROWS}
+    items = [Text("Passed over", style="bold")]
+    for v, label, kind in ROWS:
+        if v == d.verdict:
+            continue
+        r = next(r for r in d.rejected if r.verdict == v)
+        items.append(Text.assemble(("  ✓ " if kind == "check" else "  ✗ ", "dim" if kind == "check" else "red"),
+                                   (labels[v], "bold"), (f" [{', '.join(r.codes)}]", "dim"), f" {r.message}"))
+    return Group(*items)
+
+
+def _findings(title: str, findings, style: str) -> Group:
+    items = [Text(title, style=f"bold {style}")]
+    for f in findings:
+        items.append(Text.assemble(("  • ", style), (f.code, f"bold {style}"), (f": {f.message}", "")))
+    return Group(*items)
+
+
+def recommendation(s: Scenario, d: Decision) -> Panel:
+    j = d.to_json()
+    p = j["predicted"]
+    head = Text.assemble(
+        ("Verdict: ", "bold"), (d.verdict, "bold green" if d.meets_goal else "bold yellow"),
+        (f"  ({d.strategy})" if d.strategy else "", ""),
+    )
+    lines = [head]
+    if d.hosts is not None:
+        lines.append(Text(f"Plan: {u.plan(d.hosts, d.devices // d.hosts)}"
+                          + (f" + {d.ps_tasks} parameter-server task(s)" if d.ps_tasks else "")
+                          + f"; predicted {u.rate(p['examples_per_second'])} against the target of "
+                          f"{u.rate(d.target_examples_per_second)}"
+                          + (" (meets the goal)" if d.meets_goal else " (does not meet the goal)")))
+    lines.append(_findings("Why", d.reasons, "green"))
+    if d.after_fix:
+        a = d.after_fix
+        lines.append(Text(f"Once the pipeline keeps up: {a['verdict']} on {u.plan(a['hosts'], (a['devices'] or 1) // (a['hosts'] or 1))} "
+                          f"at about {u.rate(a['predicted']['examples_per_second'])}"
+                          + (" would meet the goal" if a["meets_goal"] else ", still short of the goal"),
+                          style="cyan"))
+    if d.code:
+        lines.append(Text("Code", style="bold"))
+        lines.append(Syntax(d.code, "python", theme="ansi_dark", background_color="default", word_wrap=True))
+    if d.takes_on:
+        lines.append(Text("What you take on", style="bold"))
+        lines.extend(Text(f"  • {t}") for t in d.takes_on)
+    if d.warnings:
+        lines.append(_findings("Warnings", d.warnings, "yellow"))
+    if d.review is not None:
+        pp = j["proposal_predicted"]
+        prop = s.proposal
+        lines.append(Text(f"Review of the proposal: {prop.strategy} on {prop.hosts} host(s), predicted "
+                          f"{u.rate(pp['examples_per_second'])}, efficiency {u.percent(pp['scaling_efficiency'])}",
+                          style="bold magenta"))
+        if d.review:
+            lines.extend(_findings("", d.review, "magenta").renderables[1:])
+        else:
+            lines.append(Text("  no classic mistake found", style="magenta"))
+    return Panel(Group(*lines), title="Recommendation", title_align="left",
+                 border_style="green" if d.meets_goal else "yellow")
+
+
+def render(s: Scenario, d: Decision, usable_bytes: float, console: Console | None = None) -> None:
+    console = console or Console()
+    title = s.name or "scenario"
+    console.print(Text.assemble(("rung advise", "bold"), f" · {title}"))
+    console.print(Text(f"target {u.rate(s.goal.target_examples_per_second)}"
+                       + (", reproducible runs" if s.goal.reproducible else "")
+                       + f" · {_hardware_line(s)}", style="dim"))
+    console.print(ladder_table(s, d, usable_bytes))
+    console.print(passed_over(d))
+    console.print(recommendation(s, d))

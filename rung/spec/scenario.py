@@ -1,0 +1,249 @@
+"""Scenario v1: the typed input of `rung advise` (contract: shared/contract/scenario-v1.md).
+
+Validated at the edge: unknown keys, wrong types, non-finite or non-positive sizes
+and inconsistent fields are rejected with an InputError naming the file and the
+field path. Everything downstream trusts a `Scenario`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rung.errors import InputError
+from rung.spec import catalog
+from rung.spec.yamlio import load_mapping
+
+SCHEMA = "rung/scenario/v1"
+
+Verdict = Literal[
+    "fix_input_pipeline", "single_device", "mirrored", "multi_worker_mirrored",
+    "parameter_server", "tpu", "needs_sharding",
+]
+Optimizer = Literal["sgd", "momentum", "adam", "adamw", "adagrad", "rmsprop", "adafactor"]
+DType = Literal["float32", "bfloat16", "float16"]
+
+Positive = Annotated[float, Field(gt=0)]
+NonNegative = Annotated[float, Field(ge=0)]
+Count = Annotated[int, Field(ge=1)]
+
+# Contract default: preemptible hosts without a stated rate are taken away 0.1 times an hour.
+DEFAULT_PREEMPTIONS_PER_HOST_HOUR = 0.1
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+
+
+class Workload(_Block):
+    params: Positive
+    embedding_params: NonNegative = 0.0
+    param_dtype: DType = "float32"
+    mixed_precision: bool = False
+    optimizer: Optimizer
+    activation_bytes_per_example: NonNegative = 0.0
+    per_device_batch: Count
+    step_seconds: Positive
+    input_wait_seconds: NonNegative = 0.0
+    step_time_cv: NonNegative = 0.02
+    dynamic_shapes: bool = False
+    # v1 extension (optional): bytes of sparse (embedding-row) gradient per example,
+    # what `rung profile` measures. When absent, rung.model.ps assumes a default.
+    sparse_gradient_bytes_per_example: Optional[NonNegative] = None
+
+
+class Hardware(_Block):
+    device: str
+    device_memory_gib: Optional[Positive] = None
+    devices_per_host: Count
+    intra_host: Optional[Literal["nvlink", "pcie"]] = None
+    intra_host_gbps: Optional[Positive] = None
+    inter_host_gbps: Positive = 25.0
+    max_hosts: Count = 1
+    host_memory_gib: Positive = 256.0
+
+
+class Fleet(_Block):
+    preemptible: bool = False
+    preemptions_per_host_hour: Optional[NonNegative] = None
+    restart_seconds: NonNegative = 300.0
+
+
+class Goal(_Block):
+    target_examples_per_second: Positive
+    reproducible: bool = False
+
+
+class Proposal(_Block):
+    strategy: Verdict
+    hosts: Count = 1
+
+
+class Scenario(_Block):
+    schema_: Literal["rung/scenario/v1"] = Field(alias="schema")
+    name: Optional[str] = None
+    workload: Workload
+    hardware: Hardware
+    fleet: Fleet = Fleet()
+    goal: Goal
+    proposal: Optional[Proposal] = None
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, allow_inf_nan=False, frozen=True, populate_by_name=True
+    )
+
+    # -- resolved values (catalog defaults applied), in base units -------------------
+    @property
+    def device(self) -> catalog.Device:
+        found = catalog.lookup(self.hardware.device)
+        if found is not None:
+            return found
+        return catalog.Device(
+            "custom", float(self.hardware.device_memory_gib or 0), dict(catalog.CUSTOM_LINKS_GBPS),
+            catalog.CUSTOM_DEFAULT_LINK, catalog.CUSTOM_SOURCE,
+        )
+
+    @property
+    def is_tpu(self) -> bool:
+        return self.device.is_tpu
+
+    @property
+    def device_memory_bytes(self) -> float:
+        gib = self.hardware.device_memory_gib or self.device.memory_gib
+        return gib * 2**30
+
+    @property
+    def intra_host_link(self) -> str:
+        return self.hardware.intra_host or self.device.default_link
+
+    @property
+    def intra_host_bytes_per_second(self) -> float:
+        gbps = self.hardware.intra_host_gbps or self.device.links_gbps[self.intra_host_link]
+        return gbps * 1e9 / 8
+
+    @property
+    def inter_host_bytes_per_second(self) -> float:
+        return self.hardware.inter_host_gbps * 1e9 / 8
+
+    @property
+    def host_memory_bytes(self) -> float:
+        return self.hardware.host_memory_gib * 2**30
+
+    @property
+    def preemptions_per_host_second(self) -> float:
+        rate = self.fleet.preemptions_per_host_hour
+        if rate is None:
+            rate = DEFAULT_PREEMPTIONS_PER_HOST_HOUR if self.fleet.preemptible else 0.0
+        return rate / 3600.0
+
+    @property
+    def preemptible(self) -> bool:
+        return self.preemptions_per_host_second > 0
+
+
+def _fields_at(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The keys a block accepts, for 'unknown key' messages."""
+    for part in loc:
+        field = model.model_fields.get(part) or next(
+            (f for f in model.model_fields.values() if f.alias == part), None
+        )
+        ann = getattr(field, "annotation", None)
+        inner = [a for a in getattr(ann, "__args__", (ann,)) if isinstance(a, type) and issubclass(a, BaseModel)]
+        if not inner:
+            return []
+        model = inner[0]
+    return [f.alias or n for n, f in model.model_fields.items()]
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return f"a {'mapping' if isinstance(value, dict) else 'list'}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _message(err: dict, root: type[BaseModel]) -> tuple[str, str]:
+    loc = tuple(str(p) for p in err["loc"])
+    kind, ctx, got = err["type"], err.get("ctx") or {}, err.get("input")
+    path = ".".join(loc) or "(top level)"
+    if kind == "missing":
+        return path, "required key is missing"
+    if kind == "extra_forbidden":
+        allowed = ", ".join(_fields_at(root, loc[:-1]))
+        return path, f"unknown key; expected one of: {allowed}"
+    received = f"received {_describe(got)}"
+    simple = {
+        "float_type": "expected a number", "int_type": "expected a whole number",
+        "int_from_float": "expected a whole number", "bool_type": "expected true or false",
+        "string_type": "expected a string", "finite_number": "expected a finite number",
+        "model_type": "expected a mapping of keys", "model_attributes_type": "expected a mapping of keys",
+        "dict_type": "expected a mapping of keys",
+    }
+    if kind in simple:
+        return path, f"{simple[kind]}, {received}"
+    if kind == "greater_than":
+        return path, f"expected a number greater than {ctx.get('gt')}, {received}"
+    if kind == "greater_than_equal":
+        return path, f"expected a number of at least {ctx.get('ge')}, {received}"
+    if kind == "literal_error":
+        return path, f"expected one of {ctx.get('expected')}, {received}"
+    return path, f"{err['msg']}, {received}"
+
+
+def _check(s: Scenario, where: str) -> None:
+    """Cross-field rules the types alone cannot state."""
+    w, h = s.workload, s.hardware
+    if w.embedding_params > w.params:
+        raise InputError(where, "workload.embedding_params",
+                         f"{w.embedding_params:g} is more than workload.params ({w.params:g}); "
+                         "embedding parameters are part of all parameters")
+    if w.input_wait_seconds >= w.step_seconds:
+        raise InputError(where, "workload.input_wait_seconds",
+                         f"{w.input_wait_seconds:g} s is not shorter than workload.step_seconds "
+                         f"({w.step_seconds:g} s); the wait is part of the step")
+    if h.device == "custom":
+        if h.device_memory_gib is None:
+            raise InputError(where, "hardware.device_memory_gib",
+                             "required when hardware.device is 'custom'")
+    elif catalog.lookup(h.device) is None:
+        near = difflib.get_close_matches(h.device, list(catalog.CATALOG), n=1, cutoff=0.5)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise InputError(where, "hardware.device",
+                         f"unknown device {h.device!r}; expected 'custom' or a catalog name "
+                         f"(see `rung catalog`){hint}")
+    dev = s.device
+    if dev.is_tpu and h.intra_host is not None:
+        raise InputError(where, "hardware.intra_host",
+                         f"{h.intra_host!r} given for TPU {dev.name}, whose chips are joined by ICI; "
+                         "leave it out (or set hardware.intra_host_gbps)")
+    if h.intra_host is not None and h.intra_host not in dev.links_gbps:
+        raise InputError(where, "hardware.intra_host",
+                         f"{dev.name} has no {h.intra_host}; expected one of {sorted(dev.links_gbps)}")
+    p = s.proposal
+    if p is not None and p.strategy in ("single_device", "mirrored", "fix_input_pipeline") and p.hosts != 1:
+        raise InputError(where, "proposal.hosts",
+                         f"{p.strategy} runs on one host, received hosts: {p.hosts} "
+                         "(several hosts is multi_worker_mirrored or parameter_server)")
+
+
+def parse_scenario(data: dict[str, Any], where: str = "<scenario>") -> Scenario:
+    """Validate a mapping as scenario v1, or raise InputError."""
+    if "schema" not in data:
+        raise InputError(where, "schema", f"required key is missing; expected {SCHEMA!r}")
+    if data["schema"] != SCHEMA:
+        raise InputError(where, "schema", f"expected {SCHEMA!r}, received {_describe(data['schema'])}")
+    try:
+        s = Scenario.model_validate(data)
+    except ValidationError as e:
+        path, msg = _message(e.errors()[0], Scenario)
+        raise InputError(where, path, msg) from None
+    _check(s, where)
+    return s
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario v1 file (YAML or JSON)."""
+    return parse_scenario(load_mapping(path, "scenario file"), str(path))

@@ -1,0 +1,56 @@
+"""Formatting base units for people (reports and decision messages only)."""
+
+from __future__ import annotations
+
+
+def rate(examples_per_second) -> str:
+    if examples_per_second is None:
+        return "n/a"
+    v = float(examples_per_second)
+    if v >= 100:
+        return f"{v:,.0f} ex/s"
+    return f"{v:.3g} ex/s"
+
+
+def gib(nbytes) -> str:
+    if nbytes is None:
+        return "n/a"
+    v = float(nbytes) / 2**30
+    if v >= 1000:
+        return f"{v / 1024:.1f} TiB"
+    if v >= 10:
+        return f"{v:.0f} GiB"
+    if v >= 0.1:
+        return f"{v:.1f} GiB"
+    return f"{float(nbytes) / 2**20:.0f} MiB"
+
+
+def seconds(s) -> str:
+    if s is None:
+        return "n/a"
+    v = float(s)
+    if v >= 100:
+        return f"{v:.0f} s"
+    if v >= 1:
+        return f"{v:.2f} s"
+    if v >= 1e-3:
+        return f"{v * 1e3:.3g} ms"
+    return f"{v * 1e6:.3g} µs"
+
+
+def percent(fraction) -> str:
+    if fraction is None:
+        return "n/a"
+    return f"{100 * float(fraction):.0f}%"
+
+
+def gbps(bytes_per_second) -> str:
+    return f"{float(bytes_per_second) * 8 / 1e9:g} Gb/s"
+
+
+def plan(hosts, devices_per_host) -> str:
+    if hosts is None:
+        return "-"
+    h = "host" if hosts == 1 else "hosts"
+    d = "device" if devices_per_host == 1 else "devices"
+    return f"{hosts} {h} × {devices_per_host} {d}"
