@@ -34,7 +34,7 @@ def advise(s: Scenario) -> Decision:
             if smaller >= 1 and ctx.replica.activation_bytes > 0:
                 return _with_smaller_batch(ctx, smaller)
             d = _needs_sharding(ctx)
-    elif ctx.input_bound and not ctx.meets(ctx.tpu_rung if ctx.tpu else ctx.single):
+    elif ctx.input_bound and not ctx.meets(ctx.single):
         d = _fix_input(ctx)
     elif ctx.tpu:
         d = _tpu(ctx)
@@ -136,7 +136,7 @@ def _tpu(ctx: Context) -> Decision:
     reasons = [Finding(C.TPU_HARDWARE,
         f"the hardware on offer is {s.device.name}: TPUStrategy is chosen by the hardware, "
         f"not by preference ({u.plan(p.hosts, p.devices_per_host)} predicted at {u.rate(p.examples_per_second)})")]
-    warnings = []
+    warnings = _input_warning(ctx)
     if not ctx.meets(c):
         reasons.append(_unreachable(ctx, c))
     if s.workload.dynamic_shapes:
@@ -235,14 +235,18 @@ def _unreachable(ctx: Context, c: Candidate) -> Finding:
         f"({c.eps / ctx.target:.0%} of the target)")
 
 
+def _input_warning(ctx: Context) -> list[Finding]:
+    if not ctx.input_bound:
+        return []
+    w = ctx.s.workload
+    return [Finding(C.INPUT_BOUND,
+        f"the device waits {u.percent(ctx.wait_fraction)} of each step for input; the target is met "
+        f"anyway, but fixing the pipeline would give about "
+        f"{u.rate(w.per_device_batch / (w.step_seconds - w.input_wait_seconds))} per device")]
+
+
 def _warnings(ctx: Context, c: Candidate) -> list[Finding]:
-    p, out = c.prediction, []
-    if ctx.input_bound:
-        w = ctx.s.workload
-        out.append(Finding(C.INPUT_BOUND,
-            f"the device waits {u.percent(ctx.wait_fraction)} of each step for input; one device meets "
-            f"the target anyway, but fixing the pipeline would give about "
-            f"{u.rate(w.per_device_batch / (w.step_seconds - w.input_wait_seconds))} from it"))
+    p, out = c.prediction, _input_warning(ctx)
     if c.verdict == "parameter_server":
         out.append(Finding(C.STALE_GRADIENTS,
             f"with {p.hosts} asynchronous workers an update is computed against parameters about "

@@ -2,31 +2,35 @@
 
 Every synchronous step ends in a collective, so it lasts as long as the slowest
 worker's. With worker step times ~ Normal(mu, (cv x mu)^2), independent, the expected
-slowest of N is mu + cv x mu x E[max of N standard normals]. E[max] uses Blom's
-approximation of normal order statistics, Phi^-1((N - 0.375) / (N + 0.25))
-(Blom, "Statistical Estimates and Transformed Beta-Variables", 1958), exact for N = 1
-(0) and within 1% of the tabulated values for N = 2..1000 (Harter 1961).
+slowest of N is mu + cv x mu x E[max of N standard normals], where
+E[max] = integral of x . N phi(x) Phi(x)^(N-1) dx (the density of the largest order
+statistic; David & Nagaraja, "Order Statistics", 3rd ed., section 2.1), integrated
+numerically on a fine grid: it matches the tabulated values (Harter 1961) to 1e-5.
 """
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
-from statistics import NormalDist
 
 import numpy as np
 
-BLOM_ALPHA = 0.375
+_GRID = np.linspace(-9.0, 9.0, 3601)
+_PDF = np.exp(-0.5 * _GRID**2) / math.sqrt(2.0 * math.pi)
+_CDF = 0.5 * (1.0 + np.array([math.erf(x / math.sqrt(2.0)) for x in _GRID]))
+_LOG_CDF = np.log(np.maximum(_CDF, 1e-300))
 
 
 @lru_cache(maxsize=4096)
 def _expected_max_one(n: int) -> float:
     if n <= 1:
         return 0.0
-    return NormalDist().inv_cdf((n - BLOM_ALPHA) / (n + 1.0 - 2.0 * BLOM_ALPHA))
+    density = n * _PDF * np.exp((n - 1) * _LOG_CDF)
+    return float(np.trapezoid(_GRID * density, _GRID))
 
 
 def expected_max_standard_normal(n):
-    """E[max of n iid standard normals] (Blom); accepts an int or an integer array."""
+    """E[max of n iid standard normals]; accepts an int or an integer array."""
     if np.ndim(n) == 0:
         return _expected_max_one(int(n))
     arr = np.asarray(n, dtype=int)

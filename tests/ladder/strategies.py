@@ -1,0 +1,53 @@
+"""Hypothesis strategies: random but valid scenarios across the whole input space."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from rung.spec.catalog import CATALOG
+
+
+def log_uniform(lo: float, hi: float):
+    return st.floats(min_value=0.0, max_value=1.0).map(lambda x: lo * (hi / lo) ** x)
+
+
+@st.composite
+def scenarios(draw, proposal: bool = True) -> dict:
+    params = draw(log_uniform(1e5, 1e11))
+    step = draw(log_uniform(0.005, 5.0))
+    workload = {
+        "params": params,
+        "embedding_params": params * draw(st.sampled_from([0.0, 0.0, 0.3, 0.9, 0.99])),
+        "param_dtype": draw(st.sampled_from(["float32", "bfloat16", "float16"])),
+        "mixed_precision": draw(st.booleans()),
+        "optimizer": draw(st.sampled_from(["sgd", "momentum", "adam", "adamw", "adagrad", "rmsprop", "adafactor"])),
+        "activation_bytes_per_example": draw(st.sampled_from([0.0, 1e5, 1e7, 1e8, 1e9])),
+        "per_device_batch": draw(st.sampled_from([1, 8, 32, 128, 512, 4096])),
+        "step_seconds": step,
+        "input_wait_seconds": step * draw(st.sampled_from([0.0, 0.01, 0.1, 0.19, 0.21, 0.5])),
+        "step_time_cv": draw(st.sampled_from([0.0, 0.02, 0.05, 0.2])),
+        "dynamic_shapes": draw(st.booleans()),
+    }
+    device = draw(st.sampled_from(sorted(CATALOG)))
+    hardware = {
+        "device": device,
+        "devices_per_host": draw(st.sampled_from([1, 2, 4, 8])),
+        "inter_host_gbps": draw(st.sampled_from([1, 10, 25, 100, 400])),
+        "max_hosts": draw(st.sampled_from([1, 2, 4, 16, 64])),
+        "host_memory_gib": draw(st.sampled_from([64, 256, 1024])),
+    }
+    fleet = {"preemptible": draw(st.booleans())}
+    if fleet["preemptible"] and draw(st.booleans()):
+        fleet["preemptions_per_host_hour"] = draw(st.sampled_from([0.01, 0.1, 0.5, 2.0]))
+    fleet["restart_seconds"] = draw(st.sampled_from([0, 60, 300, 900]))
+    one_device = workload["per_device_batch"] / step
+    goal = {"target_examples_per_second": one_device * draw(log_uniform(0.1, 500.0)),
+            "reproducible": draw(st.booleans())}
+    data = {"schema": "rung/scenario/v1", "workload": workload, "hardware": hardware,
+            "fleet": fleet, "goal": goal}
+    if proposal and draw(st.booleans()):
+        strategy = draw(st.sampled_from(["single_device", "mirrored", "multi_worker_mirrored",
+                                         "parameter_server", "tpu", "fix_input_pipeline", "needs_sharding"]))
+        hosts = 1 if strategy in ("single_device", "mirrored", "fix_input_pipeline") else draw(st.integers(1, 32))
+        data["proposal"] = {"strategy": strategy, "hosts": hosts}
+    return data

@@ -1,0 +1,104 @@
+"""Invariants of the judgement over generated scenarios: what must hold for any input,
+not only for the examples (rung is judged on scenarios nobody has seen)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from hypothesis import HealthCheck, given, settings
+
+import rung
+from rung.ladder.codes import VERDICTS
+from rung.model.throughput import predict_sync
+from rung.spec import parse_scenario
+from tests.ladder.strategies import scenarios
+
+RUNGS = ["single_device", "mirrored", "multi_worker_mirrored", "parameter_server"]
+SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _eps(entry) -> float:
+    p = entry.get("predicted") or {}
+    return p.get("examples_per_second") or 0.0
+
+
+@SETTINGS
+@given(scenarios())
+def test_decision_invariants(data):
+    s = parse_scenario(data)
+    d = rung.advise(s)
+    j = json.loads(json.dumps(d.to_json(), allow_nan=False))
+    target = s.goal.target_examples_per_second
+    rejected = {r["verdict"]: r for r in j["rejected"]}
+
+    # every verdict not chosen is accounted for, once, with at least one code
+    assert sorted(rejected) == sorted(v for v in VERDICTS if v != j["verdict"])
+    assert all(r["codes"] for r in j["rejected"])
+
+    # meets_goal means the prediction reaches the target
+    if j["meets_goal"]:
+        assert j["predicted"]["examples_per_second"] >= target * (1 - 1e-9)
+    elif j["verdict"] not in ("fix_input_pipeline", "needs_sharding"):
+        assert "TARGET_UNREACHABLE" in d.codes
+
+    # hardware decides TPU
+    if s.is_tpu:
+        assert j["verdict"] in ("tpu", "needs_sharding", "fix_input_pipeline")
+    else:
+        assert j["verdict"] != "tpu"
+
+    # reproducible runs rule out asynchronous training
+    if s.goal.reproducible:
+        assert j["verdict"] != "parameter_server"
+
+    # the lowest rung that meets the goal; never a rung slower than a lower one
+    if j["verdict"] in RUNGS:
+        mine = RUNGS.index(j["verdict"])
+        for lower in RUNGS[:mine]:
+            r = rejected[lower]
+            if "DOES_NOT_FIT" in r["codes"] or "ONE_DEVICE_PER_HOST" in r["codes"]:
+                continue
+            if j["meets_goal"] and not (j["verdict"] == "parameter_server" and lower == "multi_worker_mirrored"):
+                assert _eps(r) < target, f"{lower} meets the target below {j['verdict']}"
+            if not j["meets_goal"]:
+                assert j["predicted"]["examples_per_second"] >= _eps(r) * (1 - 1e-9)
+
+    # hosts/devices shape per the contract
+    if j["verdict"] == "needs_sharding":
+        assert j["hosts"] is None and j["devices"] is None
+        assert "DOES_NOT_FIT" in d.codes
+    elif j["verdict"] in ("fix_input_pipeline", "single_device"):
+        assert (j["hosts"], j["devices"]) == (1, 1)
+        if j["verdict"] == "fix_input_pipeline":
+            assert "INPUT_BOUND" in d.codes
+    if j["verdict"] != "parameter_server":
+        assert j["ps_tasks"] == 0
+    else:
+        assert j["ps_tasks"] >= 1 and "STALE_GRADIENTS" in d.codes
+
+    # a proposal always gets a review and its own prediction
+    if s.proposal is not None:
+        assert isinstance(j["review"], list)
+        assert set(j["proposal_predicted"]) == {"examples_per_second", "scaling_efficiency",
+                                                 "step_seconds", "memory_bytes_per_device"}
+    else:
+        assert "review" not in j and "proposal_predicted" not in j
+
+    for v in (j["predicted"]["examples_per_second"], j["predicted"]["step_seconds"]):
+        assert v is None or (math.isfinite(v) and v > 0)
+
+
+@SETTINGS
+@given(scenarios(proposal=False))
+def test_input_bound_job_that_misses_the_target_is_told_to_fix_its_pipeline(data):
+    s = parse_scenario(data)
+    w = s.workload
+    d = rung.advise(s)
+    one = predict_sync(s, "single_device", 1, 1).examples_per_second or 0.0  # goodput included
+    if (w.input_wait_seconds >= 0.2 * w.step_seconds and d.verdict not in ("needs_sharding",)
+            and "BATCH_TOO_LARGE" not in d.codes and w.embedding_params == 0):
+        if one < s.goal.target_examples_per_second:
+            assert d.verdict == "fix_input_pipeline"
+        else:
+            assert d.verdict in ("single_device", "tpu") and "INPUT_BOUND" in d.codes

@@ -1,0 +1,59 @@
+"""Straggler penalty (Blom), goodput under preemption (Young), parameter-server sizing."""
+
+import math
+
+import numpy as np
+import pytest
+
+from rung.model import inputs, preemption, ps, straggler
+
+
+@pytest.mark.parametrize("n,exact", [
+    # E[max of n standard normals], tabulated (Harter 1961); n=2 is 1/sqrt(pi).
+    (2, 1 / math.sqrt(math.pi)), (5, 1.16296), (10, 1.53875), (100, 2.50759),
+])
+def test_expected_max_matches_tables(n, exact):
+    assert straggler.expected_max_standard_normal(n) == pytest.approx(exact, rel=1e-4)
+
+
+def test_straggler_seconds():
+    assert straggler.straggler_seconds(0.2, 0.05, 1) == 0
+    assert straggler.straggler_seconds(0.2, 0.0, 64) == 0
+    assert straggler.straggler_seconds(0.2, 0.05, 10) == pytest.approx(0.2 * 0.05 * straggler.expected_max_standard_normal(10))
+    arr = straggler.expected_max_standard_normal(np.array([1, 2, 2, 10]))
+    assert list(arr) == pytest.approx([0.0, 0.56419, 0.56419, straggler.expected_max_standard_normal(10)], rel=1e-3)
+
+
+def test_young_interval_and_sync_goodput_by_hand():
+    # delta = 10 s, one failure an hour: tau = sqrt(2 x 10 x 3600) = 268.33 s
+    assert preemption.young_interval_seconds(10, 3600) == pytest.approx(268.328, rel=1e-5)
+    # waste = 10/268.33 + (300 + 134.16)/3600 = 0.03727 + 0.12060
+    g = preemption.sync_goodput(1, 1 / 3600, 300, 10)
+    assert g == pytest.approx(1 - 10 / 268.328 - (300 + 134.164) / 3600, rel=1e-4)
+    assert preemption.sync_goodput(4, 0.0, 300, 10) == 1.0
+    # more hosts, more failures of the whole job
+    assert preemption.sync_goodput(16, 1 / 3600, 300, 10) < g
+    # a hopeless fleet clamps at 0
+    assert preemption.sync_goodput(64, 0.5 / 3600, 300, 1) == 0.0
+
+
+def test_async_goodput_loses_only_the_worker_share():
+    assert preemption.async_goodput(0.5 / 3600, 300) == pytest.approx(1 - 0.5 * 300 / 3600)
+    assert preemption.async_goodput(0, 300) == 1.0
+
+
+def test_ps_sizing():
+    # 32 GB of tables+slots on 256 GiB hosts at 80% usable -> 1 task; 600 GB -> 3
+    assert ps.tasks_for_memory(32e9, 256 * 2**30) == 1
+    assert ps.tasks_for_memory(600e9, 256 * 2**30) == 3
+    # 10 workers x 100 MB each way every 0.1 s = 10 GB/s over 6.25 GB/s NICs at 90% -> 2
+    assert ps.tasks_for_bandwidth(10, 100e6, 0.1, 6.25e9) == 2
+    assert ps.staleness_steps(1) == 0 and ps.staleness_steps(17) == 16
+    assert ps.embedding_dominated(4.05e9, 4e9) and not ps.embedding_dominated(1e9, 1e8)
+    assert ps.exchange_seconds(1e8, 1e9) == pytest.approx(2e8 / 0.9e9 + ps.PS_STEP_OVERHEAD_SECONDS)
+
+
+def test_input_bound_threshold():
+    assert inputs.is_input_bound(1.0, 0.2)
+    assert not inputs.is_input_bound(1.0, 0.199)
+    assert inputs.pipeline_step_floor(0.5, 8) == 4.0

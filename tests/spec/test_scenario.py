@@ -1,0 +1,134 @@
+"""Scenario v1 loading: defaults, catalog resolution, and every kind of bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from rung.errors import InputError
+from rung.spec import load_scenario, parse_scenario
+from tests.conftest import VALID, valid_scenario
+
+
+def test_valid_scenario_defaults_and_units(write_scenario):
+    s = load_scenario(write_scenario(VALID))
+    assert s.workload.embedding_params == 0
+    assert s.workload.param_dtype == "float32"
+    assert s.workload.step_time_cv == 0.02
+    assert s.fleet.restart_seconds == 300
+    assert s.device_memory_bytes == 80 * 2**30
+    assert s.intra_host_bytes_per_second == 2400e9 / 8      # A100 NVLink, one direction
+    assert s.inter_host_bytes_per_second == 100e9 / 8
+    assert s.host_memory_bytes == 256 * 2**30
+    assert s.preemptions_per_host_second == 0
+
+
+def test_exponent_floats_without_sign_are_numbers(write_scenario):
+    raw = json.dumps(VALID).replace("25600000.0", "25.6e6")
+    s = load_scenario(write_scenario(None, raw=raw.replace('"25.6e6"', "25.6e6")))
+    assert s.workload.params == 25.6e6
+    yaml_text = "schema: rung/scenario/v1\nworkload: {params: 25.6e6, optimizer: sgd, per_device_batch: 1, step_seconds: 1e-1}\n" \
+                "hardware: {device: T4, devices_per_host: 1}\ngoal: {target_examples_per_second: 1e3}\n"
+    s = load_scenario(write_scenario(None, raw=yaml_text))
+    assert (s.workload.params, s.workload.step_seconds, s.goal.target_examples_per_second) == (25.6e6, 0.1, 1000)
+
+
+def test_json_scenario_loads(write_scenario):
+    s = load_scenario(write_scenario(None, name="s.json", raw=json.dumps(VALID)))
+    assert s.hardware.device == "A100-80GB"
+
+
+def test_preemptible_default_rate():
+    s = parse_scenario(valid_scenario(fleet={"preemptible": True}))
+    assert math.isclose(s.preemptions_per_host_second * 3600, 0.1)
+
+
+def test_overrides_and_custom_device():
+    s = parse_scenario(valid_scenario(hardware={"device": "custom", "device_memory_gib": 48,
+                                                "intra_host": None, "intra_host_gbps": 800}))
+    assert s.device_memory_bytes == 48 * 2**30
+    assert s.intra_host_bytes_per_second == 100e9
+
+
+def test_catalog_names_case_insensitive():
+    assert parse_scenario(valid_scenario(hardware={"device": "a100-80gb"})).device.name == "A100-80GB"
+
+
+BAD = [
+    # (change, field path in the message, words in the message)
+    (valid_scenario(workload={"params": None}), "workload.params", "required"),
+    (valid_scenario(workload={"paramz": 3}), "workload.paramz", "unknown key"),
+    (valid_scenario(extra={"a": 1}), "extra", "unknown key"),
+    (valid_scenario(workload={"params": "many"}), "workload.params", "expected a number"),
+    (valid_scenario(workload={"params": True}), "workload.params", "expected a number"),
+    (valid_scenario(workload={"params": 0}), "workload.params", "greater than 0"),
+    (valid_scenario(workload={"params": -5}), "workload.params", "greater than 0"),
+    (valid_scenario(workload={"step_seconds": float("nan")}), "workload.step_seconds", "finite"),
+    (valid_scenario(workload={"step_seconds": float("inf")}), "workload.step_seconds", "finite"),
+    (valid_scenario(workload={"per_device_batch": 2.5}), "workload.per_device_batch", "whole number"),
+    (valid_scenario(workload={"per_device_batch": 0}), "workload.per_device_batch", "at least 1"),
+    (valid_scenario(workload={"input_wait_seconds": 0.5}), "workload.input_wait_seconds", "not shorter"),
+    (valid_scenario(workload={"optimizer": "lion"}), "workload.optimizer", "expected one of"),
+    (valid_scenario(workload={"param_dtype": "int8"}), "workload.param_dtype", "expected one of"),
+    (valid_scenario(workload={"embedding_params": 1e9}), "workload.embedding_params", "more than"),
+    (valid_scenario(hardware={"device": "A100"}), "hardware.device", "did you mean"),
+    (valid_scenario(hardware={"device": "custom"}), "hardware.device_memory_gib", "required"),
+    (valid_scenario(hardware={"device": "T4", "intra_host": "nvlink"}), "hardware.intra_host", "no nvlink"),
+    (valid_scenario(hardware={"intra_host": "infiniband"}), "hardware.intra_host", "expected one of"),
+    (valid_scenario(hardware={"devices_per_host": 0}), "hardware.devices_per_host", "at least 1"),
+    (valid_scenario(hardware={"inter_host_gbps": -1}), "hardware.inter_host_gbps", "greater than 0"),
+    (valid_scenario(hardware=[1, 2]), "hardware", "mapping"),
+    (valid_scenario(goal={"target_examples_per_second": None}), "goal.target_examples_per_second", "required"),
+    (valid_scenario(fleet={"preemptions_per_host_hour": -0.1}), "fleet.preemptions_per_host_hour", "at least 0"),
+    (valid_scenario(proposal={"strategy": "horovod"}), "proposal.strategy", "expected one of"),
+    (valid_scenario(proposal={"strategy": "mirrored", "hosts": 2}), "proposal.hosts", "one host"),
+    (valid_scenario(schema="rung/scenario/v2"), "schema", "rung/scenario/v1"),
+    (valid_scenario(schema=None) | {"schema": None}, "schema", "expected"),
+]
+
+
+@pytest.mark.parametrize("data,field,words", BAD, ids=[b[1] + ":" + b[2] for b in BAD])
+def test_bad_scenarios_name_the_field(data, field, words):
+    with pytest.raises(InputError) as err:
+        parse_scenario(data, "s.yaml")
+    assert err.value.field == field
+    assert words in err.value.message
+    assert "\n" not in err.value.line()
+    assert err.value.line().startswith("s.yaml: " + field)
+
+
+def test_missing_schema_key():
+    data = valid_scenario()
+    del data["schema"]
+    with pytest.raises(InputError, match="schema: required"):
+        parse_scenario(data, "s.yaml")
+
+
+@pytest.mark.parametrize("raw,words", [
+    ("", "is empty"),
+    ("   \n", "is empty"),
+    ("- a\n- b\n", "holds a list"),
+    ("just a string", "holds a str"),
+    ("a: [1, 2\n", "not valid YAML"),
+    ("a: 1\na: 2\n", "written twice"),
+])
+def test_unreadable_files(write_scenario, raw, words):
+    with pytest.raises(InputError) as err:
+        load_scenario(write_scenario(None, raw=raw))
+    assert words in err.value.message
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(InputError, match="no such scenario file"):
+        load_scenario(tmp_path / "nope.yaml")
+    with pytest.raises(InputError, match="is a directory"):
+        load_scenario(tmp_path)
+
+
+def test_binary_file(write_scenario, tmp_path):
+    p = tmp_path / "bin.yaml"
+    p.write_bytes(b"\xff\xfe\x00\x81")
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_scenario(p)
