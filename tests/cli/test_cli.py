@@ -1,0 +1,112 @@
+"""The `rung` command: exit codes, decision JSON shape, one-line errors, the report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rung.cli import main
+from tests.conftest import BUNDLED, valid_scenario
+
+TOP_KEYS = {"schema", "verdict", "strategy", "hosts", "devices", "ps_tasks", "meets_goal",
+            "predicted", "reasons", "warnings", "rejected"}
+PREDICTED = {"examples_per_second", "scaling_efficiency", "step_seconds", "memory_bytes_per_device"}
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "rung", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_advise_json_is_decision_v1(capsys):
+    assert main(["advise", "--scenario", str(BUNDLED / "03-one-box.yaml"), "--json"]) == 0
+    out = capsys.readouterr()
+    d = json.loads(out.out)
+    assert TOP_KEYS <= set(d) and d["schema"] == "rung/decision/v1"
+    assert set(d["predicted"]) == PREDICTED
+    assert d["strategy"] == "tf.distribute.MirroredStrategy"
+    assert {"review", "proposal_predicted"} <= set(d)
+    assert set(d["proposal_predicted"]) == PREDICTED
+    for r in d["rejected"]:
+        assert {"verdict", "codes", "message"} <= set(r)
+    for f in d["reasons"] + d["warnings"] + d["review"]:
+        assert set(f) == {"code", "message"} and f["message"]
+    assert out.err == ""
+
+
+def test_no_proposal_means_no_review_keys(capsys):
+    assert main(["advise", "--scenario", str(BUNDLED / "04-multi-host.yaml"), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert "review" not in d and "proposal_predicted" not in d
+
+
+def test_advise_without_arguments_runs_the_bundled_example(capsys):
+    assert main(["advise"]) == 0
+    out = capsys.readouterr().out
+    assert "bundled example" in out and "The ladder, bottom up" in out and "Verdict" in out
+
+
+def test_every_example_renders_a_report(capsys):
+    from rung.examples import scenario_examples
+    for name in scenario_examples():
+        assert main(["advise", "--example", name]) == 0
+        out = capsys.readouterr().out
+        assert "Recommendation" in out and "Passed over" in out, name
+
+
+def test_list_examples_and_catalog(capsys):
+    assert main(["advise", "--list-examples"]) == 0
+    out = capsys.readouterr().out
+    assert "multi-host" in out and "(default)" in out
+    assert main(["catalog"]) == 0
+    out = capsys.readouterr().out
+    for name in ("A100-80GB", "H100-PCIe", "TPU-v5p-8", "T4", "B200"):
+        assert name in out
+    assert main(["catalog", "--json"]) == 0
+    cat = json.loads(capsys.readouterr().out)
+    assert len(cat["devices"]) == 15 and all(d["source"] for d in cat["devices"])
+
+
+@pytest.mark.parametrize("content,expect", [
+    (None, "no such scenario file"),
+    ("", "is empty"),
+    ("workload: [\n", "not valid YAML"),
+    (json.dumps(valid_scenario(workload={"params": -1})), "workload.params"),
+    (json.dumps(valid_scenario(hardware={"device": "Z80"})), "hardware.device"),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path, content, expect):
+    path = tmp_path / "bad.yaml"
+    if content is not None:
+        path.write_text(content)
+    r = run_cli("advise", "--scenario", str(path), "--json")
+    assert r.returncode == 2
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and expect in lines[0]
+    assert "Traceback" not in r.stderr
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["advise", "--bogus"])
+    assert e.value.code == 2
+    assert main(["advise", "--example", "nope"]) == 2
+    assert "unknown example" in capsys.readouterr().err
+    assert main([]) == 2
+
+
+def test_planning_never_imports_tensorflow():
+    code = ("import sys; from rung.cli import main; "
+            f"main(['advise', '--scenario', {str(BUNDLED / '09-embeddings.yaml')!r}, '--json']); "
+            "main(['advise', '--example', 'tpu']); main(['catalog']); "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras', 'tf_keras')]; "
+            "sys.stderr.write(repr(bad)); sys.exit(1 if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-300:]
+
+
+def test_help_is_fast_and_light():
+    r = run_cli("advise", "--help")
+    assert r.returncode == 0 and "--scenario" in r.stdout and "--json" in r.stdout

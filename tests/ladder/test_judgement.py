@@ -1,0 +1,131 @@
+"""Judgement on scenarios written here (not the shared examples): each test changes one
+thing about a workload and checks the decision moves the way the seed says it should."""
+
+from __future__ import annotations
+
+import rung
+from rung.spec import parse_scenario
+from tests.conftest import valid_scenario
+
+
+def decide(**blocks):
+    return rung.advise(parse_scenario(valid_scenario(**blocks)))
+
+
+def test_climbs_only_as_far_as_the_target_forces():
+    one = 256 / 0.21
+    verdicts = [decide(goal={"target_examples_per_second": one * k}).verdict for k in (0.5, 6, 20, 1000)]
+    assert verdicts[:3] == ["single_device", "mirrored", "multi_worker_mirrored"]
+    assert verdicts[3] in ("multi_worker_mirrored", "mirrored")  # unreachable: the best, never PS
+    d = decide(goal={"target_examples_per_second": one * 1000})
+    assert not d.meets_goal and "TARGET_UNREACHABLE" in d.codes
+
+
+def test_fewest_hosts_that_meet_the_target():
+    d = decide(goal={"target_examples_per_second": 20000})
+    assert d.verdict == "multi_worker_mirrored"
+    fewer = rung.advise(parse_scenario(valid_scenario(goal={"target_examples_per_second": 20000},
+                                                      hardware={"max_hosts": d.hosts - 1})))
+    assert not fewer.meets_goal or fewer.hosts < d.hosts
+    # one host fewer than chosen does not meet the target
+    from rung.model.throughput import predict_sync
+    s = parse_scenario(valid_scenario(goal={"target_examples_per_second": 20000}))
+    assert predict_sync(s, "x", d.hosts - 1, 8).examples_per_second < 20000
+
+
+def test_a_bigger_box_beats_more_small_boxes():
+    """Same 8 devices: one 8-GPU host meets what eight 1-GPU hosts on 10 Gb/s cannot."""
+    target = 8 * 256 / 0.21 * 0.9
+    big = decide(goal={"target_examples_per_second": target})
+    small = decide(goal={"target_examples_per_second": target},
+                   hardware={"devices_per_host": 1, "inter_host_gbps": 10, "max_hosts": 8})
+    assert big.verdict == "mirrored" and big.meets_goal
+    assert small.verdict == "multi_worker_mirrored"
+    assert small.prediction.examples_per_second < big.prediction.examples_per_second
+
+
+def test_slow_network_never_climbs_to_a_slower_rung():
+    d = decide(workload={"params": 2e9, "optimizer": "sgd", "activation_bytes_per_example": 0,
+                         "per_device_batch": 16, "step_seconds": 0.5},
+               hardware={"inter_host_gbps": 10}, goal={"target_examples_per_second": 5000})
+    assert d.verdict == "mirrored" and not d.meets_goal
+    assert {"TARGET_UNREACHABLE", "INTERCONNECT_BOUND"} <= set(d.codes)
+    mwms = next(r for r in d.rejected if r.verdict == "multi_worker_mirrored")
+    assert mwms.prediction.examples_per_second < d.prediction.examples_per_second
+
+
+def test_preemption_decides_between_sync_and_async():
+    base = dict(workload={"params": 20e6, "optimizer": "adagrad", "per_device_batch": 512,
+                          "step_seconds": 0.25, "activation_bytes_per_example": 0},
+                hardware={"device": "T4", "devices_per_host": 1, "intra_host": None,
+                          "inter_host_gbps": 25, "max_hosts": 64},
+                goal={"target_examples_per_second": 30000})
+    calm = decide(**base)
+    assert calm.verdict == "multi_worker_mirrored"
+    stormy = decide(**base, fleet={"preemptible": True, "preemptions_per_host_hour": 1.0})
+    assert stormy.verdict == "parameter_server"
+    assert {"PREEMPTIBLE_WORKERS", "STALE_GRADIENTS"} <= set(stormy.codes)
+    # the same storm with reproducible runs: stay synchronous, say why
+    strict = decide(**{**base, "goal": {"target_examples_per_second": 30000, "reproducible": True}},
+                    fleet={"preemptible": True, "preemptions_per_host_hour": 1.0})
+    assert strict.verdict != "parameter_server"
+    ps = next(r for r in strict.rejected if r.verdict == "parameter_server")
+    assert "REPRODUCIBILITY_REQUIRED" in ps.codes
+
+
+def test_mild_preemption_stays_synchronous_with_a_checkpoint_interval():
+    d = decide(goal={"target_examples_per_second": 20000},
+               fleet={"preemptible": True, "preemptions_per_host_hour": 0.01})
+    assert d.verdict == "multi_worker_mirrored"
+    assert "PREEMPTIBLE_WORKERS" in d.codes
+    assert d.prediction.checkpoint_interval_seconds and d.prediction.goodput > 0.9
+
+
+def test_stragglers_push_a_large_sync_fleet_to_parameter_servers():
+    base = dict(workload={"params": 5e6, "optimizer": "sgd", "per_device_batch": 256,
+                          "step_seconds": 0.1, "activation_bytes_per_example": 0},
+                hardware={"device": "T4", "devices_per_host": 1, "intra_host": None,
+                          "inter_host_gbps": 100, "max_hosts": 64},
+                goal={"target_examples_per_second": 2560 * 40})
+    steady = decide(**base)
+    noisy = decide(**{**base, "workload": {**base["workload"], "step_time_cv": 0.4}})
+    assert steady.verdict == "multi_worker_mirrored"
+    assert noisy.verdict == "parameter_server" and "STRAGGLERS" in noisy.codes
+
+
+def test_embedding_tables_beyond_the_device_go_to_parameter_servers_not_sharding():
+    emb = dict(workload={"params": 2.05e9, "embedding_params": 2e9, "optimizer": "adagrad",
+                         "per_device_batch": 2048, "step_seconds": 0.05, "activation_bytes_per_example": 0},
+               hardware={"device": "T4", "devices_per_host": 1, "intra_host": None,
+                         "inter_host_gbps": 50, "max_hosts": 16},
+               goal={"target_examples_per_second": 100000})
+    d = decide(**emb)
+    assert d.verdict == "parameter_server" and "EMBEDDING_DOMINATED" in d.codes
+    # the same size of dense model is a sharding case
+    dense = decide(**{**emb, "workload": {**emb["workload"], "embedding_params": 0}})
+    assert dense.verdict == "needs_sharding"
+    # and with reproducible runs the tables must be sharded too
+    strict = decide(**{**emb, "goal": {"target_examples_per_second": 100000, "reproducible": True}})
+    assert strict.verdict == "needs_sharding" and "REPRODUCIBILITY_REQUIRED" in strict.codes
+
+
+def test_activations_overflow_means_a_smaller_batch_not_sharding():
+    d = decide(workload={"activation_bytes_per_example": 1e9, "per_device_batch": 256},
+               goal={"target_examples_per_second": 500})
+    assert d.verdict != "needs_sharding"
+    assert {"DOES_NOT_FIT", "BATCH_TOO_LARGE"} <= set(d.codes)
+    assert d.prediction.memory_bytes_per_device <= 0.9 * 80 * 2**30
+
+
+def test_tpu_is_chosen_by_hardware_and_flags_dynamic_shapes():
+    d = decide(hardware={"device": "TPU-v5e-8", "intra_host": None, "devices_per_host": 8},
+               workload={"dynamic_shapes": True})
+    assert d.verdict == "tpu" and {"TPU_HARDWARE", "DYNAMIC_SHAPES"} <= set(d.codes)
+    gpu = decide(workload={"dynamic_shapes": True})
+    assert gpu.verdict != "tpu" and "DYNAMIC_SHAPES" not in gpu.codes
+
+
+def test_input_bound_outlook_after_the_fix():
+    d = decide(workload={"step_seconds": 0.5, "input_wait_seconds": 0.3})
+    assert d.verdict == "fix_input_pipeline"
+    assert d.after_fix["verdict"] == "mirrored" and d.after_fix["meets_goal"]
