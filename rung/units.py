@@ -13,16 +13,14 @@ def rate(examples_per_second) -> str:
 
 
 def gib(nbytes) -> str:
+    """Bytes in binary units with three significant digits (B, KiB, MiB, GiB, TiB)."""
     if nbytes is None:
         return "n/a"
-    v = float(nbytes) / 2**30
-    if v >= 1000:
-        return f"{v / 1024:.1f} TiB"
-    if v >= 10:
-        return f"{v:.0f} GiB"
-    if v >= 0.1:
-        return f"{v:.1f} GiB"
-    return f"{float(nbytes) / 2**20:.0f} MiB"
+    v = float(nbytes)
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if v >= scale:
+            return f"{v / scale:.3g} {unit}"
+    return f"{v:.0f} B"
 
 
 def seconds(s) -> str:

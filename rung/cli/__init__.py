@@ -12,7 +12,7 @@ import sys
 
 from rung.errors import InputError
 
-SUBCOMMANDS = ("advise", "catalog")
+SUBCOMMANDS = ("advise", "profile", "catalog")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -23,12 +23,13 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from rung import __version__
-    from rung.cli import advise, catalog
+    from rung.cli import advise, catalog, profile
 
     parser = _Parser(prog="rung", description="Decide how to distribute TensorFlow training, from measurements.")
     parser.add_argument("--version", action="version", version=f"rung {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     advise.register(sub)
+    profile.register(sub)
     catalog.register(sub)
     return parser
 

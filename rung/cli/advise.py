@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+from rung.cli import _hardware
 from rung.errors import InputError
 
 
@@ -12,13 +13,22 @@ def register(sub) -> None:
     p = sub.add_parser("advise", help="decide which tf.distribute strategy to use",
                        description="Walk the ladder for a scenario v1 and print the decision. "
                                    "With no scenario, runs on a bundled example.")
+    p.add_argument("workload", nargs="?", metavar="WORKLOAD.py",
+                   help="profile this workload on this machine first, then advise (needs --hardware or "
+                        "--device, and --target)")
     src = p.add_argument_group("input (one of)")
     src.add_argument("--scenario", metavar="FILE", help="scenario v1 file (YAML or JSON)")
     src.add_argument("--example", metavar="NAME", help="a bundled example scenario (see --list-examples)")
     src.add_argument("--list-examples", action="store_true", help="list the bundled example scenarios")
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print decision v1 JSON on stdout, nothing else")
-    p.set_defaults(run=run)
+    _hardware.add_arguments(p)
+    m = p.add_argument_group("measurement (with WORKLOAD.py)")
+    m.add_argument("--batch", type=int, metavar="N", help="per-device batch (default: the file's BATCH_SIZE, else 32)")
+    m.add_argument("--steps", type=int, default=30, metavar="N", help="steps timed after warm-up (default 30)")
+    m.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
+    m.add_argument("--keras", choices=("keras3", "tf_keras"), help="Keras behind tf.keras for the profile")
+    p.set_defaults(run=run, try_fixes=False)
 
 
 def _resolve(args) -> str:
@@ -48,16 +58,42 @@ def run(args) -> int:
     from rung.model.memory import usable_device_bytes
     from rung.spec import load_scenario
 
-    path = _resolve(args)
-    scenario = load_scenario(path)
-    decision = advise(scenario)
+    if args.workload:
+        if args.scenario or args.example:
+            raise InputError("WORKLOAD.py", None, "give a workload file or --scenario/--example, not both")
+        scenario, decision, path = _from_workload(args)
+    else:
+        if _hardware.given(args):
+            raise InputError("--hardware", None, "hardware and target flags go with WORKLOAD.py; "
+                                                 "a scenario file has its own")
+        path = _resolve(args)
+        scenario = load_scenario(path)
+        decision = advise(scenario)
     if args.json:
         json.dump(decision.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     from rung.report.terminal import render
 
-    if not args.scenario:
+    if not args.scenario and not args.workload:
         print(f"(bundled example: {path}; use --scenario FILE for your own)")
     render(scenario, decision, usable_device_bytes(scenario.device_memory_bytes))
     return 0
+
+
+def _from_workload(args):
+    """Profile WORKLOAD.py on this machine, then advise on the hardware and goal given."""
+    from rung.cli.profile import measure
+    from rung.ladder import advise
+    from rung.ladder.decision import Finding
+    from rung.spec.profile import scenario_from_profile
+
+    hw, fleet, goal = _hardware.blocks(args)  # checked before the (slow) measurement
+    profile = measure(args, args.workload)
+    scenario = scenario_from_profile(profile, hw, goal, fleet, where=args.hardware or "--device")
+    decision = advise(scenario)
+    decision.warnings.append(Finding("MEASURED_ON_THIS_MACHINE",
+        f"the workload was measured on {profile['device']} ({profile['device_name']}) of this machine, "
+        f"not on a {scenario.device.name}: step time, input wait and throughput are this machine's; "
+        "profile on the target device for a plan you can trust"))
+    return scenario, decision, args.workload

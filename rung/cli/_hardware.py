@@ -1,0 +1,68 @@
+"""Hardware, fleet and goal for commands that start from a workload file: a small YAML
+(`--hardware`) and flags that override it. Pure: no TensorFlow."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+from rung.errors import InputError
+from rung.spec.profile import load_hardware
+
+
+def add_arguments(parser, target_required: bool = False) -> None:
+    g = parser.add_argument_group("hardware and goal (for planning from a workload)")
+    g.add_argument("--hardware", metavar="HW.yaml",
+                   help="hardware block (and optional fleet, goal) in scenario v1 syntax")
+    g.add_argument("--device", help="catalog device name (see `rung catalog`), overrides the file")
+    g.add_argument("--devices-per-host", type=int, metavar="N")
+    g.add_argument("--max-hosts", type=int, metavar="N")
+    g.add_argument("--inter-host-gbps", type=float, metavar="G")
+    g.add_argument("--target", type=float, metavar="EX_PER_S", help="target examples per second")
+    g.add_argument("--reproducible", action="store_true", default=None, help="runs must be repeatable")
+    g.add_argument("--preemptible", action="store_true", default=None, help="hosts can be taken away")
+
+
+def given(args) -> bool:
+    return any(getattr(args, k, None) is not None for k in
+               ("hardware", "device", "devices_per_host", "max_hosts", "inter_host_gbps", "target"))
+
+
+def this_machine() -> dict[str, Any]:
+    """A hardware block describing the machine rung ran on (one CPU device)."""
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError, AttributeError):
+        ram = 16.0
+    return {"device": "custom", "device_memory_gib": round(ram, 1), "devices_per_host": 1, "max_hosts": 1}
+
+
+def blocks(args, measured_eps: Optional[float] = None, require: bool = True):
+    """(hardware, fleet, goal) from --hardware and the flags. With require=False, fall back
+    to this machine and the measured throughput as the target."""
+    data = load_hardware(args.hardware) if args.hardware else {}
+    hw = dict(data.get("hardware") or {})
+    fleet = dict(data.get("fleet") or {})
+    goal = dict(data.get("goal") or {})
+    for key, flag in (("device", "device"), ("devices_per_host", "devices_per_host"),
+                      ("max_hosts", "max_hosts"), ("inter_host_gbps", "inter_host_gbps")):
+        if getattr(args, flag, None) is not None:
+            hw[key] = getattr(args, flag)
+    if args.target is not None:
+        goal["target_examples_per_second"] = args.target
+    if args.reproducible:
+        goal["reproducible"] = True
+    if args.preemptible:
+        fleet["preemptible"] = True
+    if "device" not in hw:
+        if require:
+            raise InputError("--hardware", None, "planning from a workload needs the hardware on offer: "
+                                                 "--hardware HW.yaml or --device NAME (see `rung catalog`)")
+        hw = {**this_machine(), **hw}
+    hw.setdefault("devices_per_host", 1)
+    if "target_examples_per_second" not in goal:
+        if require or measured_eps is None:
+            raise InputError("--target", None, "planning needs a goal: --target EXAMPLES_PER_SECOND "
+                                               "(or goal.target_examples_per_second in the hardware file)")
+        goal["target_examples_per_second"] = round(measured_eps, 3)
+    return hw, fleet, goal

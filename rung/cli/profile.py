@@ -1,0 +1,149 @@
+"""`rung profile`: measure a workload on one device; optionally write a scenario."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from rung.cli import _hardware
+from rung.errors import InputError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("profile", help="measure your model on one device (step time, input wait, bytes)",
+                       description="Import WORKLOAD.py (build_model, make_dataset), time real training "
+                                   "steps on one device, split input wait from compute, count parameters, "
+                                   "gradients, optimizer slots and activations.")
+    p.add_argument("workload", nargs="?", metavar="WORKLOAD.py", help="the workload file")
+    p.add_argument("--example", metavar="NAME", help="a bundled example workload (see --list-examples)")
+    p.add_argument("--list-examples", action="store_true", help="list the bundled example workloads")
+    m = p.add_argument_group("measurement")
+    m.add_argument("--batch", type=int, metavar="N", help="per-device batch (default: the file's BATCH_SIZE, else 32)")
+    m.add_argument("--steps", type=int, default=30, metavar="N", help="steps timed after warm-up (default 30)")
+    m.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
+    m.add_argument("--keras", choices=("keras3", "tf_keras"),
+                   help="Keras behind tf.keras (default: the environment's; Keras 3 unless TF_USE_LEGACY_KERAS=1)")
+    m.add_argument("--try-fixes", action="store_true", help="re-measure with the pipeline fixes rung can apply")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", action="store_true", help="print profile v1 JSON on stdout")
+    o.add_argument("--scenario-out", metavar="FILE", help="write a scenario v1 whose workload block is the measurement")
+    _hardware.add_arguments(p)
+    p.set_defaults(run=run)
+
+
+def resolve_workload(args) -> str:
+    from rung.examples import workload_examples
+
+    if args.workload and args.example:
+        raise InputError("--example", None, "give either WORKLOAD.py or --example, not both")
+    if args.workload:
+        return args.workload
+    examples = workload_examples()
+    if not args.example:
+        raise InputError("WORKLOAD.py", None, "missing; give a workload file or --example NAME "
+                                              f"({', '.join(examples)})")
+    if args.example not in examples:
+        raise InputError("--example", None, f"unknown example {args.example!r}; expected one of: {', '.join(examples)}")
+    return str(examples[args.example])
+
+
+class Progress:
+    """A progress display on stderr while TensorFlow works (only on a terminal)."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self._p = self._task = None
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+
+            self._p = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                   TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self._p.__enter__()
+            self._task = self._p.add_task("starting", total=None)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._p is not None:
+            self._p.__exit__(*exc)
+
+    def phase(self, message: str) -> None:
+        if self._p is not None:
+            self._p.update(self._task, description=message, completed=0, total=None)
+
+    def step(self, done: int, total: int) -> None:
+        if self._p is not None:
+            self._p.update(self._task, completed=done, total=total)
+
+
+def measure(args, path: str) -> dict:
+    from rung.measure.profile import profile
+
+    with Progress() as progress:
+        return profile(path, batch=args.batch, steps=args.steps, warmup=args.warmup, keras=args.keras,
+                       try_fixes=args.try_fixes, on_phase=progress.phase, on_step=progress.step)
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write the whole file or nothing: a temporary file beside it, then a rename."""
+    dest = Path(path)
+    if dest.is_dir():
+        raise InputError(path, None, "is a directory; expected a file path for --scenario-out")
+    if not dest.parent.exists():
+        raise InputError(path, None, f"its folder {dest.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, dest)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def scenario_text(profile: dict, args) -> str:
+    import yaml
+
+    from rung.spec.profile import scenario_from_profile
+
+    eps = profile["per_device_batch"] / profile["step_seconds"]
+    hw, fleet, goal = _hardware.blocks(args, measured_eps=eps, require=False)
+    s = scenario_from_profile(profile, hw, goal, fleet, where=args.scenario_out)
+    data = s.model_dump(by_alias=True, exclude_none=True, exclude_defaults=False)
+    header = (f"# Written by `rung profile` from {profile['workload']}, measured on {profile['device']} "
+              f"({profile['device_name']}).\n"
+              "# The workload block is the measurement; step times are this machine's. Edit hardware,\n"
+              "# fleet and goal to the training you plan, then: rung advise --scenario THIS_FILE\n")
+    return header + yaml.safe_dump(data, sort_keys=False)
+
+
+def run(args) -> int:
+    if args.list_examples:
+        from rung.examples import workload_examples
+
+        for name, path in workload_examples().items():
+            doc = (path.read_text().split('"""')[1].strip().splitlines() or [""])[0]
+            print(f"{name:<14} {doc}")
+        return 0
+    path = resolve_workload(args)
+    if args.scenario_out and (args.hardware or args.device):
+        _hardware.blocks(args, measured_eps=1.0, require=False)  # validate the flags before measuring
+    profile = measure(args, path)
+    if args.scenario_out:
+        write_atomically(args.scenario_out, scenario_text(profile, args))
+    if args.json:
+        json.dump(profile, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    from rung.report.profile import render
+
+    render(profile)
+    if args.scenario_out:
+        print(f"scenario written to {args.scenario_out}")
+    return 0

@@ -1,0 +1,76 @@
+"""Inspecting a tf.data pipeline for what it lacks, and the fixes rung can apply itself."""
+
+from __future__ import annotations
+
+# A source this small (bytes of in-graph tensors) can be cached in memory.
+SMALL_DATA_BYTES = 1 << 30
+
+_PARALLEL_MAP = {"ParallelMapDataset", "ParallelMapDatasetV2", "MapAndBatchDataset"}
+_SEQUENTIAL_INTERLEAVE = {"InterleaveDataset"}
+_PYTHON_OPS = {"PyFunc", "EagerPyFunc", "PyFuncStateless"}
+_CACHE = {"CacheDataset", "CacheDatasetV2"}
+_SOURCES = {"TensorSliceDataset", "TensorDataset"}
+
+
+def _graph_def(tf, ds):
+    from tensorflow.python.data.ops import options as options_lib  # noqa: PLC0415
+
+    raw = ds._as_serialized_graph(external_state_policy=options_lib.ExternalStatePolicy.WARN)  # noqa: SLF001
+    gd = tf.compat.v1.GraphDef()
+    gd.ParseFromString(raw.numpy())
+    return gd
+
+
+def _const_bytes(node) -> int:
+    t = node.attr["value"].tensor
+    n = 1
+    for d in t.tensor_shape.dim:
+        n *= max(0, d.size)
+    return n * {1: 4, 2: 8, 3: 4, 9: 8, 19: 2, 14: 2}.get(t.dtype, 4)
+
+
+def inspect_pipeline(tf, ds) -> dict:
+    """Findings with codes: NO_PREFETCH, SEQUENTIAL_MAP, SEQUENTIAL_INTERLEAVE,
+    PYTHON_IN_PIPELINE, NO_CACHE (a small in-memory source mapped on every epoch)."""
+    try:
+        gd = _graph_def(tf, ds)
+    except Exception as e:  # noqa: BLE001 - inspection is advice, never fatal
+        return {"ops": [], "findings": [], "error": f"could not inspect the pipeline: {type(e).__name__}"}
+    ops = [n.op for n in gd.node if n.op.endswith("Dataset") or n.op.startswith("Dataset") or "Dataset" in n.op]
+    lib_ops = {n.op for f in gd.library.function for n in f.node_def}
+    by_name = {n.name: n for n in gd.node}
+    findings = []
+    if not any(op.startswith("PrefetchDataset") for op in ops):
+        findings.append(("NO_PREFETCH", "no prefetch: the input pipeline and the training step take turns; "
+                                        "end the pipeline with .prefetch(tf.data.AUTOTUNE)"))
+    if "MapDataset" in ops:
+        findings.append(("SEQUENTIAL_MAP", "a map without num_parallel_calls runs on one core; use "
+                                           ".map(f, num_parallel_calls=tf.data.AUTOTUNE)"))
+    if any(op in _SEQUENTIAL_INTERLEAVE for op in ops):
+        findings.append(("SEQUENTIAL_INTERLEAVE", "an interleave without num_parallel_calls reads one file at "
+                                                  "a time; pass num_parallel_calls=tf.data.AUTOTUNE"))
+    if lib_ops & _PYTHON_OPS or "GeneratorDataset" in ops:
+        findings.append(("PYTHON_IN_PIPELINE", "Python code in the pipeline (py_function, numpy_function or "
+                                               "from_generator) holds the GIL and does not parallelise; "
+                                               "rewrite it with TensorFlow ops"))
+    source_bytes = sum(_const_bytes(by_name[i.split(":")[0].lstrip("^")])
+                       for n in gd.node if n.op in _SOURCES for i in n.input
+                       if by_name.get(i.split(":")[0].lstrip("^")) is not None
+                       and by_name[i.split(":")[0].lstrip("^")].op == "Const")
+    mapped = any(op in ("MapDataset",) or op in _PARALLEL_MAP for op in ops)
+    if source_bytes and source_bytes < SMALL_DATA_BYTES and mapped and not any(op in _CACHE for op in ops):
+        findings.append(("NO_CACHE", f"the source holds {source_bytes / 2**20:.0f} MiB in memory and is "
+                                     "mapped again every epoch; .cache() after deterministic maps"))
+    return {"ops": ops, "findings": [{"code": c, "message": m} for c, m in findings]}
+
+
+def apply_fixes(tf, ds):
+    """The fixes rung can apply without changing what the pipeline yields: tf.data's
+    map and batch parallelisation with autotuning, and a prefetch at the end.
+    Returns (dataset, list of what was applied)."""
+    opts = tf.data.Options()
+    opts.autotune.enabled = True
+    opts.experimental_optimization.map_parallelization = True
+    opts.experimental_optimization.parallel_batch = True
+    fixed = ds.with_options(opts).prefetch(tf.data.AUTOTUNE)
+    return fixed, ["map_parallelization", "parallel_batch", "autotune", "prefetch(AUTOTUNE)"]

@@ -1,0 +1,33 @@
+"""Dynamic shapes: what TPUs (XLA) need reworked into static ones."""
+
+from __future__ import annotations
+
+
+def dynamic_shape_details(tf, element_spec, model) -> tuple[list[str], list[str]]:
+    """Returns (details that make shapes dynamic, notes). Dynamic: an unknown non-batch
+    dimension, ragged or sparse tensors, in the dataset's elements or the model's inputs.
+    An unknown batch dimension is only a note (TPUs need drop_remainder=True)."""
+    details, notes = [], []
+    names = ("features", "labels", "sample_weights")
+    for part, spec in zip(names, element_spec):
+        flat = tf.nest.flatten(spec)
+        paths = [f"{part}[{i}]" if len(flat) > 1 else part for i in range(len(flat))]
+        for path, s in zip(paths, flat):
+            if isinstance(s, tf.RaggedTensorSpec):
+                details.append(f"{path} is ragged")
+            elif isinstance(s, tf.SparseTensorSpec):
+                details.append(f"{path} is sparse")
+            elif isinstance(s, tf.TensorSpec):
+                dims = s.shape.as_list() if s.shape.rank is not None else None
+                if dims is None:
+                    details.append(f"{path} has unknown rank")
+                    continue
+                if dims and dims[0] is None and not any("batch dimension" in n for n in notes):
+                    notes.append("batch dimension unknown (drop_remainder=False): TPUs need drop_remainder=True")
+                if any(d is None for d in dims[1:]):
+                    details.append(f"{path} has shape {tuple(dims)}: unknown non-batch dimension")
+    for inp in getattr(model, "inputs", None) or []:
+        shape = tuple(getattr(inp, "shape", ()) or ())
+        if any(d is None for d in shape[1:]):
+            details.append(f"model input {getattr(inp, 'name', '')} has shape {shape}")
+    return details, notes

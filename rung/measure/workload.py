@@ -1,0 +1,107 @@
+"""Loading a workload file (contract: shared/contract/workload-v1.md) and checking what
+it returns. Every problem is an InputError naming the file: exit 2, one line."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+from rung.errors import InputError
+
+DEFAULT_BATCH = 32
+
+
+@dataclass
+class Workload:
+    path: Path
+    module: ModuleType
+    build_model: Callable[[], Any]
+    make_dataset: Callable[..., Any]
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    @property
+    def default_batch(self) -> int:
+        """The file's BATCH_SIZE (a rung extension of workload v1), else 32."""
+        b = getattr(self.module, "BATCH_SIZE", DEFAULT_BATCH)
+        return b if isinstance(b, int) and b > 0 else DEFAULT_BATCH
+
+
+def _where_in_file(path: Path, exc: BaseException) -> str:
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if Path(frame.filename).resolve() == path.resolve():
+            return f" (line {frame.lineno})"
+    return ""
+
+
+def load_workload(path: str | Path) -> Workload:
+    """Import the user's file. TensorFlow must already be imported (rung chooses the Keras)."""
+    p = Path(path)
+    where = str(path)
+    if not p.exists():
+        raise InputError(where, None, "no such workload file")
+    if p.is_dir() or p.suffix != ".py":
+        raise InputError(where, None, "expected a Python file (.py) defining build_model() and make_dataset()")
+    name = f"rung_workload_{abs(hash(p.resolve()))}"
+    spec = importlib.util.spec_from_file_location(name, p)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        raise InputError(where, None, f"cannot be imported: SyntaxError: {e.msg} (line {e.lineno})") from None
+    except Exception as e:  # noqa: BLE001 - anything the user's module raises
+        raise InputError(where, None, f"cannot be imported: {type(e).__name__}: {e}{_where_in_file(p, e)}") from None
+    fns = {}
+    for fn in ("build_model", "make_dataset"):
+        f = getattr(module, fn, None)
+        if not callable(f):
+            raise InputError(where, None, f"defines no {fn}() function; a workload defines build_model() "
+                                          "and make_dataset(batch_size, input_context=None)")
+        fns[fn] = f
+    return Workload(p, module, fns["build_model"], fns["make_dataset"])
+
+
+def call_user(w: Workload, fn: str, *args, **kwargs):
+    """Call one of the user's functions; its exceptions become one line naming the file."""
+    try:
+        return getattr(w, fn)(*args, **kwargs)
+    except InputError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise InputError(w.where, None, f"{fn}() raised {type(e).__name__}: {e}{_where_in_file(w.path, e)}") from None
+
+
+def build_checked_model(w: Workload, tf):
+    model = call_user(w, "build_model")
+    if not isinstance(model, tf.keras.Model):
+        raise InputError(w.where, None, f"build_model() returned {type(model).__name__}; expected a compiled "
+                                        "tf.keras.Model")
+    if getattr(model, "optimizer", None) is None:
+        raise InputError(w.where, None, "build_model() returned a model that is not compiled; call "
+                                        "model.compile(optimizer=..., loss=...) before returning it")
+    return model
+
+
+def make_checked_dataset(w: Workload, tf, batch_size: int, input_context=None):
+    params = inspect.signature(w.make_dataset).parameters
+    if input_context is not None or "input_context" in params or len(params) >= 2:
+        ds = call_user(w, "make_dataset", batch_size, input_context)
+    else:
+        ds = call_user(w, "make_dataset", batch_size)
+    if not isinstance(ds, tf.data.Dataset):
+        raise InputError(w.where, None, f"make_dataset({batch_size}) returned {type(ds).__name__}; expected a "
+                                        "tf.data.Dataset of (features, labels) batches")
+    spec = ds.element_spec
+    if not isinstance(spec, tuple) or len(spec) not in (2, 3):
+        raise InputError(w.where, None, "make_dataset() yields single elements; expected (features, labels) "
+                                        "or (features, labels, sample_weights) tuples")
+    return ds

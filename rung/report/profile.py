@@ -1,0 +1,58 @@
+"""The readable report of a profile."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from rung import units as u
+
+
+def render(p: dict, console: Console | None = None) -> None:
+    console = console or Console()
+    t = Table(box=None, show_header=False, pad_edge=False)
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column()
+    bound = p["input_bound"]
+    t.add_row("measured on", f"{p['device']} ({p['device_name']}), TensorFlow {p['tensorflow_version']}, "
+                             f"tf.keras = {'Keras 3' if p['keras'] == 'keras3' else 'tf-keras'}")
+    t.add_row("batch", f"{p['per_device_batch']} examples; {p['steps_timed']} steps timed after "
+                       f"{p['warmup_steps']} warm-up")
+    t.add_row("step", f"mean {u.seconds(p['step_seconds'])}, p50 {u.seconds(p['step_seconds_p50'])}, "
+                      f"p95 {u.seconds(p['step_seconds_p95'])}, CV {p['step_time_cv']:.2f}")
+    t.add_row("split", Text(f"input wait {u.seconds(p['input_wait_seconds'])} "
+                            f"({u.percent(p['input_wait_fraction'])}) + compute {u.seconds(p['compute_seconds'])}"
+                            + ("  → INPUT-BOUND" if bound else "  (not input-bound)"),
+                            style="bold red" if bound else "green"))
+    t.add_row("throughput", u.rate(p["per_device_batch"] / p["step_seconds"]))
+    t.add_row("parameters", f"{p['params']:,} trainable ({p['param_dtype']}, policy {p['mixed_precision_policy']})"
+              + (f", {p['embedding_params']:,} in embedding tables" if p["embedding_params"] else ""))
+    t.add_row("optimizer", f"{p['optimizer_class']} → {p['optimizer']}; slots {u.gib(p['optimizer_slot_bytes'])}")
+    t.add_row("gradients/step", f"dense {u.gib(p['gradient_bytes_dense'])}, sparse (IndexedSlices) "
+                                f"{u.gib(p['gradient_bytes_sparse'])}")
+    act = p["activation_bytes_per_example"]
+    t.add_row("activations", ("n/a" if act is None else f"{u.gib(act)} per example")
+              + (" (estimate)" if p["activation_bytes_estimated"] else " (measured)"))
+    t.add_row("peak memory", u.gib(p["peak_memory_bytes"]) if p["peak_memory_bytes"] is not None
+              else "not measured on this machine")
+    t.add_row("dynamic shapes", "; ".join(p["dynamic_shape_details"]) if p["dynamic_shapes"] else "none")
+    items = [t]
+    findings = p["pipeline"]["findings"]
+    if findings:
+        items.append(Text("Input pipeline", style="bold"))
+        items.extend(Text.assemble(("  • ", "yellow"), (f["code"], "bold yellow"), f": {f['message']}")
+                     for f in findings)
+    elif p["pipeline"].get("error"):
+        items.append(Text(p["pipeline"]["error"], style="dim"))
+    fx = p.get("fixes")
+    if fx:
+        items.append(Text(f"With rung's fixes ({', '.join(fx['applied'])}): step {u.seconds(fx['step_seconds'])}, "
+                          f"input wait {u.percent(fx['input_wait_fraction'])} → {fx['speedup']:.2f}x "
+                          f"{'faster' if fx['speedup'] >= 1 else 'slower'} (measured)", style="cyan"))
+    elif bound:
+        items.append(Text("Run with --try-fixes to measure what rung's pipeline fixes buy.", style="cyan"))
+    items.extend(Text(f"note: {n}", style="dim") for n in p["notes"])
+    console.print(Panel(Group(*items), title=f"rung profile · {p['workload']}", title_align="left",
+                        border_style="red" if bound else "green"))

@@ -1,0 +1,47 @@
+"""Profile v1 -> the workload block of a scenario v1 (pure: no TensorFlow)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rung.errors import InputError
+from rung.spec.scenario import SCHEMA as SCENARIO_SCHEMA, Scenario, parse_scenario
+from rung.spec.yamlio import load_mapping
+
+PROFILE_SCHEMA = "rung/profile/v1"
+WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision", "optimizer",
+                 "activation_bytes_per_example", "per_device_batch", "step_seconds", "input_wait_seconds",
+                 "step_time_cv", "dynamic_shapes", "sparse_gradient_bytes_per_example")
+
+
+def workload_block(profile: dict[str, Any]) -> dict[str, Any]:
+    """The scenario's `workload` block: the measurement, with floats where the contract has numbers."""
+    block = {k: profile[k] for k in WORKLOAD_KEYS if profile.get(k) is not None}
+    for k in ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example"):
+        if k in block:
+            block[k] = float(block[k])
+    if block.get("embedding_params", 0) == 0:
+        block.pop("sparse_gradient_bytes_per_example", None)
+    return block
+
+
+def load_hardware(path: str) -> dict[str, Any]:
+    """A hardware file: a `hardware` block, optionally `fleet` and `goal` blocks (scenario v1
+    syntax), or the keys of a hardware block at the top level."""
+    data = load_mapping(path, "hardware file")
+    if "hardware" not in data:
+        data = {"hardware": data}
+    unknown = set(data) - {"hardware", "fleet", "goal"}
+    if unknown:
+        raise InputError(path, sorted(unknown)[0], "unknown key; expected hardware, fleet or goal")
+    return data
+
+
+def scenario_from_profile(profile: dict[str, Any], hardware: dict[str, Any], goal: dict[str, Any],
+                          fleet: Optional[dict[str, Any]] = None, name: Optional[str] = None,
+                          where: str = "<profile>") -> Scenario:
+    data = {"schema": SCENARIO_SCHEMA, "name": name or f"profiled {profile.get('workload', '')}",
+            "workload": workload_block(profile), "hardware": hardware, "goal": goal}
+    if fleet:
+        data["fleet"] = fleet
+    return parse_scenario(data, where)

@@ -1,0 +1,188 @@
+"""`rung profile` on the bundled workloads, with real TensorFlow on this CPU.
+
+Profiles run in-process (TensorFlow imported once); a few subprocess runs check the
+command's exit codes and files. Kept short for 2 cores."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from rung.errors import InputError
+from rung.examples import workload_examples
+
+pytestmark = pytest.mark.tf
+EXAMPLES = workload_examples()
+STEPS, WARMUP = 12, 2
+
+
+@pytest.fixture(scope="module")
+def profiles():
+    from rung.measure.profile import profile
+    return {name: profile(EXAMPLES[name], steps=STEPS, warmup=WARMUP)
+            for name in ("cnn", "mlp", "recommender", "slow_input", "text")}
+
+
+def test_profile_v1_fields(profiles):
+    required = {"params", "embedding_params", "param_dtype", "mixed_precision", "optimizer",
+                "activation_bytes_per_example", "per_device_batch", "step_seconds", "input_wait_seconds",
+                "step_time_cv", "dynamic_shapes", "input_bound", "input_wait_fraction", "step_seconds_p50",
+                "step_seconds_p95", "gradient_bytes_dense", "gradient_bytes_sparse", "optimizer_slot_bytes",
+                "peak_memory_bytes", "device", "tensorflow_version", "keras"}
+    for p in profiles.values():
+        assert required <= set(p) and p["schema"] == "rung/profile/v1"
+        assert p["steps_timed"] == STEPS
+        assert 0 < p["step_seconds_p50"] <= p["step_seconds_p95"]
+        assert p["input_wait_seconds"] < p["step_seconds"]
+        assert p["keras"] == "keras3" and p["tensorflow_version"].startswith("2.21")
+        assert p["peak_memory_bytes"] is None and p["activation_bytes_estimated"]  # CPU: estimate only
+        json.dumps(p, allow_nan=False)
+
+
+def test_slow_input_is_input_bound_and_the_fast_one_is_not(profiles):
+    slow, fast = profiles["slow_input"], profiles["cnn"]
+    assert slow["input_bound"] and slow["input_wait_fraction"] >= 0.2
+    assert not fast["input_bound"] and fast["input_wait_fraction"] < 0.2
+    codes = {f["code"] for f in slow["pipeline"]["findings"]}
+    assert {"NO_PREFETCH", "SEQUENTIAL_MAP"} <= codes
+    assert not {"NO_PREFETCH", "SEQUENTIAL_MAP"} & {f["code"] for f in fast["pipeline"]["findings"]}
+
+
+@pytest.mark.parametrize("name,params,embedding", [
+    ("cnn", 136_874, 0), ("mlp", 399_370, 0), ("recommender", 4_804_225, 4_800_000),
+    ("slow_input", 66_250, 0), ("text", 80_017, 80_000),
+])
+def test_exact_parameter_counts(profiles, name, params, embedding):
+    assert profiles[name]["params"] == params          # hand counts in each file's docstring
+    assert profiles[name]["embedding_params"] == embedding
+
+
+def test_optimizer_kind_and_slot_bytes(profiles):
+    assert (profiles["cnn"]["optimizer"], profiles["cnn"]["optimizer_slot_bytes"]) == ("momentum", 136_874 * 4)
+    assert (profiles["mlp"]["optimizer"], profiles["mlp"]["optimizer_slot_bytes"]) == ("adam", 399_370 * 8)
+    assert (profiles["recommender"]["optimizer"], profiles["recommender"]["optimizer_slot_bytes"]) == \
+        ("adagrad", 4_804_225 * 4)
+    assert (profiles["slow_input"]["optimizer"], profiles["slow_input"]["optimizer_slot_bytes"]) == ("sgd", 0)
+
+
+def test_recommender_gradients_split_dense_and_sparse(profiles):
+    p = profiles["recommender"]
+    batch = p["per_device_batch"]
+    # two tables: batch rows of 32 float32 values and batch int32 indices each
+    assert p["gradient_bytes_sparse"] == 2 * (batch * 32 * 4 + batch * 4)
+    assert p["gradient_bytes_dense"] == (64 * 64 + 64 + 64 + 1) * 4
+    assert profiles["mlp"]["gradient_bytes_sparse"] == 0
+    assert profiles["mlp"]["gradient_bytes_dense"] == 399_370 * 4
+
+
+def test_activation_estimate_for_the_mlp(profiles):
+    # at least the input and both hidden layers' outputs are kept: (256 + 512 + 512) x 4 bytes
+    act = profiles["mlp"]["activation_bytes_per_example"]
+    assert 5120 <= act <= 2 * 5120
+
+
+def test_dynamic_shapes_from_padded_batch(profiles):
+    assert profiles["text"]["dynamic_shapes"]
+    assert any("unknown non-batch" in d for d in profiles["text"]["dynamic_shape_details"])
+    assert not profiles["cnn"]["dynamic_shapes"] and not profiles["recommender"]["dynamic_shapes"]
+
+
+BAD = {
+    "syntax.py": ("def build_model(:\n", "SyntaxError"),
+    "importerror.py": ("import not_a_module_rung\n", "ModuleNotFoundError"),
+    "nofn.py": ("import tensorflow as tf\ndef build_model():\n    return None\n", "defines no make_dataset()"),
+    "notmodel.py": ("import tensorflow as tf\ndef build_model():\n    return 3\n"
+                    "def make_dataset(b, input_context=None):\n    return None\n", "returned int"),
+    "uncompiled.py": ("import tensorflow as tf\ndef build_model():\n"
+                      "    return tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])\n"
+                      "def make_dataset(b, input_context=None):\n    return None\n", "not compiled"),
+}
+MODEL = textwrap.dedent("""\
+    import tensorflow as tf
+    def build_model():
+        m = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+        m.compile(optimizer="sgd", loss="mse")
+        return m
+    """)
+BAD.update({
+    "notdataset.py": (MODEL + "def make_dataset(b, input_context=None):\n    return [1, 2]\n", "returned list"),
+    "ends.py": (MODEL + "def make_dataset(b, input_context=None):\n"
+                "    return tf.data.Dataset.from_tensor_slices((tf.zeros((8, 2)), tf.zeros((8, 1)))).batch(b)\n",
+                "dataset ended after 2 batches"),
+    "wrongbatch.py": (MODEL + "def make_dataset(b, input_context=None):\n"
+                      "    return tf.data.Dataset.from_tensor_slices((tf.zeros((64, 2)), tf.zeros((64, 1))))"
+                      ".repeat().batch(7)\n", "yielded a batch of 7"),
+    "raises.py": (MODEL + "def make_dataset(b, input_context=None):\n    raise ValueError('no data here')\n",
+                  "make_dataset() raised ValueError: no data here"),
+})
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_workload_files_name_the_problem(tmp_path, name):
+    from rung.measure.profile import profile
+    text, words = BAD[name]
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        profile(path, batch=4, steps=2, warmup=2)
+    assert err.value.where == str(path)
+    assert words in err.value.message
+    assert "\n" not in err.value.line()
+
+
+def test_missing_and_non_python_files(tmp_path):
+    from rung.measure.profile import profile
+    with pytest.raises(InputError, match="no such workload file"):
+        profile(tmp_path / "missing.py")
+    (tmp_path / "w.txt").write_text("x")
+    with pytest.raises(InputError, match="expected a Python file"):
+        profile(tmp_path / "w.txt")
+
+
+def run_cli(*args, timeout=180):
+    return subprocess.run([sys.executable, "-m", "rung", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_cli_bad_workload_exits_2_with_one_line(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text("import not_a_module_rung\n")
+    r = run_cli("profile", str(path), "--json")
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "ModuleNotFoundError" in lines[0]
+
+
+def test_cli_profile_writes_a_scenario_and_advise_plans_from_the_workload(tmp_path):
+    out = tmp_path / "mlp-scenario.yaml"
+    r = run_cli("profile", "--example", "mlp", "--steps", "6", "--warmup", "2", "--json",
+                "--scenario-out", str(out), "--device", "A100-80GB", "--devices-per-host", "8",
+                "--target", "100000")
+    assert r.returncode == 0, r.stderr[-500:]
+    prof = json.loads(r.stdout)
+    from rung import advise, load_scenario
+    s = load_scenario(out)
+    assert s.workload.params == prof["params"] and s.workload.step_seconds == pytest.approx(prof["step_seconds"])
+    assert s.hardware.device == "A100-80GB" and s.goal.target_examples_per_second == 100000
+    assert advise(s).verdict in ("single_device", "mirrored", "fix_input_pipeline")
+
+    hw = tmp_path / "hw.yaml"
+    hw.write_text("hardware: {device: A100-80GB, devices_per_host: 8, max_hosts: 4}\n"
+                  "goal: {target_examples_per_second: 1.0e6}\n")
+    r = run_cli("advise", str(EXAMPLES["mlp"]), "--hardware", str(hw), "--steps", "6", "--json")
+    assert r.returncode == 0, r.stderr[-500:]
+    d = json.loads(r.stdout)
+    assert d["schema"] == "rung/decision/v1"
+    assert "MEASURED_ON_THIS_MACHINE" in {w["code"] for w in d["warnings"]}
+
+
+def test_cli_scenario_out_writes_nothing_when_the_profile_fails(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def build_model():\n    pass\n")
+    out = tmp_path / "s.yaml"
+    r = run_cli("profile", str(bad), "--scenario-out", str(out))
+    assert r.returncode == 2 and not out.exists()
+    assert not list(tmp_path.glob(".s.yaml.*"))
