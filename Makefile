@@ -11,21 +11,24 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.installed-run: $(PY) pyproject.toml requirements-ci.txt
-	$(PIP) -e . -c requirements-ci.txt
+	$(PIP) -e '.[tf]' -c requirements-ci.txt
 	touch $@
 
 $(VENV)/.installed-test: $(PY) pyproject.toml requirements-ci.txt
 	$(PIP) -e '.[tf,test]' -c requirements-ci.txt
 	touch $@ $(VENV)/.installed-run
 
+# rung's main job on a bundled example: profile the CNN on this machine, then decide
+# how to distribute it across a fleet of hosts like this one (rung/examples/hardware.yaml).
 run: $(VENV)/.installed-run
-	$(VENV)/bin/rung advise
+	$(VENV)/bin/rung advise rung/examples/workloads/cnn.py --hardware rung/examples/hardware.yaml
 
 test: $(VENV)/.installed-test
 	$(PY) -m pytest -q -ra
 
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/bench_advise.py
+	$(PY) benchmarks/bench_profile.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

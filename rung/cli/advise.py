@@ -92,8 +92,13 @@ def _from_workload(args):
     profile = measure(args, args.workload)
     scenario = scenario_from_profile(profile, hw, goal, fleet, where=args.hardware or "--device")
     decision = advise(scenario)
-    decision.warnings.append(Finding("MEASURED_ON_THIS_MACHINE",
-        f"the workload was measured on {profile['device']} ({profile['device_name']}) of this machine, "
-        f"not on a {scenario.device.name}: step time, input wait and throughput are this machine's; "
-        "profile on the target device for a plan you can trust"))
+    measured = f"{profile['device']} ({profile['device_name']}) of this machine"
+    if scenario.hardware.device == "custom":
+        text = (f"the workload was measured on {measured}; the plan assumes hosts whose devices "
+                "run it as fast")
+    else:
+        text = (f"the workload was measured on {measured}, not on a {scenario.device.name}: step time, "
+                "input wait and throughput are this machine's; profile on the target device for a plan "
+                "you can trust")
+    decision.warnings.append(Finding("MEASURED_ON_THIS_MACHINE", text))
     return scenario, decision, args.workload

@@ -68,7 +68,7 @@ def _why(ctx: Context, d: Decision, v: str):
     if v == "needs_sharding":
         if ctx.fits:
             return [C.FITS_ONE_DEVICE], (f"a replica needs {u.gib(ctx.replica.total_bytes)} of "
-                                         f"{u.gib(ctx.usable_bytes)} usable on one {s.device.name}"), None
+                                         f"{u.gib(ctx.usable_bytes)} usable on one {s.device.name} device"), None
         return [C.EMBEDDING_DOMINATED], ("the excess over device memory is embedding tables, which "
                                          "parameter servers hold in host memory"), None
     if v == "tpu":

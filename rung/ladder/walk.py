@@ -73,7 +73,7 @@ def _needs_sharding(ctx: Context) -> Decision:
     reasons = [Finding(C.DOES_NOT_FIT,
         f"one replica needs {u.gib(r.total_bytes)} (weights {u.gib(r.weights_bytes)}, gradients "
         f"{u.gib(r.gradient_bytes)}, optimizer state {u.gib(r.optimizer_bytes + r.master_copy_bytes)}, "
-        f"activations {u.gib(r.activation_bytes)}) but one {s.device.name} offers {u.gib(ctx.usable_bytes)} "
+        f"activations {u.gib(r.activation_bytes)}) but one {s.device.name} device offers {u.gib(ctx.usable_bytes)} "
         f"usable of {u.gib(s.device_memory_bytes)}; every tf.distribute strategy replicates the whole "
         f"model, so more replicas hit the same out-of-memory error. Shard parameters and optimizer "
         f"state instead: fully sharded, the state alone needs at least {shards} devices")]

@@ -35,23 +35,25 @@ def _hardware_line(s: Scenario) -> str:
 def _cells(pred, usable: float, memory_bytes=None) -> list[str]:
     """Numbers of one rung, from the unrounded Prediction (None: not predicted)."""
     if pred is None:
-        mem = f"{float(memory_bytes) / 2**30:.3g}/{usable / 2**30:.3g}" if memory_bytes is not None else "-"
+        mem = u.gib(memory_bytes) if memory_bytes is not None else "-"
         return ["-", "-", "-", "-", mem]
     runs = pred.examples_per_second is not None
     return [f"{pred.hosts}×{pred.devices_per_host}",
             f"{pred.examples_per_second:,.0f}" if runs else "-",
             u.percent(pred.scaling_efficiency) if runs else "-",
             u.seconds(pred.step_seconds) if runs else "-",
-            f"{float(pred.memory_bytes_per_device) / 2**30:.3g}/{usable / 2**30:.3g}"]
+            u.gib(pred.memory_bytes_per_device)]
 
 
 def ladder_table(s: Scenario, d: Decision, usable: float) -> Table:
     """One row per rung, bottom up: predicted numbers and a mark; the reasons follow below."""
     t = Table(title="The ladder, bottom up", title_justify="left", box=None, pad_edge=False,
-              header_style="bold")
+              header_style="bold", caption=f"memory: per device, against {u.gib(usable)} usable",
+              caption_justify="left")
     for name, kw in (("rung", {"no_wrap": True}), ("hosts×dev", {"justify": "right"}),
                      ("ex/s", {"justify": "right"}), ("eff.", {"justify": "right"}),
-                     ("step", {"justify": "right"}), ("GiB/device", {"justify": "right"}), ("", {})):
+                     ("step", {"justify": "right"}),
+                     ("memory", {"justify": "right"}), ("", {})):
         t.add_column(name, **kw)
     rejected = {r.verdict: r for r in d.rejected}
     for verdict, label, kind in ROWS:
@@ -69,7 +71,7 @@ def ladder_table(s: Scenario, d: Decision, usable: float) -> Table:
 def passed_over(d: Decision) -> Group:
     labels = {v: label.split("  ")[-1] for v, label, _ in ROWS}
     items = [Text("Passed over", style="bold")]
-    for v, label, kind in ROWS:
+    for v, _label, kind in ROWS:
         if v == d.verdict:
             continue
         r = next(r for r in d.rejected if r.verdict == v)
