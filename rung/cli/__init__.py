@@ -12,7 +12,7 @@ import sys
 
 from rung.errors import InputError
 
-SUBCOMMANDS = ("advise", "profile", "catalog")
+SUBCOMMANDS = ("advise", "profile", "bench", "catalog")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -23,13 +23,14 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from rung import __version__
-    from rung.cli import advise, catalog, profile
+    from rung.cli import advise, bench, catalog, profile
 
     parser = _Parser(prog="rung", description="Decide how to distribute TensorFlow training, from measurements.")
     parser.add_argument("--version", action="version", version=f"rung {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     advise.register(sub)
     profile.register(sub)
+    bench.register(sub)
     catalog.register(sub)
     return parser
 

@@ -22,6 +22,8 @@ def register(sub) -> None:
     src.add_argument("--list-examples", action="store_true", help="list the bundled example scenarios")
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print decision v1 JSON on stdout, nothing else")
+    out.add_argument("--calibration", metavar="FILE",
+                     help="link constants measured by `rung bench --calibrate` (replace the defaults)")
     _hardware.add_arguments(p)
     m = p.add_argument_group("measurement (with WORKLOAD.py)")
     m.add_argument("--batch", type=int, metavar="N", help="per-device batch (default: the file's BATCH_SIZE, else 32)")
@@ -57,6 +59,9 @@ def run(args) -> int:
     from rung.ladder import advise
     from rung.model.memory import usable_device_bytes
     from rung.spec import load_scenario
+
+    if args.calibration:
+        _apply_calibration(args.calibration)
 
     if args.workload:
         if args.scenario or args.example:
@@ -102,3 +107,18 @@ def _from_workload(args):
                 "you can trust")
     decision.warnings.append(Finding("MEASURED_ON_THIS_MACHINE", text))
     return scenario, decision, args.workload
+
+
+def _apply_calibration(path: str) -> None:
+    from rung.model import comm
+    from rung.spec.yamlio import load_mapping
+
+    data = load_mapping(path, "calibration file")
+    eff, hop = data.get("inter_host_efficiency"), data.get("inter_host_hop_seconds")
+    for key, value in (("inter_host_efficiency", eff), ("inter_host_hop_seconds", hop)):
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0):
+            raise InputError(path, key, f"expected a positive number, received {value!r}")
+    if eff is None and hop is None:
+        raise InputError(path, None, "holds neither inter_host_efficiency nor inter_host_hop_seconds "
+                                     "(write it with rung bench --calibrate on shaped test hosts)")
+    comm.calibrate(eff, hop)

@@ -59,10 +59,10 @@ def import_tensorflow(keras: str | None = None):
 
 def keras_flavor(tf) -> str:
     """Which Keras backs tf.keras in this process: 'keras3' or 'tf_keras'."""
-    # Keras 3 exposes itself to TensorFlow as `keras._tf_keras.keras`, so the module name
-    # says nothing; the version does (tf-keras follows TensorFlow's 2.x numbering).
-    version = str(getattr(tf.keras, "__version__", ""))
-    return "tf_keras" if version.startswith("2.") else "keras3"
+    # Keras 3 exposes itself to TensorFlow as `keras._tf_keras.keras` (with a 3.x
+    # __version__); tf-keras as `tf_keras.api._v2.keras` (no __version__ there). Where
+    # the Model class lives says which one builds the user's model.
+    return "tf_keras" if tf.keras.Model.__module__.startswith("tf_keras") else "keras3"
 
 
 def device_description(tf) -> dict:

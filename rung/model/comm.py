@@ -38,19 +38,23 @@ def ring_allgather_seconds(bytes_per_participant, participants, bytes_per_second
 
 
 def intra_host_allreduce_seconds(message_bytes, devices_per_host, intra_host_bytes_per_second,
-                                 efficiency=INTRA_HOST_EFFICIENCY, hop_seconds=INTRA_HOST_HOP_SECONDS):
+                                 efficiency=None, hop_seconds=None):
     """Reduce-scatter plus all-gather among the devices of one host (ring over NVLink/PCIe)."""
+    efficiency = INTRA_HOST_EFFICIENCY if efficiency is None else efficiency
+    hop_seconds = INTRA_HOST_HOP_SECONDS if hop_seconds is None else hop_seconds
     return ring_allreduce_seconds(message_bytes, devices_per_host,
                                   intra_host_bytes_per_second * efficiency, hop_seconds)
 
 
 def inter_host_allreduce_seconds(message_bytes, hosts, inter_host_bytes_per_second,
-                                 efficiency=INTER_HOST_EFFICIENCY, hop_seconds=INTER_HOST_HOP_SECONDS):
+                                 efficiency=None, hop_seconds=None):
     """The inter-host stage of a hierarchical all-reduce.
 
     Each of the host's D devices all-reduces a 1/D shard across the H hosts; the
     shards share the host's network, so the host sends 2(H-1)/H x M in all.
     """
+    efficiency = INTER_HOST_EFFICIENCY if efficiency is None else efficiency
+    hop_seconds = INTER_HOST_HOP_SECONDS if hop_seconds is None else hop_seconds
     return ring_allreduce_seconds(message_bytes, hosts,
                                   inter_host_bytes_per_second * efficiency, hop_seconds)
 
@@ -69,8 +73,18 @@ def sparse_allgather_seconds(sparse_bytes_per_replica, hosts, devices_per_host,
     replicas = h * d
     intra = ring_allgather_seconds(sparse_bytes_per_replica, replicas,
                                    intra_host_bytes_per_second * INTRA_HOST_EFFICIENCY,
-                                   INTRA_HOST_HOP_SECONDS)
+                                   INTRA_HOST_HOP_SECONDS)  # module values read at call time
     inter = np.where(h > 1, (h - 1.0) * d * sparse_bytes_per_replica
                      / (inter_host_bytes_per_second * INTER_HOST_EFFICIENCY)
                      + (h - 1.0) * INTER_HOST_HOP_SECONDS, 0.0)
     return intra, inter
+
+
+def calibrate(inter_host_efficiency=None, inter_host_hop_seconds=None) -> None:
+    """Replace the inter-host link constants with measured ones (`rung bench --calibrate`
+    stores them; `rung advise --calibration FILE` applies them for that process)."""
+    global INTER_HOST_EFFICIENCY, INTER_HOST_HOP_SECONDS
+    if inter_host_efficiency is not None:
+        INTER_HOST_EFFICIENCY = float(inter_host_efficiency)
+    if inter_host_hop_seconds is not None:
+        INTER_HOST_HOP_SECONDS = float(inter_host_hop_seconds)

@@ -1,0 +1,226 @@
+"""`rung bench`: every requested strategy run for real on this machine, each beside the
+model's prediction for the same configuration."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Callable, Optional
+
+from rung.bench import predict
+from rung.bench.netns import TestNet, check_can_make_hosts
+from rung.bench.plan import RunSpec, plan_run
+from rung.bench.run import BenchError, execute, step_stats, workdir
+from rung.errors import InputError
+
+SCHEMA = "rung/bench/v1"
+SAVE_FREQ_STEPS = 5      # BackupAndRestore interval when a kill is requested
+COLLECTIVE_TIMEOUT_SECONDS = 60
+
+
+def _link(net: Optional[TestNet], nbytes: int) -> dict:
+    """Measure the link the runs use: between test hosts 0 and 1, else loopback."""
+    from rung.bench.plan import free_ports
+
+    port = free_ports(1)[0]
+    serve = [sys.executable, "-m", "rung.bench.linkbench", "serve", str(port)]
+    probe_host = "127.0.0.1"
+    if net is not None and net.hosts >= 2:
+        serve, probe_host = net.wrap(1, serve), net.address(1)
+    srv = subprocess.Popen(serve, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        probe = [sys.executable, "-m", "rung.bench.linkbench", "probe", probe_host, str(port), str(nbytes)]
+        if net is not None and net.hosts >= 2:
+            probe = net.wrap(0, probe)
+        out = subprocess.run(probe, capture_output=True, text=True, timeout=120, check=True)
+        m = json.loads(out.stdout)
+    finally:
+        srv.kill()
+        srv.wait(timeout=10)
+    m["where"] = "test hosts 0 -> 1" if net is not None and net.hosts >= 2 else "loopback"
+    return m
+
+
+def _gradient_bytes(strategy: str, n: int, dense: float, sparse: float) -> float:
+    """Bytes each replica sends per step: ring all-reduce 2(N-1)/N of the dense gradients
+    plus its rows to every other replica (all-gather); PS: push of gradients and rows."""
+    if strategy == "one_device" or n <= 1 and strategy != "parameter_server":
+        return 0.0
+    if strategy == "parameter_server":
+        return dense + sparse
+    return 2 * (n - 1) / n * dense + (n - 1) * sparse
+
+
+def _surface_input_error(err: BenchError) -> None:
+    text = str(err)
+    if "InputError: " in text:
+        raise InputError(text.split("InputError: ", 1)[1].split(":")[0], None,
+                         text.split("InputError: ", 1)[1].split(": ", 1)[-1]) from None
+
+
+def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmup: int = 3,
+          hosts: Optional[int] = None, link_mbit: Optional[float] = None,
+          straggler: Optional[tuple[int, float]] = None, kill: Optional[tuple[int, int]] = None,
+          deadline_seconds: float = 300.0, calibrate: bool = False,
+          on_run: Optional[Callable[[str], None]] = None,
+          on_progress: Optional[Callable[[int, int], None]] = None) -> dict:
+    if not Path(workload).is_file():
+        raise InputError(workload, None, "no such workload file")
+    notes = ["weak scaling: every replica keeps the per-replica batch; the global batch grows with replicas"]
+    if runs[0].strategy != "one_device":
+        runs = [RunSpec("one_device", 1)] + [r for r in runs if r.strategy != "one_device"]
+        notes.append("one_device was added first: it is the basis of every prediction and efficiency")
+    if hosts:
+        check_can_make_hosts()
+        need = max(r.replicas for r in runs if r.strategy in ("multi_worker_mirrored", "parameter_server")) \
+            if any(r.strategy in ("multi_worker_mirrored", "parameter_server") for r in runs) else 1
+        if hosts < need:
+            raise InputError("--hosts", None, f"{hosts} test hosts for runs that need {need}")
+    if link_mbit and not hosts:
+        raise InputError("--link-mbit", None, "shapes the links between test hosts; give --hosts too")
+    work = workdir()
+    base = {"workload": str(Path(workload).resolve()), "batch": batch, "steps": steps, "warmup": warmup,
+            "collective_timeout": COLLECTIVE_TIMEOUT_SECONDS}
+    out_runs: list[dict] = []
+    net_ctx = TestNet(hosts, link_mbit) if hosts else nullcontext(None)
+    try:
+        with net_ctx as net:
+            link_bytes = int(min(100e6, (link_mbit or 8000) * 1e6 / 8 * 1.5))
+            if on_run:
+                on_run("measuring the link")
+            link = _link(net, link_bytes)
+            basis = None
+            for spec in runs:
+                multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
+                if straggler and multi:
+                    # the same run without the straggler first, so the slowdown is measured
+                    if on_run:
+                        on_run(f"{spec.label} (no straggler)")
+                    out_runs.append(_one_run(spec, base, work, net, link, basis, None, kill,
+                                             deadline_seconds, on_progress, steps + warmup, tag="-plain"))
+                if on_run:
+                    on_run(spec.label + (f" (worker {straggler[0]} slowed {straggler[1]:g}x)" if straggler and multi else ""))
+                out_runs.append(_one_run(spec, base, work, net, link, basis, straggler, kill,
+                                         deadline_seconds, on_progress, steps + warmup))
+                if straggler and multi:
+                    plain, slow = out_runs[-2], out_runs[-1]
+                    slow["straggler"]["slowdown"] = slow["step_seconds_mean"] / plain["step_seconds_mean"]
+                    slow["straggler"]["throughput_kept"] = slow["examples_per_second"] / plain["examples_per_second"]
+                if spec.strategy == "one_device" and basis is None:
+                    r0 = out_runs[-1]
+                    basis = predict.Basis(r0["step_seconds_mean"], r0["_grads"]["dense"], r0["_grads"]["sparse"],
+                                          r0["step_time_cv"] or 0.0, link["bytes_per_second"], link["rtt_seconds"])
+                    r0["predicted_step_seconds"] = r0["step_seconds_mean"]
+                    r0["prediction_error"] = 0.0
+                    r0["scaling_efficiency"] = 1.0
+                    r0["gradient_bytes_per_step"] = 0.0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    calibration = _calibrate(out_runs, basis, link, link_mbit, straggler) if calibrate else None
+    for r in out_runs:
+        r.pop("_grads", None)
+    return {"schema": SCHEMA, "workload": workload, "per_replica_batch": batch, "weak_scaling": True,
+            "steps": steps, "warmup": warmup, "hosts": hosts or 1, "link_mbit": link_mbit,
+            "link": link, "straggler": straggler and {"worker": straggler[0], "factor": straggler[1]},
+            "kill": kill and {"worker": kill[0], "step": kill[1]}, "runs": out_runs,
+            "calibration": calibration, "cores": os.cpu_count(), "notes": notes}
+
+
+def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,
+             tag: str = "") -> dict:
+    multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
+    addresses = [net.address(i) for i in range(spec.replicas)] if (net is not None and multi) else None
+    plan = plan_run(spec, addresses, straggler=straggler if multi else None)
+    cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas)
+    my_kill = kill if (kill and multi) else None
+    if my_kill:
+        cfg["backup_dir"] = str(work / f"backup-{spec.label.replace(':', '-')}{tag}{'-slow' if straggler else ''}")
+        cfg["save_freq"] = SAVE_FREQ_STEPS
+    wrap = (lambda t, cmd: net.wrap(t.host, cmd) if t.host is not None else cmd) if net is not None else None
+    progress = (lambda s: on_progress(s, total_steps)) if on_progress else None
+    run_dir = work / (spec.label.replace(":", "-") + tag + ("-slow" if straggler and multi else ""))
+    run_dir.mkdir()
+    try:
+        outcome = execute(plan, cfg, run_dir, deadline, wrap=wrap, on_progress=progress, kill=my_kill, restarts=1)
+    except BenchError as e:
+        _surface_input_error(e)
+        raise
+    global_batch = base["batch"] * (1 if spec.strategy == "parameter_server" else spec.replicas)
+    stats = step_stats(outcome.result, base["warmup"], global_batch)
+    run = {"strategy": spec.strategy, "replicas": spec.replicas,
+           "hosts": spec.replicas if (net is not None and multi) else 1,
+           "link_mbit": net.link_mbit if (net is not None and multi) else None,
+           "keras": outcome.result.get("keras"), **stats, "wall_seconds": outcome.wall_seconds,
+           "processes": outcome.tasks_started, "notes": outcome.notes, "_grads": outcome.result.get("gradients")}
+    if straggler and multi:
+        run["straggler"] = {"worker": straggler[0], "factor": straggler[1]}
+    if my_kill:
+        rec = dict(outcome.recovery)
+        killed = rec.get("killed_at_step", my_kill[1])
+        lost = 0
+        if spec.strategy == "multi_worker_mirrored" and rec.get("restarts"):
+            # the restarted fit runs only the steps after its restored checkpoint
+            resumed_from = total_steps - len(outcome.result.get("ends", []))
+            lost = max(0, killed - resumed_from)
+            rec["resumed_from_step"] = resumed_from
+        run["kill"] = {"worker": my_kill[0], "step": my_kill[1], "save_freq_steps": SAVE_FREQ_STEPS,
+                       "steps_lost": lost, "completed_all_steps": _completed(outcome.result, total_steps,
+                                                                             base["warmup"]), **rec}
+    if basis is not None:
+        _attach_prediction(run, basis, straggler)
+    return run
+
+
+def _completed(result: dict, total_steps: int, warmup: int) -> bool:
+    if result.get("async"):
+        return True  # fit returned: the coordinator joined every scheduled step
+    return bool(result.get("ends"))
+
+
+def _attach_prediction(run: dict, basis: predict.Basis, straggler, efficiency: float = 1.0) -> None:
+    factor = run.get("straggler", {}).get("factor", 1.0)
+    p = predict.predict_step_seconds(basis, run["strategy"], run["replicas"], factor, efficiency)
+    measured = run["step_seconds_mean"]
+    run["gradient_bytes_per_step"] = _gradient_bytes(run["strategy"], run["replicas"], basis.dense_gradient_bytes,
+                                                     basis.sparse_gradient_bytes)
+    run["predicted_step_seconds"] = p["step"]
+    run["predicted_terms"] = {k: p[k] for k in ("compute", "comm", "straggler")}
+    run["prediction_error"] = predict.relative_error(p["step"], measured)
+    one = basis.one_device_step_seconds
+    n = run["replicas"]
+    per_step_examples = 1 if run["strategy"] == "parameter_server" else n
+    run["scaling_efficiency"] = (per_step_examples / measured) / (n / one) if measured else None
+
+
+def _calibrate(runs, basis, link, link_mbit, straggler) -> Optional[dict]:
+    """Fit the all-reduce's share of the measured link goodput on the multi-worker runs."""
+    fits = []
+    for r in runs:
+        if r["strategy"] != "multi_worker_mirrored" or r["replicas"] < 2 or not basis:
+            continue
+        p = predict.predict_step_seconds(basis, "multi_worker_mirrored", r["replicas"],
+                                         r.get("straggler", {}).get("factor", 1.0))
+        measured_comm = r["step_seconds_mean"] - p["compute"] - p["straggler"]
+        if measured_comm > 0 and p["comm"] > 0:
+            fits.append(p["comm"] / measured_comm)
+    if not fits:
+        return {"fitted": False, "why": "no multi_worker_mirrored run with 2 or more workers to fit on"}
+    eff = sorted(fits)[len(fits) // 2]
+    for r in runs:
+        if r["strategy"] != "one_device":
+            r["calibrated_predicted_step_seconds"] = predict.predict_step_seconds(
+                basis, r["strategy"], r["replicas"], r.get("straggler", {}).get("factor", 1.0), eff)["step"]
+            r["calibrated_prediction_error"] = predict.relative_error(
+                r["calibrated_predicted_step_seconds"], r["step_seconds_mean"])
+    nominal = link_mbit * 1e6 / 8 if link_mbit else None
+    return {"fitted": True, "allreduce_share_of_goodput": eff,
+            "inter_host_efficiency": (link["bytes_per_second"] * eff / nominal) if nominal else None,
+            "inter_host_hop_seconds": link["rtt_seconds"] / 2, "link_mbit": link_mbit,
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "note": "fitted on these runs: calibrated errors are in-sample"}

@@ -1,0 +1,151 @@
+"""Bench plans as data: which runs, which tasks, their TF_CONFIG, command and environment.
+Pure: building a plan starts nothing (the runner in `rung.bench.run` executes it)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from dataclasses import dataclass, field
+from typing import Optional
+
+from rung.errors import InputError
+
+STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "parameter_server")
+# Keras 3 runs one-device and mirrored fit; multi-worker and parameter-server fit need
+# tf-keras (DESIGN.md: tensorflow#72388, keras-team/keras#18624).
+KERAS_FOR = {"one_device": "keras3", "mirrored": "keras3",
+             "multi_worker_mirrored": "tf_keras", "parameter_server": "tf_keras"}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    strategy: str
+    replicas: int
+
+    @property
+    def label(self) -> str:
+        return self.strategy if self.strategy == "one_device" else f"{self.strategy}:{self.replicas}"
+
+
+def parse_runs(text: str) -> list[RunSpec]:
+    """'one_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2' -> RunSpecs."""
+    runs = []
+    for part in [p.strip() for p in text.split(",") if p.strip()]:
+        name, _, count = part.partition(":")
+        if name not in STRATEGIES:
+            raise InputError("--runs", None, f"unknown strategy {name!r} in {part!r}; expected one of "
+                                             f"{', '.join(STRATEGIES)} (with :N replicas)")
+        if name == "one_device":
+            if count not in ("", "1"):
+                raise InputError("--runs", None, f"one_device runs one replica, received {part!r}")
+            runs.append(RunSpec(name, 1))
+            continue
+        try:
+            n = int(count) if count else 2
+        except ValueError:
+            raise InputError("--runs", None, f"expected {name}:N with N a whole number, received {part!r}") from None
+        if not 1 <= n <= 16:
+            raise InputError("--runs", None, f"expected 1 to 16 replicas, received {part!r}")
+        runs.append(RunSpec(name, n))
+    if not runs:
+        raise InputError("--runs", None, "no runs given; expected e.g. one_device,mirrored:2")
+    return runs
+
+
+def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
+    """n ports free on `host` now (bound, then released; the tasks bind them next)."""
+    socks, ports = [], []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind((host, 0))
+            socks.append(s)
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in socks:
+            s.close()
+    return ports
+
+
+@dataclass
+class Task:
+    role: str            # "single", "worker", "chief", "ps"
+    index: int
+    tf_config: Optional[dict]
+    address: Optional[str] = None   # host the task runs on (a test host's IP or loopback)
+    host: Optional[int] = None      # test host index when tasks run in network namespaces
+    straggle: float = 1.0           # slow this task's process by this factor
+
+    @property
+    def name(self) -> str:
+        return self.role if self.role == "single" else f"{self.role}:{self.index}"
+
+
+@dataclass
+class RunPlan:
+    spec: RunSpec
+    tasks: list[Task] = field(default_factory=list)
+    keras: str = "keras3"
+
+    @property
+    def lead(self) -> Task:
+        """The task whose timings are the run's: single, worker 0 (MWMS) or the chief (PS)."""
+        for role in ("single", "chief"):
+            for t in self.tasks:
+                if t.role == role:
+                    return t
+        return next(t for t in self.tasks if t.role == "worker" and t.index == 0)
+
+
+def _tf_config(cluster: dict, role: str, index: int) -> dict:
+    return {"cluster": cluster, "task": {"type": role, "index": index}}
+
+
+def plan_run(spec: RunSpec, addresses: Optional[list[str]] = None, ps_tasks: int = 1,
+             straggler: Optional[tuple[int, float]] = None) -> RunPlan:
+    """The tasks of one run. `addresses[i]` is where worker i runs (test hosts), else loopback;
+    the PS and the coordinator share worker 0's host address space when on test hosts."""
+    keras = KERAS_FOR[spec.strategy]
+    if spec.strategy in ("one_device", "mirrored"):
+        return RunPlan(spec, [Task("single", 0, None)], keras)
+    n = spec.replicas
+    addrs = addresses or ["127.0.0.1"] * n
+    if len(addrs) < n:
+        raise InputError("--hosts", None, f"{spec.label} needs {n} hosts, {len(addrs)} given")
+    slow_k, factor = straggler if straggler else (-1, 1.0)
+    if spec.strategy == "multi_worker_mirrored":
+        ports = [free_ports(1, "127.0.0.1")[0] for _ in range(n)]
+        cluster = {"worker": [f"{addrs[i]}:{ports[i]}" for i in range(n)]}
+        tasks = [Task("worker", i, _tf_config(cluster, "worker", i), addrs[i], i if addresses else None,
+                      factor if i == slow_k else 1.0) for i in range(n)]
+        return RunPlan(spec, tasks, keras)
+    # parameter servers: a chief (coordinator), n workers, ps_tasks PS
+    ports = free_ports(1 + n + ps_tasks)
+    head = addrs[0]
+    cluster = {"chief": [f"{head}:{ports[0]}"],
+               "worker": [f"{addrs[i]}:{ports[1 + i]}" for i in range(n)],
+               "ps": [f"{head}:{ports[1 + n + j]}" for j in range(ps_tasks)]}
+    tasks = [Task("chief", 0, _tf_config(cluster, "chief", 0), head, 0 if addresses else None)]
+    tasks += [Task("worker", i, _tf_config(cluster, "worker", i), addrs[i], i if addresses else None,
+                   factor if i == slow_k else 1.0) for i in range(n)]
+    tasks += [Task("ps", j, _tf_config(cluster, "ps", j), head, 0 if addresses else None) for j in range(ps_tasks)]
+    return RunPlan(spec, tasks, keras)
+
+
+def task_command(config_path: str) -> list[str]:
+    return [sys.executable, "-m", "rung.bench.task", config_path]
+
+
+def task_environment(base: dict, task: Task, keras: str) -> dict:
+    env = dict(base)
+    env.pop("TF_CONFIG", None)
+    if task.tf_config is not None:
+        env["TF_CONFIG"] = json.dumps(task.tf_config)
+    if keras == "tf_keras":
+        env["TF_USE_LEGACY_KERAS"] = "1"
+    else:
+        env.pop("TF_USE_LEGACY_KERAS", None)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env

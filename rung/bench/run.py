@@ -1,0 +1,261 @@
+"""Executing a bench plan: one process per task, each in its own process group, reaped
+on every exit path (success, failure, deadline, Ctrl-C)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from rung.bench.plan import RunPlan, Task, task_command, task_environment
+
+STRAGGLE_PERIOD_SECONDS = 0.02  # duty cycle of SIGSTOP/SIGCONT that slows a straggler
+
+
+class BenchError(Exception):
+    """A run failed; the message says which task and why (its last error lines)."""
+
+
+@dataclass
+class Outcome:
+    plan: RunPlan
+    result: dict
+    wall_seconds: float
+    tasks_started: int
+    notes: list[str] = field(default_factory=list)
+    recovery: dict = field(default_factory=dict)
+
+
+class Processes:
+    """Every child started, so that all of them are ended whatever happens."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen] = []
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self, cmd, env, log_path: Path) -> subprocess.Popen:
+        log = open(log_path, "wb")
+        p = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+        log.close()
+        self.procs.append(p)
+        return p
+
+    def straggle(self, p: subprocess.Popen, factor: float) -> None:
+        """Let the process run 1/factor of the time: it computes `factor` times slower."""
+        run_s = STRAGGLE_PERIOD_SECONDS / factor
+        stop_s = STRAGGLE_PERIOD_SECONDS - run_s
+
+        def loop():
+            while not self._stop.is_set() and p.poll() is None:
+                time.sleep(run_s)
+                try:
+                    os.killpg(p.pid, signal.SIGSTOP)
+                    time.sleep(stop_s)
+                finally:
+                    try:
+                        os.killpg(p.pid, signal.SIGCONT)
+                    except ProcessLookupError:
+                        return
+
+        t = threading.Thread(target=loop, daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def kill(self, p: subprocess.Popen) -> None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def close(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=1)
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+                self.kill(p)
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def _tail(path: Path, n: int = 6) -> str:
+    try:
+        lines = [ln for ln in path.read_text(errors="replace").splitlines()
+                 if ln.strip() and not ln.startswith(("WARNING: All log", "I0000", "E0000", "W0000"))]
+    except OSError:
+        return ""
+    return " | ".join(lines[-n:])
+
+
+def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: float,
+            wrap: Optional[Callable[[Task, list[str]], list[str]]] = None,
+            on_progress: Optional[Callable[[int], None]] = None,
+            kill: Optional[tuple[int, int]] = None, restarts: int = 0) -> Outcome:
+    """Start every task of `plan`, wait for the lead task's result, end everything.
+
+    `wrap(task, cmd)` prefixes a command (e.g. `ip netns exec HOST`). `kill=(k, step)`
+    kills worker k once the lead task reports `step`; synchronous runs are then restarted
+    (up to `restarts` times) and resume from BackupAndRestore."""
+    procs = Processes()
+    t0 = time.perf_counter()
+    started = 0
+    notes: list[str] = []
+    recovery: dict = {}
+    try:
+        attempt = 0
+        step_offset = 0
+        while True:
+            files = _start_all(plan, base_cfg, workdir, procs, wrap, attempt, step_offset)
+            started += len(plan.tasks)
+            lead_result, lead_err, lead_log, progress = files
+            if attempt > 0:
+                _await_first_step(plan, procs, progress, lead_result, t0, deadline_seconds)
+                recovery["recovery_seconds"] = time.perf_counter() - recovery.pop("_killed_at")
+            killed_at = _wait(plan, procs, lead_result, lead_err, t0, deadline_seconds, on_progress, progress,
+                              kill if attempt == 0 else None)
+            if killed_at is None:
+                break
+            recovery["_killed_at"] = time.perf_counter()
+            recovery["killed_at_step"] = killed_at
+            # a worker was killed
+            if plan.spec.strategy == "parameter_server":
+                notes.append(f"killed worker {kill[0]} at step {killed_at}; the coordinator carried on")
+                _wait(plan, procs, lead_result, lead_err, t0, deadline_seconds, on_progress, progress, None,
+                      dead_ok=True)
+                recovery.pop("_killed_at", None)
+                recovery["restarts"] = 0
+                break
+            if attempt >= restarts:
+                raise BenchError(f"{plan.spec.label}: worker {kill[0]} was killed and no restart is allowed")
+            notes.append(f"killed worker {kill[0]} at step {killed_at}; restarting every worker")
+            for p in procs.procs:
+                procs.kill(p)
+            for p in procs.procs:
+                p.wait(timeout=10)
+            procs.procs.clear()
+            attempt += 1
+            recovery["restarts"] = attempt
+        result = json.loads(lead_result.read_text())
+        return Outcome(plan, result, time.perf_counter() - t0, started, notes, recovery)
+    finally:
+        procs.close()
+
+
+def _start_all(plan, base_cfg, workdir, procs, wrap, attempt, step_offset):
+    lead = plan.lead
+    lead_files = None
+    for task in plan.tasks:
+        tag = f"{task.role}{task.index}-a{attempt}"
+        cfg = dict(base_cfg, role=task.role, index=task.index)
+        is_lead = task is lead
+        cfg["result"] = str(workdir / f"{tag}.result.json") if is_lead else None
+        cfg["error"] = str(workdir / f"{tag}.error.txt")
+        cfg["progress"] = str(workdir / f"{tag}.progress") if is_lead else None
+        cfg_path = workdir / f"{tag}.config.json"
+        cfg_path.write_text(json.dumps(cfg))
+        cmd = task_command(str(cfg_path))
+        if wrap:
+            cmd = wrap(task, cmd)
+        p = procs.start(cmd, task_environment(os.environ, task, plan.keras), workdir / f"{tag}.log")
+        p.rung_task = task  # type: ignore[attr-defined]
+        if task.straggle > 1.0:
+            procs.straggle(p, task.straggle)
+        if is_lead:
+            lead_files = (Path(cfg["result"]), Path(cfg["error"]), workdir / f"{tag}.log", Path(cfg["progress"]))
+    return lead_files
+
+
+def _await_first_step(plan, procs, progress: Path, result: Path, t0, deadline) -> None:
+    """After a restart: until the restarted lead reports a step (or finishes)."""
+    while _read_int(progress) is None and not result.exists():
+        if time.perf_counter() - t0 > deadline:
+            raise BenchError(f"{plan.spec.label}: no step after the restart within the deadline")
+        if all(p.poll() is not None for p in procs.procs):
+            raise BenchError(f"{plan.spec.label}: every task exited after the restart without a result")
+        time.sleep(0.05)
+
+
+def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progress: Path, kill, dead_ok=False):
+    """Until the lead's result exists. Returns the step at which a worker was killed, or None."""
+    lead_proc = next(p for p in procs.procs if p.rung_task is plan.lead)  # type: ignore[attr-defined]
+    while True:
+        if result.exists():
+            return None
+        step = _read_int(progress)
+        if on_progress and step is not None:
+            on_progress(step)
+        if kill and step is not None and step >= kill[1]:
+            victim = next((p for p in procs.procs if p.rung_task.role == "worker"  # type: ignore[attr-defined]
+                           and p.rung_task.index == kill[0]), None)  # type: ignore[attr-defined]
+            if victim is not None:
+                procs.kill(victim)
+                victim.wait(timeout=10)
+                return step
+        if lead_proc.poll() is not None and not result.exists():
+            time.sleep(0.2)
+            if result.exists():
+                return None
+            why = err.read_text()[:600].splitlines()[0] if err.exists() else "exited without a result"
+            raise BenchError(f"{plan.spec.label}: {plan.lead.name} failed: {why}")
+        for p in procs.procs:
+            t = p.rung_task  # type: ignore[attr-defined]
+            if p.poll() not in (None, 0) and t is not plan.lead and not dead_ok and not (kill and t.role == "worker"):
+                errfile = next(iter(sorted(err.parent.glob(f"{t.role}{t.index}-a*.error.txt"))), err)
+                why = errfile.read_text().splitlines()[0] if errfile.exists() else f"exit code {p.returncode}"
+                raise BenchError(f"{plan.spec.label}: {t.name} failed: {why}")
+        if time.perf_counter() - t0 > deadline:
+            raise BenchError(f"{plan.spec.label}: no result after {deadline:.0f} s (deadline); every task "
+                             "was ended")
+        time.sleep(0.1)
+
+
+def _read_int(path: Path) -> Optional[int]:
+    try:
+        return int(path.read_text().strip() or 0)
+    except (OSError, ValueError):
+        return None
+
+
+def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
+    """Steps after warm-up: intervals between step ends; throughput over the same window."""
+    if result.get("async"):
+        steps, window = result["steps"], result["end"] - result["start"]
+        per = window / steps
+        return {"steps_timed": steps, "window_seconds": window, "step_seconds_p50": per,
+                "step_seconds_p95": per, "step_seconds_mean": per,
+                "examples_per_second": steps * global_batch / window, "step_time_cv": None}
+    ends = result["ends"]
+    timed = ends[warmup:] if len(ends) > warmup else ends
+    base = ends[warmup - 1] if warmup >= 1 and len(ends) > warmup else result["start"]
+    intervals = [b - a for a, b in zip([base] + timed[:-1], timed)]
+    window = (timed[-1] if timed else result["end"]) - base
+    steps = len(timed)
+    s = sorted(intervals)
+    p95 = s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))] if s else None
+    return {"steps_timed": steps, "window_seconds": window,
+            "step_seconds_p50": statistics.median(intervals) if intervals else None,
+            "step_seconds_p95": p95, "step_seconds_mean": window / steps if steps else None,
+            "examples_per_second": steps * global_batch / window if window > 0 else None,
+            "step_time_cv": (statistics.pstdev(intervals) / statistics.fmean(intervals))
+            if len(intervals) > 1 else 0.0}
+
+
+def workdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="rung-bench-"))

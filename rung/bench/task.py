@@ -1,0 +1,147 @@
+"""One bench task, in its own process: `python -m rung.bench.task CONFIG.json`.
+
+The runner writes CONFIG.json (workload, strategy, role, batch, steps...) and sets
+TF_CONFIG and the Keras choice in the environment. The lead task (the single process,
+MWMS worker 0, or the PS chief) writes RESULT.json with its step timestamps; every task
+appends its step count to a progress file the runner reads for its display.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+
+
+def _strategy(tf, cfg):
+    s = cfg["strategy"]
+    if s == "one_device":
+        return tf.distribute.OneDeviceStrategy("/cpu:0")
+    if s == "mirrored":
+        return tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(cfg["replicas"])])
+    if s == "multi_worker_mirrored":
+        opts = tf.distribute.experimental.CommunicationOptions(timeout_seconds=cfg["collective_timeout"])
+        return tf.distribute.MultiWorkerMirroredStrategy(communication_options=opts)
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    return tf.distribute.experimental.ParameterServerStrategy(resolver)
+
+
+def _timing_callback(tf, cfg, sync: bool):
+    progress = cfg.get("progress")
+
+    class Timing(tf.keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.ends = []
+
+        def on_train_batch_end(self, batch, logs=None):
+            if sync and logs and "loss" in logs:
+                float(logs["loss"])  # read back: the step is done
+            self.ends.append(time.perf_counter())
+            if progress:
+                with open(progress, "w") as f:
+                    f.write(str(len(self.ends)))
+
+    return Timing()
+
+
+def _poll_iterations(model, cfg):
+    import threading
+
+    stop = threading.Event()
+    progress = cfg.get("progress")
+
+    def loop():
+        while progress and not stop.wait(0.1):
+            try:
+                n = int(model.optimizer.iterations.numpy())
+            except Exception:  # noqa: BLE001 - a read may race with start-up; try again
+                continue
+            with open(progress, "w") as f:
+                f.write(str(n))
+
+    threading.Thread(target=loop, daemon=True).start()
+    return stop
+
+
+def run(cfg) -> dict:
+    from rung.measure import counts, tfenv
+    from rung.measure.workload import build_checked_model, load_workload
+
+    tf = tfenv.import_tensorflow(None)  # the runner set TF_USE_LEGACY_KERAS as needed
+    if cfg["strategy"] == "mirrored":
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * cfg["replicas"])
+    if cfg["strategy"] == "parameter_server" and cfg["role"] in ("worker", "ps"):
+        resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+        server = tf.distribute.Server(resolver.cluster_spec(), job_name=cfg["role"], task_index=cfg["index"],
+                                      protocol="grpc", start=True)
+        server.join()
+        return {}
+    w = load_workload(cfg["workload"])
+    strategy = _strategy(tf, cfg)
+    with strategy.scope():
+        model = build_checked_model(w, tf)
+    batch, replicas = cfg["batch"], cfg["replicas"]
+    if cfg["strategy"] in ("one_device", "mirrored"):
+        data = w.make_dataset(batch * replicas) if cfg["strategy"] == "mirrored" else w.make_dataset(batch)
+    else:
+        per_worker = batch  # one replica per worker process: weak scaling, fixed per-replica batch
+        data = tf.keras.utils.experimental.DatasetCreator(lambda ctx: w.make_dataset(per_worker, ctx))
+    callbacks = []
+    if cfg.get("backup_dir"):
+        callbacks.append(tf.keras.callbacks.BackupAndRestore(cfg["backup_dir"], save_freq=cfg["save_freq"],
+                                                             delete_checkpoint=False))
+    sync = cfg["strategy"] != "parameter_server"
+    timing = _timing_callback(tf, cfg, sync)
+    if sync:
+        callbacks.append(timing)
+    grads = None
+    if cfg["strategy"] == "one_device":
+        sample = next(iter(w.make_dataset(batch)))
+        g = counts.gradient_counts(tf, model, sample)
+        grads = {"dense": g.dense_bytes, "sparse": g.sparse_bytes, "params": g.params}
+    info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
+            "gradients": grads}
+    if not sync:
+        # PS fit takes no batch-level callbacks, and its steps finish asynchronously: time a
+        # whole fit (which joins every scheduled step) after a warm-up fit, and report
+        # progress from the optimizer's step counter, which lives on the parameter servers.
+        stop = _poll_iterations(model, cfg)
+        try:
+            model.fit(data, epochs=1, steps_per_epoch=max(1, cfg["warmup"]), verbose=0, callbacks=callbacks)
+            start = time.perf_counter()
+            model.fit(data, epochs=1, steps_per_epoch=cfg["steps"], verbose=0, callbacks=callbacks)
+            end = time.perf_counter()
+        finally:
+            stop.set()
+        return {**info, "async": True, "ends": [], "start": start, "end": end, "steps": cfg["steps"]}
+    start = time.perf_counter()
+    model.fit(data, epochs=1, steps_per_epoch=cfg["warmup"] + cfg["steps"], verbose=0, callbacks=callbacks)
+    end = time.perf_counter()
+    return {**info, "ends": timing.ends, "start": start, "end": end}
+
+
+def main(argv=None) -> int:
+    path = (argv or sys.argv[1:])[0]
+    with open(path) as f:
+        cfg = json.load(f)
+    try:
+        out = run(cfg)
+        if cfg.get("result"):
+            tmp = cfg["result"] + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(out, f)
+            os.replace(tmp, cfg["result"])
+        return 0
+    except Exception as e:  # noqa: BLE001 - reported to the runner through the error file
+        if cfg.get("error"):
+            with open(cfg["error"], "w") as f:
+                f.write(f"{type(e).__name__}: {e}\n{traceback.format_exc()[-3000:]}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""`rung bench`: run the workload under each strategy for real, predictions beside."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+
+from rung.errors import InputError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bench", help="run each strategy for real here; set the model's prediction beside it",
+                       description="Runs WORKLOAD.py under each strategy on this machine (logical CPU devices, "
+                                   "local worker processes with TF_CONFIG, or test hosts with shaped links) and "
+                                   "compares every measurement with the model's prediction.")
+    p.add_argument("workload", metavar="WORKLOAD.py")
+    p.add_argument("--batch", type=int, metavar="N", help="per-replica batch (default: the file's BATCH_SIZE, else 32)")
+    p.add_argument("--runs", default="one_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2",
+                   help="comma-separated strategy[:replicas] (default: %(default)s)")
+    p.add_argument("--steps", type=int, default=20, metavar="N", help="steps timed per run (default 20)")
+    p.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
+    n = p.add_argument_group("test hosts (root)")
+    n.add_argument("--hosts", type=int, metavar="H", help="put each worker on its own network namespace")
+    n.add_argument("--link-mbit", type=float, metavar="B", help="shape every test host's link to B Mbit/s (tbf)")
+    f = p.add_argument_group("failures")
+    f.add_argument("--straggler", metavar="K:F", help="slow worker K's process by factor F")
+    f.add_argument("--kill", metavar="K@STEP", help="kill worker K when the run reaches STEP")
+    c = p.add_argument_group("calibration and output")
+    c.add_argument("--calibrate", action="store_true", help="fit the link constants on the multi-worker runs")
+    c.add_argument("--calibration-out", metavar="FILE", default="rung-calibration.json",
+                   help="where --calibrate stores them (default: %(default)s); use with rung advise --calibration")
+    c.add_argument("--deadline", type=float, default=300.0, metavar="S", help="seconds a run may take (default 300)")
+    c.add_argument("--json", action="store_true", help="print rung/bench/v1 JSON on stdout")
+    p.set_defaults(run=run)
+
+
+def _pair(text: str, sep: str, flag: str, kinds) -> tuple:
+    a, _, b = text.partition(sep)
+    try:
+        return kinds[0](a), kinds[1](b)
+    except ValueError:
+        raise InputError(flag, None, f"expected K{sep}{'F' if sep == ':' else 'STEP'}, received {text!r}") from None
+
+
+def run(args) -> int:
+    from rung.bench.bench import bench
+    from rung.bench.plan import parse_runs
+
+    runs = parse_runs(args.runs)
+    straggler = _pair(args.straggler, ":", "--straggler", (int, float)) if args.straggler else None
+    if straggler and straggler[1] < 1:
+        raise InputError("--straggler", None, f"the factor slows a worker and is at least 1, received {straggler[1]}")
+    kill = _pair(args.kill, "@", "--kill", (int, int)) if args.kill else None
+    multi = [r for r in runs if r.strategy in ("multi_worker_mirrored", "parameter_server")]
+    for flag, pair in (("--straggler", straggler), ("--kill", kill)):
+        if pair and not multi:
+            raise InputError(flag, None, "acts on workers; add a multi_worker_mirrored or parameter_server run")
+        if pair and any(pair[0] >= r.replicas or pair[0] < 0 for r in multi):
+            raise InputError(flag, None, f"worker {pair[0]} does not exist in every multi-worker run")
+    if kill and kill[1] >= args.steps + args.warmup:
+        raise InputError("--kill", None, f"step {kill[1]} is past the run's {args.steps + args.warmup} steps")
+    batch = args.batch or _default_batch(args.workload)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    from rung.cli.profile import Progress
+
+    with Progress() as progress:
+        result = bench(args.workload, batch, runs, steps=args.steps, warmup=args.warmup, hosts=args.hosts,
+                       link_mbit=args.link_mbit, straggler=straggler, kill=kill, deadline_seconds=args.deadline,
+                       calibrate=args.calibrate, on_run=progress.phase, on_progress=progress.step)
+    if args.calibrate and result["calibration"] and result["calibration"].get("fitted"):
+        Path(args.calibration_out).write_text(json.dumps(result["calibration"], indent=2) + "\n")
+        result["calibration"]["written_to"] = args.calibration_out
+    if args.json:
+        json.dump(result, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    from rung.report.bench import render
+
+    render(result)
+    return 0
+
+
+def _default_batch(path: str) -> int:
+    """The workload's BATCH_SIZE, read without importing it (no TensorFlow in this process)."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(path).read_text())
+    except (OSError, SyntaxError, ValueError):
+        return 32  # the tasks report the real problem
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "BATCH_SIZE" for t in node.targets):
+            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, int):
+                return node.value.value
+    return 32

@@ -1,0 +1,60 @@
+"""The readable report of a bench: measured beside predicted, run by run."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from rung import units as u
+
+
+def render(b: dict, console: Console | None = None) -> None:
+    console = console or Console()
+    link = b["link"]
+    console.print(Text.assemble(("rung bench", "bold"), f" · {b['workload']}"))
+    console.print(Text(f"per-replica batch {b['per_replica_batch']} (weak scaling: the global batch grows with "
+                       f"replicas) · {b['steps']} steps timed after {b['warmup']} · {b['cores']} cores shared by "
+                       f"every process · link: {link['where']}, measured {link['bytes_per_second'] * 8 / 1e6:,.0f} "
+                       f"Mbit/s, RTT {u.seconds(link['rtt_seconds'])}"
+                       + (f" · test hosts: {b['hosts']}, shaped to {b['link_mbit']:g} Mbit/s" if b["link_mbit"] else ""),
+                       style="dim"))
+    t = Table(box=None, pad_edge=False, header_style="bold")
+    for col in ("run", "keras", "ex/s", "p50", "p95", "eff.", "grad B/step", "predicted", "error"):
+        t.add_column(col, justify="left" if col in ("run", "keras") else "right")
+    short = {"one_device": "one_device", "mirrored": "mirrored", "multi_worker_mirrored": "mwms",
+             "parameter_server": "ps"}
+    for r in b["runs"]:
+        label = r["strategy"] if r["strategy"] == "one_device" else f"{short[r['strategy']]}:{r['replicas']}"
+        if r.get("straggler"):
+            label += f" w{r['straggler']['worker']}×{r['straggler']['factor']:g}"
+        err = r.get("prediction_error")
+        err_cell = Text("basis" if r["strategy"] == "one_device" else (f"{err:+.0%}" if err is not None else "-"),
+                        style="" if err is None or abs(err) <= 0.1 else "yellow")
+        t.add_row(label, r.get("keras") or "-", f"{r['examples_per_second']:,.0f}",
+                  u.seconds(r["step_seconds_p50"]), u.seconds(r["step_seconds_p95"]),
+                  u.percent(r.get("scaling_efficiency")), u.gib(r.get("gradient_bytes_per_step")),
+                  u.seconds(r.get("predicted_step_seconds")), err_cell)
+    console.print(t)
+    for r in b["runs"]:
+        s = r.get("straggler")
+        if s and "slowdown" in s:
+            console.print(Text(f"  straggler: {r['strategy']}:{r['replicas']} with worker {s['worker']} slowed "
+                               f"{s['factor']:g}x steps {s['slowdown']:.2f}x slower and keeps "
+                               f"{s['throughput_kept']:.0%} of its throughput", style="cyan"))
+        if r.get("kill"):
+            k = r["kill"]
+            console.print(Text(f"  kill: {r['strategy']}:{r['replicas']}: worker {k['worker']} killed at step "
+                               f"{k.get('killed_at_step', k['step'])}; steps lost {k['steps_lost']}; restarts "
+                               f"{k.get('restarts', 0)}; completed {'every' if k.get('completed_all_steps') else 'not every'} step"
+                               + (f"; recovered in {u.seconds(k['recovery_seconds'])}" if k.get("recovery_seconds") else ""),
+                               style="cyan"))
+    if b.get("calibration"):
+        c = b["calibration"]
+        console.print(Text(f"calibration: {c}" if not c.get("fitted") else
+                           f"calibration: the all-reduce achieved {c['allreduce_share_of_goodput']:.2f} of the "
+                           f"measured link goodput" + (f" ({c['inter_host_efficiency']:.2f} of the nominal rate)"
+                                                       if c.get("inter_host_efficiency") else "")
+                           + (f"; written to {c['written_to']}" if c.get("written_to") else ""), style="cyan"))
+    for n in b["notes"]:
+        console.print(Text(f"note: {n}", style="dim"))

@@ -1,0 +1,129 @@
+"""`rung bench` for real: local processes with TF_CONFIG, test hosts with shaped links,
+a straggler, kills, Ctrl-C; and nothing left behind. Small model, few steps (2 cores)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rung.bench.netns import leftovers
+from rung.examples import workload_examples
+
+pytestmark = pytest.mark.tf
+MLP = str(workload_examples()["mlp"])
+HEAVY = str(workload_examples()["comm_heavy"])
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="test hosts need root")
+
+
+def bench(*args, timeout=400):
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", *args, "--json"], capture_output=True, text=True,
+                       timeout=timeout)
+    return r, (json.loads(r.stdout) if r.returncode == 0 else None)
+
+
+def task_processes() -> list[str]:
+    out = subprocess.run(["pgrep", "-f", "rung.bench.task"], capture_output=True, text=True).stdout
+    return [p for p in out.split() if p.strip()]
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_behind():
+    yield
+    time.sleep(0.5)
+    assert task_processes() == [], "bench tasks still running"
+    if os.geteuid() == 0:
+        assert leftovers() == [], "test hosts left behind"
+
+
+def test_every_strategy_runs_for_real():
+    r, b = bench(MLP, "--runs", "one_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2",
+                 "--steps", "6", "--warmup", "2")
+    assert r.returncode == 0, r.stderr[-800:]
+    assert b["schema"] == "rung/bench/v1" and b["weak_scaling"]
+    runs = {x["strategy"]: x for x in b["runs"]}
+    assert [x["strategy"] for x in b["runs"]] == ["one_device", "mirrored", "multi_worker_mirrored", "parameter_server"]
+    assert {k: v["keras"] for k, v in runs.items()} == {
+        "one_device": "keras3", "mirrored": "keras3", "multi_worker_mirrored": "tf_keras", "parameter_server": "tf_keras"}
+    assert runs["multi_worker_mirrored"]["processes"] == 2 and runs["parameter_server"]["processes"] == 4
+    for x in b["runs"]:
+        for key in ("strategy", "replicas", "hosts", "link_mbit", "examples_per_second", "step_seconds_p50",
+                    "step_seconds_p95", "scaling_efficiency", "predicted_step_seconds", "prediction_error"):
+            assert key in x, key
+        assert x["examples_per_second"] > 0 and x["step_seconds_p50"] <= x["step_seconds_p95"]
+    # 399,370 float32 gradients; ring all-reduce over 2 replicas sends 2 x 1/2 of them
+    assert runs["multi_worker_mirrored"]["gradient_bytes_per_step"] == pytest.approx(399_370 * 4)
+
+
+@root_only
+def test_two_test_hosts_on_a_shaped_link():
+    r, b = bench(HEAVY, "--runs", "one_device,multi_worker_mirrored:2", "--hosts", "2", "--link-mbit", "200",
+                 "--steps", "3", "--warmup", "1")
+    assert r.returncode == 0, r.stderr[-800:]
+    assert b["link"]["where"] == "test hosts 0 -> 1"
+    assert 150 <= b["link"]["bytes_per_second"] * 8 / 1e6 <= 205      # tbf at 200 Mbit/s
+    mw = b["runs"][1]
+    assert (mw["hosts"], mw["link_mbit"]) == (2, 200)
+    # 16.8 MB of gradients: a 2-worker ring moves 16.8 MB each way, at most 25 MB/s
+    assert mw["step_seconds_mean"] >= 0.9 * 4_207_626 * 4 / 25e6
+    assert abs(mw["prediction_error"]) < 0.35
+
+
+def test_a_straggler_slows_synchronous_steps_not_parameter_servers():
+    r, b = bench(MLP, "--runs", "one_device,multi_worker_mirrored:2,parameter_server:2", "--straggler", "1:4",
+                 "--steps", "8", "--warmup", "2")
+    assert r.returncode == 0, r.stderr[-800:]
+    slow = {x["strategy"]: x["straggler"] for x in b["runs"] if x.get("straggler")}
+    assert slow["multi_worker_mirrored"]["slowdown"] >= 1.8          # every step waits for worker 1
+    assert slow["parameter_server"]["throughput_kept"] > slow["multi_worker_mirrored"]["throughput_kept"]
+
+
+def test_killed_workers_restart_synchronous_and_not_asynchronous_runs():
+    r, b = bench(MLP, "--runs", "one_device,multi_worker_mirrored:2,parameter_server:2", "--kill", "1@6",
+                 "--steps", "10", "--warmup", "2")
+    assert r.returncode == 0, r.stderr[-800:]
+    kills = {x["strategy"]: x["kill"] for x in b["runs"] if x.get("kill")}
+    mw, ps = kills["multi_worker_mirrored"], kills["parameter_server"]
+    assert mw["restarts"] == 1 and mw["recovery_seconds"] > 0 and mw["resumed_from_step"] > 0
+    assert mw["steps_lost"] <= 5 + 2                                   # at most a save interval (+ lag)
+    assert ps["restarts"] == 0 and ps["completed_all_steps"] and ps["steps_lost"] == 0
+    assert next(x for x in b["runs"] if x["strategy"] == "parameter_server")["steps_timed"] == 10
+
+
+def test_ctrl_c_reaps_every_process(tmp_path):
+    args = [sys.executable, "-m", "rung", "bench", HEAVY, "--runs", "one_device,multi_worker_mirrored:2",
+            "--steps", "200"]
+    if os.geteuid() == 0:
+        args += ["--hosts", "2", "--link-mbit", "50"]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(task_processes()) < 2:
+        time.sleep(0.5)
+    assert len(task_processes()) >= 2, "the multi-worker run never started"
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "interrupted" in err
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--runs", "horovod:2"], "unknown strategy"),
+    (["--link-mbit", "100"], "give --hosts too"),
+    (["--straggler", "5:2", "--runs", "multi_worker_mirrored:2"], "does not exist"),
+    (["--kill", "1@999", "--runs", "parameter_server:2"], "past the run"),
+])
+def test_bad_bench_input_exits_2(args, words):
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", MLP, *args], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_broken_workload_exits_2(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import not_a_module_rung\n")
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", str(bad), "--runs", "one_device"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "ModuleNotFoundError" in r.stderr and r.stdout == ""

@@ -1,0 +1,56 @@
+"""Bench plans are data: run specs, TF_CONFIG per task, environments (no TensorFlow)."""
+
+import json
+
+import pytest
+
+from rung.bench.plan import RunSpec, parse_runs, plan_run, task_environment
+from rung.bench.predict import Basis, predict_step_seconds, relative_error
+from rung.errors import InputError
+
+
+def test_parse_runs():
+    assert parse_runs("one_device,mirrored:2,multi_worker_mirrored:3,parameter_server") == [
+        RunSpec("one_device", 1), RunSpec("mirrored", 2), RunSpec("multi_worker_mirrored", 3),
+        RunSpec("parameter_server", 2)]
+    for bad, words in (("horovod:2", "unknown strategy"), ("mirrored:x", "whole number"),
+                       ("mirrored:0", "1 to 16"), ("one_device:2", "one replica"), ("", "no runs")):
+        with pytest.raises(InputError, match=words):
+            parse_runs(bad)
+
+
+def test_multi_worker_tf_config_and_keras():
+    plan = plan_run(RunSpec("multi_worker_mirrored", 3))
+    assert plan.keras == "tf_keras" and [t.role for t in plan.tasks] == ["worker"] * 3
+    workers = plan.tasks[0].tf_config["cluster"]["worker"]
+    assert len(set(workers)) == 3 and all(w.startswith("127.0.0.1:") for w in workers)
+    assert [t.tf_config["task"] for t in plan.tasks] == [{"type": "worker", "index": i} for i in range(3)]
+    assert plan.lead is plan.tasks[0]
+    env = task_environment({"PATH": "/bin", "TF_CONFIG": "stale"}, plan.tasks[1], plan.keras)
+    assert json.loads(env["TF_CONFIG"])["task"]["index"] == 1 and env["TF_USE_LEGACY_KERAS"] == "1"
+
+
+def test_parameter_server_cluster_on_test_hosts_with_a_straggler():
+    plan = plan_run(RunSpec("parameter_server", 2), ["10.77.1.1", "10.77.1.2"], ps_tasks=1, straggler=(1, 3.0))
+    roles = [(t.role, t.index, t.host) for t in plan.tasks]
+    assert roles == [("chief", 0, 0), ("worker", 0, 0), ("worker", 1, 1), ("ps", 0, 0)]
+    cluster = plan.tasks[0].tf_config["cluster"]
+    assert cluster["worker"][1].startswith("10.77.1.2:") and cluster["chief"][0].startswith("10.77.1.1:")
+    assert [t.straggle for t in plan.tasks] == [1.0, 1.0, 3.0, 1.0]
+    assert plan.lead.role == "chief"
+    single = plan_run(RunSpec("mirrored", 2))
+    assert single.keras == "keras3" and single.tasks[0].tf_config is None
+
+
+def test_predictions_by_hand():
+    b = Basis(one_device_step_seconds=0.01, dense_gradient_bytes=16e6, sparse_gradient_bytes=0,
+              step_time_cv=0.0, link_bytes_per_second=25e6, link_rtt_seconds=1e-4)
+    p = predict_step_seconds(b, "multi_worker_mirrored", 2)
+    # two co-located replicas: 2 x 10 ms compute; ring: 2 x 1/2 x 16 MB / 25 MB/s + 2 hops x 50 us
+    assert p["compute"] == pytest.approx(0.02)
+    assert p["comm"] == pytest.approx(0.64 + 2 * 5e-5)
+    assert predict_step_seconds(b, "multi_worker_mirrored", 2, efficiency=0.5)["comm"] == pytest.approx(1.28 + 1e-4)
+    assert predict_step_seconds(b, "one_device", 1)["step"] == 0.01
+    slow = predict_step_seconds(b, "parameter_server", 2, straggle=3.0)["step"]
+    assert slow > predict_step_seconds(b, "parameter_server", 2)["step"]
+    assert relative_error(1.1, 1.0) == pytest.approx(0.1) and relative_error(None, 1.0) is None
