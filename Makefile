@@ -29,6 +29,7 @@ test: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/bench_advise.py
 	$(PY) benchmarks/bench_profile.py
+	$(PY) benchmarks/bench_accuracy.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -67,7 +67,7 @@ def _surface_input_error(err: BenchError) -> None:
 def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmup: int = 3,
           hosts: Optional[int] = None, link_mbit: Optional[float] = None,
           straggler: Optional[tuple[int, float]] = None, kill: Optional[tuple[int, int]] = None,
-          deadline_seconds: float = 300.0, calibrate: bool = False,
+          deadline_seconds: float = 300.0, calibrate: bool = False, calibration_points=None,
           on_run: Optional[Callable[[str], None]] = None,
           on_progress: Optional[Callable[[int, int], None]] = None) -> dict:
     if not Path(workload).is_file():
@@ -115,21 +115,28 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 if spec.strategy == "one_device" and basis is None:
                     r0 = out_runs[-1]
                     basis = predict.Basis(r0["step_seconds_mean"], r0["_grads"]["dense"], r0["_grads"]["sparse"],
-                                          r0["step_time_cv"] or 0.0, link["bytes_per_second"], link["rtt_seconds"])
+                                          r0["step_time_cv"] or 0.0, link["bytes_per_second"], link["rtt_seconds"],
+                                          cores=os.cpu_count() or 1)
                     r0["predicted_step_seconds"] = r0["step_seconds_mean"]
                     r0["prediction_error"] = 0.0
                     r0["scaling_efficiency"] = 1.0
                     r0["gradient_bytes_per_step"] = 0.0
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    calibration = _calibrate(out_runs, basis, link, link_mbit, straggler) if calibrate else None
+    calibration = _calibrate(out_runs, basis, link, link_mbit, straggler, calibration_points) if calibrate else None
     for r in out_runs:
         r.pop("_grads", None)
     return {"schema": SCHEMA, "workload": workload, "per_replica_batch": batch, "weak_scaling": True,
             "steps": steps, "warmup": warmup, "hosts": hosts or 1, "link_mbit": link_mbit,
             "link": link, "straggler": straggler and {"worker": straggler[0], "factor": straggler[1]},
             "kill": kill and {"worker": kill[0], "step": kill[1]}, "runs": out_runs,
-            "calibration": calibration, "cores": os.cpu_count(), "notes": notes}
+            "calibration": calibration, "cores": os.cpu_count(), "notes": notes,
+            "basis": basis and {"one_device_step_seconds": basis.one_device_step_seconds,
+                                "dense_gradient_bytes": basis.dense_gradient_bytes,
+                                "sparse_gradient_bytes": basis.sparse_gradient_bytes,
+                                "step_time_cv": basis.step_time_cv,
+                                "link_bytes_per_second": basis.link_bytes_per_second,
+                                "link_rtt_seconds": basis.link_rtt_seconds, "cores": basis.cores}}
 
 
 def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,
@@ -198,29 +205,53 @@ def _attach_prediction(run: dict, basis: predict.Basis, straggler, efficiency: f
     run["scaling_efficiency"] = (per_step_examples / measured) / (n / one) if measured else None
 
 
-def _calibrate(runs, basis, link, link_mbit, straggler) -> Optional[dict]:
-    """Fit the all-reduce's share of the measured link goodput on the multi-worker runs."""
-    fits = []
+def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) -> Optional[dict]:
+    """Fit the link constants on the multi-worker runs: measured comm = a x wire + k x
+    cpu_bytes, with wire = ring bytes / measured goodput and cpu_bytes = 2(N-1) x M /
+    cores. Points from earlier benches (`previous_points`) join the fit, so runs at
+    several link rates can calibrate together. Two or more distinct points fit both
+    constants (least squares); one fits `a` alone."""
+    import numpy as np
+
+    from dataclasses import replace
+
+    rows = [(p["wire_seconds"], p["cpu_seconds_at_one_second_per_byte"], p["comm_seconds"])
+            for p in (previous_points or [])]
+    points = list(previous_points or [])
     for r in runs:
-        if r["strategy"] != "multi_worker_mirrored" or r["replicas"] < 2 or not basis:
+        if r["strategy"] != "multi_worker_mirrored" or r["replicas"] < 2 or not basis or r.get("straggler"):
             continue
-        p = predict.predict_step_seconds(basis, "multi_worker_mirrored", r["replicas"],
-                                         r.get("straggler", {}).get("factor", 1.0))
-        measured_comm = r["step_seconds_mean"] - p["compute"] - p["straggler"]
-        if measured_comm > 0 and p["comm"] > 0:
-            fits.append(p["comm"] / measured_comm)
-    if not fits:
+        n = r["replicas"]
+        p = predict.predict_step_seconds(basis, "multi_worker_mirrored", n)
+        hops = 2 * (n - 1) * basis.link_rtt_seconds / 2
+        measured_comm = r["step_seconds_mean"] - p["compute"] - p["straggler"] - hops
+        unit = replace(basis, cpu_seconds_per_byte=1.0)
+        rows.append((predict.ring_wire_seconds(basis, n), predict.ring_cpu_seconds(unit, n), measured_comm))
+        points.append({"run": f"multi_worker_mirrored:{n}", "link_mbit": link_mbit,
+                       "wire_seconds": rows[-1][0], "cpu_seconds_at_one_second_per_byte": rows[-1][1],
+                       "comm_seconds": measured_comm})
+    if not rows:
         return {"fitted": False, "why": "no multi_worker_mirrored run with 2 or more workers to fit on"}
-    eff = sorted(fits)[len(fits) // 2]
+    wire, cpu, y = (np.array(c, dtype=float) for c in zip(*rows))
+    k = 0.0
+    if len({f"{w / c:.6e}" for w, c, _ in rows if c > 0}) >= 2:  # distinct wire/cpu mixes
+        (a, k), *_ = np.linalg.lstsq(np.stack([wire, cpu], axis=1), y, rcond=None)
+        if k < 0:
+            k = 0.0
+    if k == 0.0:
+        a = float(np.dot(wire, y) / np.dot(wire, wire))
+    a = max(float(a), 1e-3)
+    fitted = replace(basis, cpu_seconds_per_byte=float(k))
     for r in runs:
         if r["strategy"] != "one_device":
-            r["calibrated_predicted_step_seconds"] = predict.predict_step_seconds(
-                basis, r["strategy"], r["replicas"], r.get("straggler", {}).get("factor", 1.0), eff)["step"]
-            r["calibrated_prediction_error"] = predict.relative_error(
-                r["calibrated_predicted_step_seconds"], r["step_seconds_mean"])
+            pred = predict.predict_step_seconds(fitted, r["strategy"], r["replicas"],
+                                                r.get("straggler", {}).get("factor", 1.0), 1.0 / a)["step"]
+            r["calibrated_predicted_step_seconds"] = pred
+            r["calibrated_prediction_error"] = predict.relative_error(pred, r["step_seconds_mean"])
     nominal = link_mbit * 1e6 / 8 if link_mbit else None
-    return {"fitted": True, "allreduce_share_of_goodput": eff,
-            "inter_host_efficiency": (link["bytes_per_second"] * eff / nominal) if nominal else None,
+    return {"fitted": True, "allreduce_share_of_goodput": 1.0 / a, "testbed_cpu_seconds_per_byte": float(k),
+            "inter_host_efficiency": (link["bytes_per_second"] / a / nominal) if nominal else None,
             "inter_host_hop_seconds": link["rtt_seconds"] / 2, "link_mbit": link_mbit,
+            "fitted_on": [f"{p['run']}@{p['link_mbit']}" for p in points], "points": points,
             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "note": "fitted on these runs: calibrated errors are in-sample"}
+            "note": "fitted on these runs: their calibrated errors are in-sample"}

@@ -31,6 +31,8 @@ def register(sub) -> None:
     c.add_argument("--calibrate", action="store_true", help="fit the link constants on the multi-worker runs")
     c.add_argument("--calibration-out", metavar="FILE", default="rung-calibration.json",
                    help="where --calibrate stores them (default: %(default)s); use with rung advise --calibration")
+    c.add_argument("--calibration-merge", action="store_true",
+                   help="fit on the points already in --calibration-out too (calibrate across link rates)")
     c.add_argument("--deadline", type=float, default=300.0, metavar="S", help="seconds a run may take (default 300)")
     c.add_argument("--json", action="store_true", help="print rung/bench/v1 JSON on stdout")
     p.set_defaults(run=run)
@@ -65,10 +67,22 @@ def run(args) -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     from rung.cli.profile import Progress
 
+    points = None
+    if args.calibration_merge:
+        if not args.calibrate:
+            raise InputError("--calibration-merge", None, "goes with --calibrate")
+        if Path(args.calibration_out).exists():
+            from rung.spec.yamlio import load_mapping
+
+            points = load_mapping(args.calibration_out, "calibration file").get("points")
+            if not isinstance(points, list):
+                raise InputError(args.calibration_out, "points", "expected the list of points a previous "
+                                                                  "rung bench --calibrate wrote")
     with Progress() as progress:
         result = bench(args.workload, batch, runs, steps=args.steps, warmup=args.warmup, hosts=args.hosts,
                        link_mbit=args.link_mbit, straggler=straggler, kill=kill, deadline_seconds=args.deadline,
-                       calibrate=args.calibrate, on_run=progress.phase, on_progress=progress.step)
+                       calibrate=args.calibrate, calibration_points=points, on_run=progress.phase,
+                       on_progress=progress.step)
     if args.calibrate and result["calibration"] and result["calibration"].get("fitted"):
         Path(args.calibration_out).write_text(json.dumps(result["calibration"], indent=2) + "\n")
         result["calibration"]["written_to"] = args.calibration_out

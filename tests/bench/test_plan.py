@@ -54,3 +54,29 @@ def test_predictions_by_hand():
     slow = predict_step_seconds(b, "parameter_server", 2, straggle=3.0)["step"]
     assert slow > predict_step_seconds(b, "parameter_server", 2)["step"]
     assert relative_error(1.1, 1.0) == pytest.approx(0.1) and relative_error(None, 1.0) is None
+
+
+def test_calibration_recovers_known_link_constants():
+    """Runs generated from a known share of goodput (0.8) and CPU cost per byte (5 ns)
+    are fitted back to those constants, and the calibrated errors vanish."""
+    from dataclasses import replace
+
+    from rung.bench.bench import _calibrate
+
+    b = Basis(one_device_step_seconds=0.01, dense_gradient_bytes=16e6, sparse_gradient_bytes=0,
+              step_time_cv=0.0, link_bytes_per_second=25e6, link_rtt_seconds=1e-4, cores=2)
+    truth = replace(b, cpu_seconds_per_byte=5e-9)
+    runs = [{"strategy": "one_device", "replicas": 1, "step_seconds_mean": 0.01}]
+    for n in (2, 3, 4):
+        runs.append({"strategy": "multi_worker_mirrored", "replicas": n,
+                     "step_seconds_mean": predict_step_seconds(truth, "multi_worker_mirrored", n, efficiency=0.8)["step"]})
+    cal = _calibrate(runs, b, {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, 200.0, None)
+    assert cal["fitted"]
+    assert cal["allreduce_share_of_goodput"] == pytest.approx(0.8, rel=1e-6)
+    assert cal["testbed_cpu_seconds_per_byte"] == pytest.approx(5e-9, rel=1e-6)
+    assert cal["inter_host_efficiency"] == pytest.approx(25e6 * 0.8 / 25e6, rel=1e-6)
+    assert all(abs(r["calibrated_prediction_error"]) < 1e-9 for r in runs[1:])
+    # one worker count alone fits the share of goodput only
+    single = _calibrate(runs[:2], b, {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, 200.0, None)
+    assert single["testbed_cpu_seconds_per_byte"] == 0.0 and 0.5 < single["allreduce_share_of_goodput"] < 0.8
+    assert _calibrate(runs[:1], b, {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, None, None)["fitted"] is False

@@ -110,3 +110,26 @@ def test_planning_never_imports_tensorflow():
 def test_help_is_fast_and_light():
     r = run_cli("advise", "--help")
     assert r.returncode == 0 and "--scenario" in r.stdout and "--json" in r.stdout
+
+
+def test_advise_uses_a_stored_calibration(tmp_path):
+    """A slower measured link (rung bench --calibrate) lowers multi-host predictions."""
+    scenario = str(BUNDLED / "04-multi-host.yaml")
+    default = json.loads(run_cli("advise", "--scenario", scenario, "--json").stdout)
+    cal = tmp_path / "cal.json"
+    cal.write_text(json.dumps({"inter_host_efficiency": 0.05, "inter_host_hop_seconds": 1e-4}))
+    r = run_cli("advise", "--scenario", scenario, "--json", "--calibration", str(cal))
+    assert r.returncode == 0, r.stderr
+    slow = json.loads(r.stdout)
+    mwms = lambda d: next((x for x in d["rejected"] if x["verdict"] == "multi_worker_mirrored"), d)  # noqa: E731
+    assert mwms(slow)["predicted"]["examples_per_second"] < mwms(default)["predicted"]["examples_per_second"]
+    cal.write_text(json.dumps({"inter_host_efficiency": -1}))
+    r = run_cli("advise", "--scenario", scenario, "--json", "--calibration", str(cal))
+    assert r.returncode == 2 and "inter_host_efficiency" in r.stderr and r.stdout == ""
+
+
+def test_top_level_help_lists_every_subcommand():
+    r = run_cli("--help")
+    assert r.returncode == 0
+    for cmd in ("advise", "profile", "bench", "catalog"):
+        assert cmd in r.stdout
