@@ -67,7 +67,7 @@ def _surface_input_error(err: BenchError) -> None:
 def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmup: int = 3,
           hosts: Optional[int] = None, link_mbit: Optional[float] = None,
           straggler: Optional[tuple[int, float]] = None, kill: Optional[tuple[int, int]] = None,
-          deadline_seconds: float = 300.0, calibrate: bool = False, calibration_points=None,
+          deadline_seconds: float = 300.0, calibrate: bool = False, calibration_points=None, ps_tasks: int = 1,
           on_run: Optional[Callable[[str], None]] = None,
           on_progress: Optional[Callable[[int, int], None]] = None) -> dict:
     if not Path(workload).is_file():
@@ -86,7 +86,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
         raise InputError("--link-mbit", None, "shapes the links between test hosts; give --hosts too")
     work = workdir()
     base = {"workload": str(Path(workload).resolve()), "batch": batch, "steps": steps, "warmup": warmup,
-            "collective_timeout": COLLECTIVE_TIMEOUT_SECONDS}
+            "collective_timeout": COLLECTIVE_TIMEOUT_SECONDS, "ps_tasks": ps_tasks}
     out_runs: list[dict] = []
     net_ctx = TestNet(hosts, link_mbit) if hosts else nullcontext(None)
     try:
@@ -143,7 +143,7 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
              tag: str = "") -> dict:
     multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
     addresses = [net.address(i) for i in range(spec.replicas)] if (net is not None and multi) else None
-    plan = plan_run(spec, addresses, straggler=straggler if multi else None)
+    plan = plan_run(spec, addresses, ps_tasks=base["ps_tasks"], straggler=straggler if multi else None)
     cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas)
     my_kill = kill if (kill and multi) else None
     if my_kill:
@@ -164,7 +164,8 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
            "hosts": spec.replicas if (net is not None and multi) else 1,
            "link_mbit": net.link_mbit if (net is not None and multi) else None,
            "keras": outcome.result.get("keras"), **stats, "wall_seconds": outcome.wall_seconds,
-           "processes": outcome.tasks_started, "notes": outcome.notes, "_grads": outcome.result.get("gradients")}
+           "processes": outcome.tasks_started, "notes": outcome.notes, "_grads": outcome.result.get("gradients"),
+           "ps_tasks": base["ps_tasks"] if spec.strategy == "parameter_server" else 0}
     if straggler and multi:
         run["straggler"] = {"worker": straggler[0], "factor": straggler[1]}
     if my_kill:

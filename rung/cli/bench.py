@@ -21,6 +21,8 @@ def register(sub) -> None:
                    help="comma-separated strategy[:replicas] (default: %(default)s)")
     p.add_argument("--steps", type=int, default=20, metavar="N", help="steps timed per run (default 20)")
     p.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
+    p.add_argument("--ps-tasks", type=int, default=1, metavar="N",
+                   help="parameter-server tasks in parameter_server runs (default 1)")
     n = p.add_argument_group("test hosts (root)")
     n.add_argument("--hosts", type=int, metavar="H", help="put each worker on its own network namespace")
     n.add_argument("--link-mbit", type=float, metavar="B", help="shape every test host's link to B Mbit/s (tbf)")
@@ -63,6 +65,8 @@ def run(args) -> int:
             raise InputError(flag, None, f"worker {pair[0]} does not exist in every multi-worker run")
     if kill and kill[1] >= args.steps + args.warmup:
         raise InputError("--kill", None, f"step {kill[1]} is past the run's {args.steps + args.warmup} steps")
+    if not 1 <= args.ps_tasks <= 8:
+        raise InputError("--ps-tasks", None, f"expected 1 to 8 parameter-server tasks, received {args.ps_tasks}")
     batch = args.batch or _default_batch(args.workload)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     from rung.cli.profile import Progress
@@ -81,7 +85,8 @@ def run(args) -> int:
     with Progress() as progress:
         result = bench(args.workload, batch, runs, steps=args.steps, warmup=args.warmup, hosts=args.hosts,
                        link_mbit=args.link_mbit, straggler=straggler, kill=kill, deadline_seconds=args.deadline,
-                       calibrate=args.calibrate, calibration_points=points, on_run=progress.phase,
+                       calibrate=args.calibrate, calibration_points=points, ps_tasks=args.ps_tasks,
+                       on_run=progress.phase,
                        on_progress=progress.step)
     if args.calibrate and result["calibration"] and result["calibration"].get("fitted"):
         Path(args.calibration_out).write_text(json.dumps(result["calibration"], indent=2) + "\n")

@@ -80,3 +80,11 @@ def test_calibration_recovers_known_link_constants():
     single = _calibrate(runs[:2], b, {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, 200.0, None)
     assert single["testbed_cpu_seconds_per_byte"] == 0.0 and 0.5 < single["allreduce_share_of_goodput"] < 0.8
     assert _calibrate(runs[:1], b, {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, None, None)["fitted"] is False
+
+
+def test_several_parameter_server_tasks():
+    plan = plan_run(RunSpec("parameter_server", 3), ps_tasks=2)
+    assert [t.role for t in plan.tasks].count("ps") == 2
+    assert len(plan.tasks[0].tf_config["cluster"]["ps"]) == 2
+    ports = [a.split(":")[1] for tasks in plan.tasks[0].tf_config["cluster"].values() for a in tasks]
+    assert len(set(ports)) == len(ports) == 1 + 3 + 2
