@@ -88,3 +88,10 @@ def test_several_parameter_server_tasks():
     assert len(plan.tasks[0].tf_config["cluster"]["ps"]) == 2
     ports = [a.split(":")[1] for tasks in plan.tasks[0].tf_config["cluster"].values() for a in tasks]
     assert len(set(ports)) == len(ports) == 1 + 3 + 2
+
+
+def test_test_hosts_need_root(monkeypatch):
+    from rung.bench import netns
+    monkeypatch.setattr(netns.os, "geteuid", lambda: 1000)
+    with pytest.raises(InputError, match="need root"):
+        netns.check_can_make_hosts()
