@@ -18,9 +18,10 @@ MIN_GAIN_TO_CLIMB = 1.10
 # A synchronous step that waits this share of itself on the slowest worker has a
 # straggler problem worth naming.
 STRAGGLER_SIGNIFICANT_FRACTION = 0.10
-# A synchronous job that loses this share of its time to restarts and stragglers is
-# "too costly" when an asynchronous one meets the goal (the seed: climb to parameter
-# servers when the failure model makes synchronous steps too costly).
+# A synchronous job that loses this share of its time to restarts, stragglers and
+# all-gathering embedding rows is "too costly" when an asynchronous one meets the goal
+# (the seed: climb to parameter servers when the failure model or embedding-dominated
+# variables make synchronous steps too costly).
 SYNC_WASTE_LIMIT = 0.20
 # Below this share of linear scaling across hosts, scaling is not close to linear
 # (the contract's LINEAR_SCALING_ASSUMED threshold).
@@ -103,8 +104,10 @@ class Context:
         return c.allowed and c.eps >= self.target
 
     def sync_waste(self, p: Prediction) -> float:
-        """Share of a synchronous job's time lost to restarts and waiting on stragglers."""
-        return 1.0 - p.goodput * (1.0 - p.straggler_seconds / p.step_seconds)
+        """Share of a synchronous job's time lost to restarts, waiting on stragglers and
+        all-gathering embedding rows: what asynchronous parameter servers avoid."""
+        avoidable = (p.straggler_seconds + p.sparse_exchange_seconds) / p.step_seconds
+        return 1.0 - p.goodput * (1.0 - avoidable)
 
     def host_scaling(self, p: Prediction) -> Optional[float]:
         """Throughput across hosts over hosts x one host of the same strategy."""

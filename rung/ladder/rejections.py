@@ -6,7 +6,7 @@ from rung import units as u
 from rung.ladder import codes as C
 from rung.ladder.context import MIN_GAIN_TO_CLIMB, Candidate, Context
 from rung.ladder.decision import Decision, Finding, Rejection
-from rung.model import memory
+from rung.model import memory, throughput
 
 # A loss (communication, straggler wait, restarts) this large a share of the
 # multi-host step is named as a cause of multi-host training not paying.
@@ -22,9 +22,12 @@ def multi_host_losses(ctx: Context) -> list[Finding]:
     s = ctx.s
     exchange = p.inter_host_seconds + p.sparse_exchange_seconds
     grad_bytes = (s.workload.params - s.workload.embedding_params) * memory.BYTES_PER_DTYPE[s.workload.param_dtype]
+    rows = throughput.sparse_bytes_per_example(s) * s.workload.per_device_batch
+    what = f"{u.gib(grad_bytes)} of gradients" + (
+        f" and all-gathering {u.gib(rows)} of embedding rows per replica" if rows else "")
     losses = [
         (exchange / p.step_seconds, Finding(C.INTERCONNECT_BOUND,
-            f"exchanging {u.gib(grad_bytes)} of gradients across {p.hosts} hosts over "
+            f"exchanging {what} across {p.hosts} hosts over "
             f"{u.gbps(s.inter_host_bytes_per_second)} takes {u.seconds(exchange)} per step against "
             f"{u.seconds(p.compute_seconds)} of compute: {u.plan(p.hosts, p.devices_per_host)} give "
             f"{u.rate(p.examples_per_second)}, one host {u.rate(_one_host_eps(ctx))}")),
@@ -140,7 +143,7 @@ def _mwms(ctx: Context, d: Decision, c: Candidate):
                                                  f"over {u.gib(ctx.usable_bytes)} usable"), c.prediction
         if ctx.meets(c):
             return triggers, (f"meets the target but loses {ctx.sync_waste(c.prediction):.0%} of its time "
-                              f"to restarts and stragglers: {detail}"), c.prediction
+                              f"to restarts, stragglers and embedding all-gathers: {detail}"), c.prediction
         return triggers + [C.BELOW_TARGET], f"{_below(ctx, c)}: {detail}", c.prediction
     slower = c.eps < MIN_GAIN_TO_CLIMB * d_eps(d)
     codes = [f.code for f in losses] + [C.NOT_FASTER if slower else C.BELOW_TARGET]

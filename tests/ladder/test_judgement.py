@@ -129,3 +129,22 @@ def test_input_bound_outlook_after_the_fix():
     d = decide(workload={"step_seconds": 0.5, "input_wait_seconds": 0.3})
     assert d.verdict == "fix_input_pipeline"
     assert d.after_fix["verdict"] == "mirrored" and d.after_fix["meets_goal"]
+
+
+def test_embedding_all_gathers_make_sync_too_costly_even_when_it_fits():
+    """Tables fit the GPU, but all-gathering their rows across hosts dominates the
+    synchronous step: parameter servers, not a bigger multi-worker job."""
+    d = decide(workload={"params": 2.05e8, "embedding_params": 2.0e8, "optimizer": "adagrad",
+                         "per_device_batch": 4096, "step_seconds": 0.05, "input_wait_seconds": 0.001,
+                         "activation_bytes_per_example": 0},
+               hardware={"inter_host_gbps": 100, "max_hosts": 16},
+               goal={"target_examples_per_second": 1.5e6})
+    assert d.verdict == "parameter_server" and "EMBEDDING_DOMINATED" in d.codes
+    mwms = next(r for r in d.rejected if r.verdict == "multi_worker_mirrored")
+    assert "embedding rows" in mwms.message
+    # the same model without embedding tables stays synchronous
+    dense = decide(workload={"params": 2.05e8, "optimizer": "adagrad", "per_device_batch": 4096,
+                             "step_seconds": 0.05, "input_wait_seconds": 0.001, "activation_bytes_per_example": 0},
+                   hardware={"inter_host_gbps": 100, "max_hosts": 16},
+                   goal={"target_examples_per_second": 1.5e6})
+    assert dense.verdict != "parameter_server"
