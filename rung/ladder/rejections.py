@@ -100,6 +100,12 @@ def _blocked_by_first_questions(ctx: Context, d: Decision, cand: Candidate):
         return [C.INPUT_BOUND], (f"input-bound: predicted {u.rate(cand.eps)} on "
                                  f"{u.plan(p.hosts, p.devices_per_host) if p else '-'} against "
                                  f"{u.rate(ctx.single.eps)} on one device; fix the pipeline first"), p
+    if cand is ctx.ps and not ctx.embedding_dominated:
+        return [C.DOES_NOT_FIT], (f"parameter servers could hold the optimizer state, but a dense model is not "
+                                  f"a parameter-server case: every worker still computes with all "
+                                  f"{u.gib(ctx.replica.weights_bytes)} of weights, pulled and pushed back as "
+                                  "gradients every step; a model whose state does not fit one device is "
+                                  "sharded"), p
     return [C.DOES_NOT_FIT], (f"replicates a model that needs {u.gib(ctx.replica.total_bytes)} per "
                               f"device, over {u.gib(ctx.usable_bytes)} usable"), p
 
