@@ -22,3 +22,8 @@ class InputError(Exception):
             parts.append(self.field)
         parts.append(self.message)
         return ": ".join(parts)
+
+
+class RunError(Exception):
+    """A real run failed (a task crashed, a deadline passed): exit 1 with one line that says
+    which run and why; not bad input, and not a bug in rung."""

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from rung.bench.plan import RunPlan, Task, task_command, task_environment
+from rung.errors import RunError
 
 STRAGGLE_PERIOD_SECONDS = 0.02  # duty cycle of SIGSTOP/SIGCONT that slows a straggler
 
 
-class BenchError(Exception):
+class BenchError(RunError):
     """A run failed; the message says which task and why (its last error lines)."""
 
 
@@ -120,9 +121,8 @@ def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: floa
     recovery: dict = {}
     try:
         attempt = 0
-        step_offset = 0
         while True:
-            files = _start_all(plan, base_cfg, workdir, procs, wrap, attempt, step_offset)
+            files = _start_all(plan, base_cfg, workdir, procs, wrap, attempt)
             started += len(plan.tasks)
             lead_result, lead_err, lead_log, progress = files
             if attempt > 0:
@@ -158,7 +158,7 @@ def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: floa
         procs.close()
 
 
-def _start_all(plan, base_cfg, workdir, procs, wrap, attempt, step_offset):
+def _start_all(plan, base_cfg, workdir, procs, wrap, attempt):
     lead = plan.lead
     lead_files = None
     for task in plan.tasks:
@@ -212,7 +212,8 @@ def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progr
             time.sleep(0.2)
             if result.exists():
                 return None
-            why = err.read_text()[:600].splitlines()[0] if err.exists() else "exited without a result"
+            why = (err.read_text()[:600].splitlines()[0] if err.exists()
+                   else f"exit code {lead_proc.returncode}, last output: {_tail(err.with_suffix('').with_suffix('.log'))}")
             raise BenchError(f"{plan.spec.label}: {plan.lead.name} failed: {why}")
         for p in procs.procs:
             t = p.rung_task  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from rung.errors import InputError
+from rung.errors import InputError, RunError
 
 SUBCOMMANDS = ("advise", "profile", "bench", "catalog")
 
@@ -46,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"rung: error: {e.line()}", file=sys.stderr)
         return 2
+    except RunError as e:
+        print(f"rung: run failed: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("rung: interrupted", file=sys.stderr)
         return 130
