@@ -123,6 +123,10 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     r0["gradient_bytes_per_step"] = 0.0
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    used = [d for r in out_runs for d in (r.get("devices") or [])]
+    if used and not any(d.startswith("/gpu") for d in used):
+        notes.append("no GPU on this machine: one_device and mirrored ran on (logical) CPU devices; the GPU "
+                     "path (the GPUs present, NCCL) is not measured on this machine")
     calibration = _calibrate(out_runs, basis, link, link_mbit, straggler, calibration_points) if calibrate else None
     for r in out_runs:
         r.pop("_grads", None)
@@ -163,7 +167,7 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     run = {"strategy": spec.strategy, "replicas": spec.replicas,
            "hosts": spec.replicas if (net is not None and multi) else 1,
            "link_mbit": net.link_mbit if (net is not None and multi) else None,
-           "keras": outcome.result.get("keras"), **stats, "wall_seconds": outcome.wall_seconds,
+           "keras": outcome.result.get("keras"), "devices": outcome.result.get("devices") or None, **stats, "wall_seconds": outcome.wall_seconds,
            "processes": outcome.tasks_started, "notes": outcome.notes, "_grads": outcome.result.get("gradients"),
            "ps_tasks": base["ps_tasks"] if spec.strategy == "parameter_server" else 0}
     if straggler and multi:

@@ -15,12 +15,26 @@ import time
 import traceback
 
 
-def _strategy(tf, cfg):
+def _devices(tf, cfg) -> list[str]:
+    """The GPUs present when there are enough of them, else logical CPU devices (made
+    before any op runs). The GPU branch is written for GPU machines and not measured on
+    the CPU-only machine rung is developed on."""
+    n = cfg["replicas"] if cfg["strategy"] == "mirrored" else 1
+    gpus = tf.config.list_physical_devices("GPU")
+    if len(gpus) >= n:
+        return [f"/gpu:{i}" for i in range(n)]
+    if n > 1:
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * n)
+    return [f"/cpu:{i}" for i in range(n)]
+
+
+def _strategy(tf, cfg, devices):
     s = cfg["strategy"]
     if s == "one_device":
-        return tf.distribute.OneDeviceStrategy("/cpu:0")
+        return tf.distribute.OneDeviceStrategy(devices[0])
     if s == "mirrored":
-        return tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(cfg["replicas"])])
+        return tf.distribute.MirroredStrategy(devices)
     if s == "multi_worker_mirrored":
         opts = tf.distribute.experimental.CommunicationOptions(timeout_seconds=cfg["collective_timeout"])
         return tf.distribute.MultiWorkerMirroredStrategy(communication_options=opts)
@@ -71,9 +85,7 @@ def run(cfg) -> dict:
     from rung.measure.workload import build_checked_model, load_workload
 
     tf = tfenv.import_tensorflow(None)  # the runner set TF_USE_LEGACY_KERAS as needed
-    if cfg["strategy"] == "mirrored":
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * cfg["replicas"])
+    devices = _devices(tf, cfg) if cfg["strategy"] in ("one_device", "mirrored") else []
     if cfg["strategy"] == "parameter_server" and cfg["role"] in ("worker", "ps"):
         resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
         server = tf.distribute.Server(resolver.cluster_spec(), job_name=cfg["role"], task_index=cfg["index"],
@@ -81,7 +93,7 @@ def run(cfg) -> dict:
         server.join()
         return {}
     w = load_workload(cfg["workload"])
-    strategy = _strategy(tf, cfg)
+    strategy = _strategy(tf, cfg, devices)
     with strategy.scope():
         model = build_checked_model(w, tf)
     batch, replicas = cfg["batch"], cfg["replicas"]
@@ -104,7 +116,7 @@ def run(cfg) -> dict:
         g = counts.gradient_counts(tf, model, sample)
         grads = {"dense": g.dense_bytes, "sparse": g.sparse_bytes, "params": g.params}
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
-            "gradients": grads}
+            "gradients": grads, "devices": devices}
     if not sync:
         # PS fit takes no batch-level callbacks, and its steps finish asynchronously: time a
         # whole fit (which joins every scheduled step) after a warm-up fit, and report
