@@ -182,14 +182,13 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
             lost = max(0, killed - resumed_from)
             rec["resumed_from_step"] = resumed_from
         run["kill"] = {"worker": my_kill[0], "step": my_kill[1], "save_freq_steps": SAVE_FREQ_STEPS,
-                       "steps_lost": lost, "completed_all_steps": _completed(outcome.result, total_steps,
-                                                                             base["warmup"]), **rec}
+                       "steps_lost": lost, "completed_all_steps": _completed(outcome.result), **rec}
     if basis is not None:
         _attach_prediction(run, basis, straggler)
     return run
 
 
-def _completed(result: dict, total_steps: int, warmup: int) -> bool:
+def _completed(result: dict) -> bool:
     if result.get("async"):
         return True  # fit returned: the coordinator joined every scheduled step
     return bool(result.get("ends"))

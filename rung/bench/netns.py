@@ -99,7 +99,6 @@ class TestNet:
 
     def close(self) -> None:
         for ns in reversed(self.made_namespaces):
-            subprocess.run(["ip", "netns", "pids", ns], capture_output=True)
             out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
             for pid in out:
                 try:

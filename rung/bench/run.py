@@ -17,6 +17,7 @@ from typing import Callable, Optional
 
 from rung.bench.plan import RunPlan, Task, task_command, task_environment
 from rung.errors import RunError
+from rung.stats import percentile
 
 STRAGGLE_PERIOD_SECONDS = 0.02  # duty cycle of SIGSTOP/SIGCONT that slows a straggler
 
@@ -124,7 +125,7 @@ def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: floa
         while True:
             files = _start_all(plan, base_cfg, workdir, procs, wrap, attempt)
             started += len(plan.tasks)
-            lead_result, lead_err, lead_log, progress = files
+            lead_result, lead_err, _lead_log, progress = files
             if attempt > 0:
                 _await_first_step(plan, procs, progress, lead_result, t0, deadline_seconds)
                 recovery["recovery_seconds"] = time.perf_counter() - recovery.pop("_killed_at")
@@ -248,8 +249,7 @@ def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
     intervals = [b - a for a, b in zip([base] + timed[:-1], timed)]
     window = (timed[-1] if timed else result["end"]) - base
     steps = len(timed)
-    s = sorted(intervals)
-    p95 = s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))] if s else None
+    p95 = percentile(intervals, 0.95) if intervals else None
     return {"steps_timed": steps, "window_seconds": window,
             "step_seconds_p50": statistics.median(intervals) if intervals else None,
             "step_seconds_p95": p95, "step_seconds_mean": window / steps if steps else None,

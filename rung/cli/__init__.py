@@ -12,9 +12,6 @@ import sys
 
 from rung.errors import InputError, RunError
 
-SUBCOMMANDS = ("advise", "profile", "bench", "catalog")
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
         print(f"rung: error: {message} (see `{self.prog} --help`)", file=sys.stderr)

@@ -34,17 +34,13 @@ def register(sub) -> None:
 
 
 def _resolve(args) -> str:
-    from rung.examples import DEFAULT_SCENARIO, scenario_examples
+    from rung.examples import DEFAULT_SCENARIO, pick, scenario_examples
 
     if args.scenario and args.example:
         raise InputError("--example", None, "give either --scenario or --example, not both")
     if args.scenario:
         return args.scenario
-    examples = scenario_examples()
-    name = args.example or DEFAULT_SCENARIO
-    if name not in examples:
-        raise InputError("--example", None, f"unknown example {name!r}; expected one of: {', '.join(examples)}")
-    return str(examples[name])
+    return str(pick(scenario_examples(), args.example or DEFAULT_SCENARIO))
 
 
 def run(args) -> int:

@@ -68,7 +68,7 @@ def run(args) -> int:
     if not 1 <= args.ps_tasks <= 8:
         raise InputError("--ps-tasks", None, f"expected 1 to 8 parameter-server tasks, received {args.ps_tasks}")
     batch = args.batch or _default_batch(args.workload)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.signal(signal.SIGTERM, _interrupt)  # reap every process, as on Ctrl-C
     from rung.cli.profile import Progress
 
     points = None
@@ -99,6 +99,10 @@ def run(args) -> int:
 
     render(result)
     return 0
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 def _default_batch(path: str) -> int:

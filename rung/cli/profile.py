@@ -35,7 +35,7 @@ def register(sub) -> None:
 
 
 def resolve_workload(args) -> str:
-    from rung.examples import workload_examples
+    from rung.examples import pick, workload_examples
 
     if args.workload and args.example:
         raise InputError("--example", None, "give either WORKLOAD.py or --example, not both")
@@ -45,9 +45,7 @@ def resolve_workload(args) -> str:
     if not args.example:
         raise InputError("WORKLOAD.py", None, "missing; give a workload file or --example NAME "
                                               f"({', '.join(examples)})")
-    if args.example not in examples:
-        raise InputError("--example", None, f"unknown example {args.example!r}; expected one of: {', '.join(examples)}")
-    return str(examples[args.example])
+    return str(pick(examples, args.example))
 
 
 class Progress:

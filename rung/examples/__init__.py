@@ -9,6 +9,15 @@ WORKLOADS_DIR = Path(__file__).parent / "workloads"
 DEFAULT_SCENARIO = "multi-host"
 
 
+def pick(examples: dict[str, Path], name: str) -> Path:
+    """The example called `name`, or an InputError listing the ones there are."""
+    from rung.errors import InputError
+
+    if name not in examples:
+        raise InputError("--example", None, f"unknown example {name!r}; expected one of: {', '.join(examples)}")
+    return examples[name]
+
+
 def scenario_examples() -> dict[str, Path]:
     """Example name (file name without its number prefix) -> path."""
     out = {}

@@ -10,17 +10,11 @@ from rung.errors import InputError
 from rung.measure import counts, pipeline, shapes, tfenv, timing
 from rung.measure.workload import build_checked_model, load_workload, make_checked_dataset
 from rung.model.inputs import INPUT_BOUND_FRACTION
+from rung.stats import percentile
 
 SCHEMA = "rung/profile/v1"
 DEFAULT_STEPS = 30
 DEFAULT_WARMUP = 3
-
-
-def _percentile(values: list[float], q: float) -> float:
-    s = sorted(values)
-    k = (len(s) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
 def summarize(times: timing.StepTimes) -> dict:
@@ -32,7 +26,7 @@ def summarize(times: timing.StepTimes) -> dict:
         "input_wait_seconds": wait,
         "compute_seconds": statistics.fmean(times.computes),
         "step_seconds_p50": statistics.median(totals),
-        "step_seconds_p95": _percentile(totals, 0.95),
+        "step_seconds_p95": percentile(totals, 0.95),
         "step_time_cv": statistics.pstdev(totals) / mean if mean > 0 else 0.0,
         "input_wait_fraction": wait / mean if mean > 0 else 0.0,
         "input_bound": wait / mean >= INPUT_BOUND_FRACTION if mean > 0 else False,

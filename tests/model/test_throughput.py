@@ -70,3 +70,11 @@ def test_sweep_is_the_scalar_model_vectorised():
     # faster network never hurts; at the measured batch one device is exactly measured
     assert np.all(g["examples_per_second"][:, :, 1, :] >= g["examples_per_second"][:, :, 0, :])
     assert g["examples_per_second"][0, 0, 0, 1] == pytest.approx(256 / 0.21)
+
+
+def test_percentile_interpolates_like_numpy():
+    from rung.stats import percentile
+    vals = [5.0, 1.0, 3.0, 2.0, 4.0]
+    assert percentile(vals, 0.5) == np.percentile(vals, 50)
+    assert percentile(vals, 0.95) == pytest.approx(np.percentile(vals, 95))
+    assert percentile([7.0], 0.95) == 7.0
