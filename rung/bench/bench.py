@@ -210,52 +210,57 @@ def _attach_prediction(run: dict, basis: predict.Basis, straggler, efficiency: f
 
 
 def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) -> Optional[dict]:
-    """Fit the link constants on the multi-worker runs: measured comm = a x wire + k x
-    cpu_bytes, with wire = ring bytes / measured goodput and cpu_bytes = 2(N-1) x M /
-    cores. Points from earlier benches (`previous_points`) join the fit, so runs at
-    several link rates can calibrate together. Two or more distinct points fit both
-    constants (least squares); one fits `a` alone."""
+    """Fit the link constants on the multi-worker runs. For each run, the share of the
+    measured goodput its all-reduce achieved, y = wire / measured comm (wire: the bytes
+    each worker sends over the goodput), falls linearly with the bytes per second per
+    shared core that N links streaming at the goodput need, s = N x R / cores:
+    y = share x (1 - c x s). A straight-line fit gives the share (at idle cores: the
+    link's own efficiency, what `rung advise` uses) and c, the test bed's CPU seconds
+    per byte streamed. Points from earlier benches (`previous_points`) join the fit, so
+    runs at several link rates calibrate together. Points at two or more distinct s fit
+    both constants; one fits the share alone."""
     import numpy as np
 
     from dataclasses import replace
 
-    rows = [(p["wire_seconds"], p["cpu_seconds_at_one_second_per_byte"], p["comm_seconds"])
-            for p in (previous_points or [])]
     points = list(previous_points or [])
     for r in runs:
         if r["strategy"] != "multi_worker_mirrored" or r["replicas"] < 2 or not basis or r.get("straggler"):
             continue
         n = r["replicas"]
         p = predict.predict_step_seconds(basis, "multi_worker_mirrored", n)
-        hops = 2 * (n - 1) * basis.link_rtt_seconds / 2
-        measured_comm = r["step_seconds_mean"] - p["compute"] - p["straggler"] - hops
-        unit = replace(basis, cpu_seconds_per_byte=1.0)
-        rows.append((predict.ring_wire_seconds(basis, n), predict.ring_cpu_seconds(unit, n), measured_comm))
-        points.append({"run": f"multi_worker_mirrored:{n}", "link_mbit": link_mbit,
-                       "wire_seconds": rows[-1][0], "cpu_seconds_at_one_second_per_byte": rows[-1][1],
-                       "comm_seconds": measured_comm})
-    if not rows:
+        measured_comm = r["step_seconds_mean"] - p["compute"] - p["straggler"] - predict.latency_seconds(basis, n)
+        points.append({"run": f"multi_worker_mirrored:{n}", "link_mbit": link_mbit, "workers": n,
+                       "link_bytes_per_second": basis.link_bytes_per_second, "cores": basis.cores,
+                       "wire_seconds": predict.wire_seconds(basis, n), "comm_seconds": measured_comm,
+                       "streaming_bytes_per_core": predict.streaming_bytes_per_core(basis, n)})
+    if not points:
         return {"fitted": False, "why": "no multi_worker_mirrored run with 2 or more workers to fit on"}
-    wire, cpu, y = (np.array(c, dtype=float) for c in zip(*rows))
-    k = 0.0
-    if len({f"{w / c:.6e}" for w, c, _ in rows if c > 0}) >= 2:  # distinct wire/cpu mixes
-        (a, k), *_ = np.linalg.lstsq(np.stack([wire, cpu], axis=1), y, rcond=None)
-        if k < 0:
-            k = 0.0
-    if k == 0.0:
-        a = float(np.dot(wire, y) / np.dot(wire, wire))
-    a = max(float(a), 1e-3)
-    fitted = replace(basis, cpu_seconds_per_byte=float(k))
+    wire = np.array([q["wire_seconds"] for q in points], dtype=float)
+    comm_s = np.array([q["comm_seconds"] for q in points], dtype=float)
+    load = np.array([q["streaming_bytes_per_core"] for q in points], dtype=float)
+    if np.any(comm_s <= 0):
+        return {"fitted": False, "why": "a run's step was no longer than its compute: nothing to fit the link on"}
+    share_seen = wire / comm_s
+    c = 0.0
+    if len({f"{x:.6e}" for x in load}) >= 2:
+        slope, share = np.polyfit(load, share_seen, 1)
+        c = -slope / share if share > 0 else 0.0
+    if c <= 0.0:
+        c = 0.0
+        share = float(np.dot(wire, wire) / np.dot(wire, comm_s))  # least squares of comm = wire / share
+    share = float(min(max(share, 1e-3), 1.5))
+    fitted = replace(basis, cpu_seconds_per_byte=float(c)) if basis else None
     for r in runs:
-        if r["strategy"] != "one_device":
+        if r["strategy"] != "one_device" and fitted is not None:
             pred = predict.predict_step_seconds(fitted, r["strategy"], r["replicas"],
-                                                r.get("straggler", {}).get("factor", 1.0), 1.0 / a)["step"]
+                                                r.get("straggler", {}).get("factor", 1.0), share)["step"]
             r["calibrated_predicted_step_seconds"] = pred
             r["calibrated_prediction_error"] = predict.relative_error(pred, r["step_seconds_mean"])
     nominal = link_mbit * 1e6 / 8 if link_mbit else None
-    return {"fitted": True, "allreduce_share_of_goodput": 1.0 / a, "testbed_cpu_seconds_per_byte": float(k),
-            "inter_host_efficiency": (link["bytes_per_second"] / a / nominal) if nominal else None,
+    return {"fitted": True, "allreduce_share_of_goodput": share, "testbed_cpu_seconds_per_byte": float(c),
+            "inter_host_efficiency": (link["bytes_per_second"] * share / nominal) if nominal else None,
             "inter_host_hop_seconds": link["rtt_seconds"] / 2, "link_mbit": link_mbit,
-            "fitted_on": [f"{p['run']}@{p['link_mbit']}" for p in points], "points": points,
+            "fitted_on": [f"{q['run']}@{q['link_mbit']}" for q in points], "points": points,
             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "note": "fitted on these runs: their calibrated errors are in-sample"}

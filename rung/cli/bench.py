@@ -79,9 +79,12 @@ def run(args) -> int:
             from rung.spec.yamlio import load_mapping
 
             points = load_mapping(args.calibration_out, "calibration file").get("points")
-            if not isinstance(points, list):
+            need = ("workers", "wire_seconds", "comm_seconds", "streaming_bytes_per_core")
+            if not isinstance(points, list) or not all(
+                    isinstance(q, dict) and all(isinstance(q.get(k), (int, float)) for k in need) for q in points):
                 raise InputError(args.calibration_out, "points", "expected the list of points a previous "
-                                                                  "rung bench --calibrate wrote")
+                                 f"rung bench --calibrate wrote, each with {', '.join(need)} (a file from an "
+                                 "older rung: calibrate again without --calibration-merge)")
     with Progress() as progress:
         result = bench(args.workload, batch, runs, steps=args.steps, warmup=args.warmup, hosts=args.hosts,
                        link_mbit=args.link_mbit, straggler=straggler, kill=kill, deadline_seconds=args.deadline,

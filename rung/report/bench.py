@@ -52,9 +52,12 @@ def render(b: dict, console: Console | None = None) -> None:
     if b.get("calibration"):
         c = b["calibration"]
         console.print(Text(f"calibration: {c}" if not c.get("fitted") else
-                           f"calibration: the all-reduce achieved {c['allreduce_share_of_goodput']:.2f} of the "
-                           f"measured link goodput" + (f" ({c['inter_host_efficiency']:.2f} of the nominal rate)"
-                                                       if c.get("inter_host_efficiency") else "")
+                           f"calibration: on idle cores the all-reduce achieves {c['allreduce_share_of_goodput']:.2f} "
+                           f"of the measured link goodput" + (f" ({c['inter_host_efficiency']:.2f} of the nominal rate)"
+                                                              if c.get("inter_host_efficiency") else "")
+                           + (f"; streaming between test hosts costs {c['testbed_cpu_seconds_per_byte'] * 1e9:.1f} ns "
+                              "of CPU per byte on the shared cores" if c.get("testbed_cpu_seconds_per_byte") else "")
+                           + f"; fitted on {', '.join(c['fitted_on'])}"
                            + (f"; written to {c['written_to']}" if c.get("written_to") else ""), style="cyan"))
     for n in b["notes"]:
         console.print(Text(f"note: {n}", style="dim"))

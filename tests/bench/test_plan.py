@@ -57,8 +57,8 @@ def test_predictions_by_hand():
 
 
 def test_calibration_recovers_known_link_constants():
-    """Runs generated from a known share of goodput (0.8) and CPU cost per byte (5 ns)
-    are fitted back to those constants, and the calibrated errors vanish."""
+    """Runs generated from a known share of goodput (0.8) and CPU cost per byte streamed
+    (5 ns) are fitted back to those constants, and the calibrated errors vanish."""
     from dataclasses import replace
 
     from rung.bench.bench import _calibrate
@@ -76,10 +76,32 @@ def test_calibration_recovers_known_link_constants():
     assert cal["testbed_cpu_seconds_per_byte"] == pytest.approx(5e-9, rel=1e-6)
     assert cal["inter_host_efficiency"] == pytest.approx(25e6 * 0.8 / 25e6, rel=1e-6)
     assert all(abs(r["calibrated_prediction_error"]) < 1e-9 for r in runs[1:])
-    # one worker count alone fits the share of goodput only
+    # one worker count alone fits the share of goodput only (lower: it carries the CPU's share)
     single = _calibrate(runs[:2], b, {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, 200.0, None)
     assert single["testbed_cpu_seconds_per_byte"] == 0.0 and 0.5 < single["allreduce_share_of_goodput"] < 0.8
     assert _calibrate(runs[:1], b, {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, None, None)["fitted"] is False
+    # the same worker count at a second link rate, merged, separates the two constants again
+    fast = replace(b, link_bytes_per_second=100e6)
+    fast_run = [runs[0], {"strategy": "multi_worker_mirrored", "replicas": 2, "step_seconds_mean": predict_step_seconds(
+        replace(fast, cpu_seconds_per_byte=5e-9), "multi_worker_mirrored", 2, efficiency=0.8)["step"]}]
+    merged = _calibrate(fast_run, fast, {"bytes_per_second": 100e6, "rtt_seconds": 1e-4}, 800.0, None, single["points"])
+    assert merged["fitted_on"] == ["multi_worker_mirrored:2@200.0", "multi_worker_mirrored:2@800.0"]
+    assert merged["allreduce_share_of_goodput"] == pytest.approx(0.8, rel=1e-6)
+    assert merged["testbed_cpu_seconds_per_byte"] == pytest.approx(5e-9, rel=1e-6)
+
+
+def test_testbed_cpu_share_slows_the_all_reduce_and_is_bounded():
+    from dataclasses import replace
+
+    from rung.bench.predict import MAX_CPU_SHARE, testbed_cpu_share
+
+    b = Basis(one_device_step_seconds=0.001, dense_gradient_bytes=16e6, sparse_gradient_bytes=0,
+              step_time_cv=0.0, link_bytes_per_second=50e6, link_rtt_seconds=0.0, cores=2)
+    idle = predict_step_seconds(b, "multi_worker_mirrored", 4)
+    busy = predict_step_seconds(replace(b, cpu_seconds_per_byte=4e-9), "multi_worker_mirrored", 4)
+    assert testbed_cpu_share(replace(b, cpu_seconds_per_byte=4e-9), 4) == pytest.approx(4 * 50e6 / 2 * 4e-9)
+    assert busy["comm"] == pytest.approx(idle["comm"] / (1 - 0.4))
+    assert testbed_cpu_share(replace(b, cpu_seconds_per_byte=1e-6), 4) == MAX_CPU_SHARE
 
 
 def test_several_parameter_server_tasks():
