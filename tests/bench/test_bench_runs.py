@@ -127,3 +127,15 @@ def test_a_broken_workload_exits_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "rung", "bench", str(bad), "--runs", "one_device"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "ModuleNotFoundError" in r.stderr and r.stdout == ""
+
+
+def test_merging_an_old_or_foreign_calibration_file_exits_2(tmp_path):
+    """Points without the fields the fit needs (a file from before the CPU-share model,
+    or not a calibration at all) are refused before anything runs."""
+    old = tmp_path / "cal.json"
+    old.write_text(json.dumps({"points": [{"run": "multi_worker_mirrored:2", "wire_seconds": 1.0,
+                                           "cpu_seconds_at_one_second_per_byte": 1.6e7, "comm_seconds": 1.2}]}))
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", MLP, "--runs", "one_device", "--calibrate",
+                        "--calibration-merge", "--calibration-out", str(old)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "calibrate again" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert r.stdout == "" and "wire_seconds" in old.read_text()  # nothing written over it
