@@ -128,6 +128,9 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
         notes.append("no GPU on this machine: one_device and mirrored ran on (logical) CPU devices; the GPU "
                      "path (the GPUs present, NCCL) is not measured on this machine")
     calibration = _calibrate(out_runs, basis, link, link_mbit, straggler, calibration_points) if calibrate else None
+    if calibrate and not link_mbit:
+        notes.append("calibrated on an unshaped link (" + link["where"] + "): it gives rung advise a hop latency "
+                     "but no link efficiency; calibrate with --hosts and --link-mbit to measure a network link")
     for r in out_runs:
         r.pop("_grads", None)
     return {"schema": SCHEMA, "workload": workload, "per_replica_batch": batch, "weak_scaling": True,
@@ -261,6 +264,7 @@ def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) ->
     return {"fitted": True, "allreduce_share_of_goodput": share, "testbed_cpu_seconds_per_byte": float(c),
             "inter_host_efficiency": (link["bytes_per_second"] * share / nominal) if nominal else None,
             "inter_host_hop_seconds": link["rtt_seconds"] / 2, "link_mbit": link_mbit,
-            "fitted_on": [f"{q['run']}@{q['link_mbit']}" for q in points], "points": points,
+            "fitted_on": [q["run"] + (f" at {q['link_mbit']:g} Mbit/s" if q["link_mbit"] else " unshaped")
+                          for q in points], "points": points,
             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "note": "fitted on these runs: their calibrated errors are in-sample"}

@@ -51,8 +51,9 @@ def render(b: dict, console: Console | None = None) -> None:
                                style="cyan"))
     if b.get("calibration"):
         c = b["calibration"]
-        console.print(Text(f"calibration: {c}" if not c.get("fitted") else
-                           f"calibration: on idle cores the all-reduce achieves {c['allreduce_share_of_goodput']:.2f} "
+        console.print(Text(f"calibration: not fitted: {c.get('why')}" if not c.get("fitted") else
+                           f"calibration: {'on idle cores ' if c.get('testbed_cpu_seconds_per_byte') else ''}the all-reduce "
+                           f"achieves {c['allreduce_share_of_goodput']:.2f} "
                            f"of the measured link goodput" + (f" ({c['inter_host_efficiency']:.2f} of the nominal rate)"
                                                               if c.get("inter_host_efficiency") else "")
                            + (f"; streaming between test hosts costs {c['testbed_cpu_seconds_per_byte'] * 1e9:.1f} ns "

@@ -85,7 +85,8 @@ def test_calibration_recovers_known_link_constants():
     fast_run = [runs[0], {"strategy": "multi_worker_mirrored", "replicas": 2, "step_seconds_mean": predict_step_seconds(
         replace(fast, cpu_seconds_per_byte=5e-9), "multi_worker_mirrored", 2, efficiency=0.8)["step"]}]
     merged = _calibrate(fast_run, fast, {"bytes_per_second": 100e6, "rtt_seconds": 1e-4}, 800.0, None, single["points"])
-    assert merged["fitted_on"] == ["multi_worker_mirrored:2@200.0", "multi_worker_mirrored:2@800.0"]
+    assert merged["fitted_on"] == ["multi_worker_mirrored:2 at 200 Mbit/s",
+                                   "multi_worker_mirrored:2 at 800 Mbit/s"]
     assert merged["allreduce_share_of_goodput"] == pytest.approx(0.8, rel=1e-6)
     assert merged["testbed_cpu_seconds_per_byte"] == pytest.approx(5e-9, rel=1e-6)
 
