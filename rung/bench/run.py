@@ -208,7 +208,10 @@ def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progr
             if victim is not None:
                 procs.kill(victim)
                 victim.wait(timeout=10)
-                return step
+                # the step seen above may be stale by a step or two: read what the lead
+                # completed before the victim died (a synchronous lead cannot go further)
+                time.sleep(0.3)
+                return max(step, _read_int(progress) or step)
         if lead_proc.poll() is not None and not result.exists():
             time.sleep(0.2)
             if result.exists():

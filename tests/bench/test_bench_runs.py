@@ -91,6 +91,9 @@ def test_killed_workers_restart_synchronous_and_not_asynchronous_runs():
     mw, ps = kills["multi_worker_mirrored"], kills["parameter_server"]
     assert mw["restarts"] == 1 and mw["recovery_seconds"] > 0 and mw["resumed_from_step"] > 0
     assert mw["steps_lost"] <= 5 + 2                                   # at most a save interval (+ lag)
+    # it cannot resume from a checkpoint past the step it was killed at
+    assert mw["resumed_from_step"] <= mw["killed_at_step"]
+    assert mw["steps_lost"] == mw["killed_at_step"] - mw["resumed_from_step"]
     assert ps["restarts"] == 0 and ps["completed_all_steps"] and ps["steps_lost"] == 0
     assert next(x for x in b["runs"] if x["strategy"] == "parameter_server")["steps_timed"] == 10
 
