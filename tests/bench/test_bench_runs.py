@@ -61,9 +61,10 @@ def test_every_strategy_runs_for_real():
 
 
 @root_only
-def test_two_test_hosts_on_a_shaped_link():
+def test_two_test_hosts_on_a_shaped_link(tmp_path):
+    cal = tmp_path / "cal.json"
     r, b = bench(HEAVY, "--runs", "one_device,multi_worker_mirrored:2", "--hosts", "2", "--link-mbit", "200",
-                 "--steps", "3", "--warmup", "1")
+                 "--steps", "3", "--warmup", "1", "--calibrate", "--calibration-out", str(cal))
     assert r.returncode == 0, r.stderr[-800:]
     assert b["link"]["where"] == "test hosts 0 -> 1"
     assert 150 <= b["link"]["bytes_per_second"] * 8 / 1e6 <= 205      # tbf at 200 Mbit/s
@@ -72,6 +73,14 @@ def test_two_test_hosts_on_a_shaped_link():
     # 16.8 MB of gradients: a 2-worker ring moves 16.8 MB each way, at most 25 MB/s
     assert mw["step_seconds_mean"] >= 0.9 * 4_207_626 * 4 / 25e6
     assert abs(mw["prediction_error"]) < 0.35
+    # one load point fits the share of goodput alone; the file it writes is one rung advise takes
+    c = json.loads(cal.read_text())
+    assert c["fitted"] and c["testbed_cpu_seconds_per_byte"] == 0.0 and 0.4 < c["allreduce_share_of_goodput"] < 1.2
+    assert c["fitted_on"] == ["multi_worker_mirrored:2 at 200 Mbit/s"]
+    assert abs(mw["calibrated_prediction_error"]) < 0.02                # in-sample: one point, one constant
+    a = subprocess.run([sys.executable, "-m", "rung", "advise", "--example", "multi-host", "--json",
+                        "--calibration", str(cal)], capture_output=True, text=True, timeout=60)
+    assert a.returncode == 0, a.stderr
 
 
 def test_a_straggler_slows_synchronous_steps_not_parameter_servers():
