@@ -33,7 +33,7 @@ def multi_host_losses(ctx: Context) -> list[Finding]:
             f"{u.rate(p.examples_per_second)}, one host {u.rate(_one_host_eps(ctx))}")),
         (p.straggler_seconds / p.step_seconds, Finding(C.STRAGGLERS,
             f"each synchronous step across {p.hosts} hosts waits {u.seconds(p.straggler_seconds)} for "
-            f"the slowest (step-time CV {s.workload.step_time_cv:g})")),
+            f"the slowest (step-time CV {s.workload.step_time_cv:.2g})")),
         (1.0 - p.goodput, Finding(C.PREEMPTIBLE_WORKERS,
             f"with {p.hosts} preemptible hosts the synchronous job restarts so often that it keeps "
             f"{u.percent(p.goodput)} of its time")),

@@ -214,7 +214,7 @@ def _async_reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Findi
             f"(goodput {u.percent(p.goodput)})"))
     if ctx.stragglers and mw is not None:
         out.append(Finding(C.STRAGGLERS,
-            f"with step-time CV {s.workload.step_time_cv:g} a synchronous step across {mw.hosts} hosts "
+            f"with step-time CV {s.workload.step_time_cv:.2g} a synchronous step across {mw.hosts} hosts "
             f"waits {u.seconds(mw.straggler_seconds)} for its slowest worker; asynchronous workers do not wait"))
     if ctx.embedding_dominated:
         w = s.workload
@@ -278,6 +278,6 @@ def _sync_warnings(ctx: Context, p) -> list[Finding]:
                        "tf.keras.callbacks.BackupAndRestore" if interval else "")))
     if p.hosts > 1 and p.straggler_seconds >= 0.1 * p.step_seconds:
         out.append(Finding(C.STRAGGLERS,
-            f"with step-time CV {s.workload.step_time_cv:g} each step waits {u.seconds(p.straggler_seconds)} "
+            f"with step-time CV {s.workload.step_time_cv:.2g} each step waits {u.seconds(p.straggler_seconds)} "
             f"for the slowest of {p.hosts} workers"))
     return out
