@@ -30,7 +30,8 @@ def register(sub) -> None:
     f.add_argument("--straggler", metavar="K:F", help="slow worker K's process by factor F")
     f.add_argument("--kill", metavar="K@STEP", help="kill worker K when the run reaches STEP")
     c = p.add_argument_group("calibration and output")
-    c.add_argument("--calibrate", action="store_true", help="fit the link constants on the multi-worker runs")
+    c.add_argument("--calibrate", action="store_true", help="fit the link constants on the multi-worker runs (runs at two or more worker "
+                        "counts or link rates also fit the test bed's CPU cost)")
     c.add_argument("--calibration-out", metavar="FILE", default="rung-calibration.json",
                    help="where --calibrate stores them (default: %(default)s); use with rung advise --calibration")
     c.add_argument("--calibration-merge", action="store_true",
