@@ -58,6 +58,7 @@ def test_every_strategy_runs_for_real():
         assert x["examples_per_second"] > 0 and x["step_seconds_p50"] <= x["step_seconds_p95"]
     # 399,370 float32 gradients; ring all-reduce over 2 replicas sends 2 x 1/2 of them
     assert runs["multi_worker_mirrored"]["gradient_bytes_per_step"] == pytest.approx(399_370 * 4)
+    assert any("share this machine's" in n for n in b["notes"])        # why local predictions run fast
 
 
 @root_only
