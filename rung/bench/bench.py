@@ -181,7 +181,7 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
         run["straggler"] = {"worker": straggler[0], "factor": straggler[1]}
     if my_kill:
         rec = dict(outcome.recovery)
-        killed = rec.get("killed_at_step", my_kill[1])
+        killed = rec.get("killed_at_step", 0)
         lost = 0
         if spec.strategy == "multi_worker_mirrored" and rec.get("restarts"):
             # the restarted fit runs only the steps after its restored checkpoint
@@ -189,7 +189,11 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
             lost = max(0, killed - resumed_from)
             rec["resumed_from_step"] = resumed_from
         run["kill"] = {"worker": my_kill[0], "step": my_kill[1], "save_freq_steps": SAVE_FREQ_STEPS,
-                       "steps_lost": lost, "completed_all_steps": _completed(outcome.result), **rec}
+                       "happened": "killed_at_step" in rec, "steps_lost": lost,
+                       "completed_all_steps": _completed(outcome.result), **rec}
+        if "killed_at_step" not in rec:
+            run["notes"].append(f"the run finished before its progress showed step {my_kill[1]}: worker "
+                                f"{my_kill[0]} was never killed (give it more --steps)")
     if basis is not None:
         _attach_prediction(run, basis, straggler)
     return run

@@ -209,9 +209,15 @@ def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progr
                 procs.kill(victim)
                 victim.wait(timeout=10)
                 # the step seen above may be stale by a step or two: read what the lead
-                # completed before the victim died (a synchronous lead cannot go further)
-                time.sleep(0.3)
-                return max(step, _read_int(progress) or step)
+                # completed before the victim died (a synchronous lead cannot go further),
+                # once its count has held still for half a second (3 s at most)
+                last, still_since, until = step, time.perf_counter(), time.perf_counter() + 3.0
+                while time.perf_counter() < until and time.perf_counter() - still_since < 0.5:
+                    time.sleep(0.1)
+                    now = _read_int(progress) or last
+                    if now != last:
+                        last, still_since = now, time.perf_counter()
+                return max(step, last)
         if lead_proc.poll() is not None and not result.exists():
             time.sleep(0.2)
             if result.exists():

@@ -42,7 +42,11 @@ def render(b: dict, console: Console | None = None) -> None:
             console.print(Text(f"  straggler: {r['strategy']}:{r['replicas']} with worker {s['worker']} slowed "
                                f"{s['factor']:g}x steps {s['slowdown']:.2f}x slower and keeps "
                                f"{s['throughput_kept']:.0%} of its throughput", style="cyan"))
-        if r.get("kill"):
+        if r.get("kill") and not r["kill"].get("happened", True):
+            k = r["kill"]
+            console.print(Text(f"  kill: {r['strategy']}:{r['replicas']}: the run finished before step {k['step']}; "
+                               f"worker {k['worker']} was never killed (give it more --steps)", style="yellow"))
+        elif r.get("kill"):
             k = r["kill"]
             console.print(Text(f"  kill: {r['strategy']}:{r['replicas']}: worker {k['worker']} killed at step "
                                f"{k.get('killed_at_step', k['step'])}; steps lost {k['steps_lost']}; restarts "

@@ -118,3 +118,27 @@ def test_test_hosts_need_root(monkeypatch):
     monkeypatch.setattr(netns.os, "geteuid", lambda: 1000)
     with pytest.raises(InputError, match="need root"):
         netns.check_can_make_hosts()
+
+
+def test_the_report_says_when_a_kill_never_happened():
+    """A run that ends before its kill step must not read as if the worker was killed."""
+    import io
+
+    from rich.console import Console
+
+    from rung.report.bench import render
+
+    run = {"strategy": "parameter_server", "replicas": 2, "keras": "tf_keras", "examples_per_second": 100.0,
+           "step_seconds_p50": 0.04, "step_seconds_p95": 0.05, "scaling_efficiency": 0.5,
+           "gradient_bytes_per_step": 1e6, "predicted_step_seconds": 0.03, "prediction_error": -0.2,
+           "kill": {"worker": 1, "step": 6, "happened": False, "steps_lost": 0, "completed_all_steps": True}}
+    b = {"workload": "w.py", "per_replica_batch": 8, "steps": 10, "warmup": 2, "cores": 2, "hosts": 1,
+         "link_mbit": None, "link": {"where": "loopback", "bytes_per_second": 1e9, "rtt_seconds": 1e-4},
+         "runs": [run], "calibration": None, "notes": []}
+    out = io.StringIO()
+    render(b, Console(file=out, width=200))
+    assert "never killed" in out.getvalue() and "killed at step" not in out.getvalue()
+    run["kill"].update(happened=True, killed_at_step=7, restarts=0)
+    out = io.StringIO()
+    render(b, Console(file=out, width=200))
+    assert "killed at step 7" in out.getvalue()
