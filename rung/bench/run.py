@@ -208,6 +208,8 @@ def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progr
             if victim is not None:
                 procs.kill(victim)
                 victim.wait(timeout=10)
+                if plan.spec.strategy == "parameter_server":
+                    return step  # the coordinator carries on: its count keeps moving
                 # the step seen above may be stale by a step or two: read what the lead
                 # completed before the victim died (a synchronous lead cannot go further),
                 # once its count has held still for half a second (3 s at most)

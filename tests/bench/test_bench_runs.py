@@ -105,6 +105,7 @@ def test_killed_workers_restart_synchronous_and_not_asynchronous_runs():
     kills = {x["strategy"]: x["kill"] for x in b["runs"] if x.get("kill")}
     mw, ps = kills["multi_worker_mirrored"], kills["parameter_server"]
     assert mw["happened"] and ps["happened"]
+    assert 6 <= ps["killed_at_step"] < 2 + 30                         # where the kill landed, not the end
     assert mw["restarts"] == 1 and mw["recovery_seconds"] > 0 and mw["resumed_from_step"] > 0
     assert mw["steps_lost"] <= 5 + 2                                   # at most a save interval (+ lag)
     # it cannot resume from a checkpoint past the step it was killed at
