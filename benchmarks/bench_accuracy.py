@@ -32,8 +32,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 HEAVY = REPO / "rung" / "examples" / "workloads" / "comm_heavy.py"
 MLP = REPO / "rung" / "examples" / "workloads" / "mlp.py"
-CALIBRATION_RUNS = "one_device,multi_worker_mirrored:2,multi_worker_mirrored:4"
 CALIBRATION_WORKERS, CALIBRATION_RATES = (2, 4), (50.0, 500.0)
+CALIBRATION_RUNS = ",".join(["one_device"] + [f"multi_worker_mirrored:{w}" for w in CALIBRATION_WORKERS])
+WARMUP = 2
 
 
 def bench(*args) -> dict:
@@ -42,9 +43,6 @@ def bench(*args) -> dict:
     if r.returncode != 0:
         raise SystemExit(f"rung bench failed: {r.stderr[-1000:]}")
     return json.loads(r.stdout)
-
-
-WARMUP = 2
 
 
 def steps_at(rate: float, steps: int) -> int:
@@ -63,13 +61,14 @@ def main() -> int:
     cal_file = REPO / "benchmarks" / "out" / "calibration.json"
     cal_file.parent.mkdir(exist_ok=True)
     cal_file.unlink(missing_ok=True)
-    for i, rate in enumerate((50, 500)):
-        cal = bench(HEAVY, "--runs", CALIBRATION_RUNS, "--hosts", 4, "--link-mbit", rate,
+    for i, rate in enumerate(CALIBRATION_RATES):
+        cal = bench(HEAVY, "--runs", CALIBRATION_RUNS, "--hosts", max(CALIBRATION_WORKERS), "--link-mbit", rate,
                     "--steps", steps_at(rate, args.steps), "--warmup", WARMUP, "--calibrate", "--calibration-out", cal_file,
                     *(["--calibration-merge"] if i else []))
     c = cal["calibration"]
     eff, k = c["allreduce_share_of_goodput"], c["testbed_cpu_seconds_per_byte"]
-    print(f"calibrated on mwms:2 and mwms:4 at 50 and 500 Mbit/s: on idle cores the all-reduce achieves "
+    print(f"calibrated on {' and '.join(map(str, CALIBRATION_WORKERS))} workers at "
+          f"{' and '.join(f'{r:g}' for r in CALIBRATION_RATES)} Mbit/s: on idle cores the all-reduce achieves "
           f"{eff:.3f} of measured TCP goodput ({c['inter_host_efficiency']:.3f} of the nominal rate); streaming "
           f"between test hosts costs {k * 1e9:.2f} ns of CPU per byte on the shared cores")
     rows = []

@@ -115,7 +115,7 @@ def plan_run(spec: RunSpec, addresses: Optional[list[str]] = None, ps_tasks: int
         raise InputError("--hosts", None, f"{spec.label} needs {n} hosts, {len(addrs)} given")
     slow_k, factor = straggler if straggler else (-1, 1.0)
     if spec.strategy == "multi_worker_mirrored":
-        ports = [free_ports(1, "127.0.0.1")[0] for _ in range(n)]
+        ports = free_ports(n)
         cluster = {"worker": [f"{addrs[i]}:{ports[i]}" for i in range(n)]}
         tasks = [Task("worker", i, _tf_config(cluster, "worker", i), addrs[i], i if addresses else None,
                       factor if i == slow_k else 1.0) for i in range(n)]

@@ -54,8 +54,6 @@ def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float
     if strategy == "one_device":
         return {"compute": b.one_device_step_seconds, "comm": 0.0, "straggler": 0.0,
                 "step": b.one_device_step_seconds, "basis": True}
-    hop = b.link_rtt_seconds / 2
-    bw = b.link_bytes_per_second * efficiency
     if strategy == "mirrored":
         c = float(comm.ring_allreduce_seconds(b.dense_gradient_bytes, n, LOCAL_COPY_BYTES_PER_SECOND, 0.0))
         return {"compute": compute, "comm": c, "straggler": 0.0, "step": compute + c, "basis": False}
@@ -63,12 +61,11 @@ def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float
         u = testbed_cpu_share(b, n)
         c = wire_seconds(b, n) / (efficiency * (1.0 - u)) + latency_seconds(b, n)
         s = float(straggler.straggler_seconds(b.one_device_step_seconds * n, b.step_time_cv, n))
-        return {"compute": compute, "comm": c, "straggler": s, "step": compute + c + s, "basis": False,
-                "cpu_share": u}
+        return {"compute": compute, "comm": c, "straggler": s, "step": compute + c + s, "basis": False}
     # parameter servers: each worker pulls weights and rows, pushes gradients; the
     # fleet's step is the mean time between completed steps across n workers
     each_way = b.dense_gradient_bytes + b.sparse_gradient_bytes
-    x = float(ps.exchange_seconds(each_way, bw, efficiency=1.0))
+    x = float(ps.exchange_seconds(each_way, b.link_bytes_per_second * efficiency, efficiency=1.0))
     worker_steps = [b.one_device_step_seconds * n + x] * n
     if straggle > 1.0:
         worker_steps[-1] = b.one_device_step_seconds * n * straggle + x

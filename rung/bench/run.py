@@ -210,16 +210,7 @@ def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progr
                 victim.wait(timeout=10)
                 if plan.spec.strategy == "parameter_server":
                     return step  # the coordinator carries on: its count keeps moving
-                # the step seen above may be stale by a step or two: read what the lead
-                # completed before the victim died (a synchronous lead cannot go further),
-                # once its count has held still for half a second (3 s at most)
-                last, still_since, until = step, time.perf_counter(), time.perf_counter() + 3.0
-                while time.perf_counter() < until and time.perf_counter() - still_since < 0.5:
-                    time.sleep(0.1)
-                    now = _read_int(progress) or last
-                    if now != last:
-                        last, still_since = now, time.perf_counter()
-                return max(step, last)
+                return _settled_step(progress, step)
         if lead_proc.poll() is not None and not result.exists():
             time.sleep(0.2)
             if result.exists():
@@ -237,6 +228,19 @@ def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progr
             raise BenchError(f"{plan.spec.label}: no result after {deadline:.0f} s (deadline); every task "
                              "was ended")
         time.sleep(0.1)
+
+
+def _settled_step(progress: Path, seen: int, still: float = 0.5, cap: float = 3.0) -> int:
+    """The step a synchronous lead completed before its peer died. The step seen at kill
+    time may be stale by a step or two, and the lead cannot go further without the peer:
+    read its count once it has held still for `still` seconds (`cap` at most)."""
+    last, still_since, until = seen, time.perf_counter(), time.perf_counter() + cap
+    while time.perf_counter() < until and time.perf_counter() - still_since < still:
+        time.sleep(0.1)
+        now = _read_int(progress) or last
+        if now != last:
+            last, still_since = now, time.perf_counter()
+    return max(seen, last)
 
 
 def _read_int(path: Path) -> Optional[int]:

@@ -70,7 +70,7 @@ def run(args) -> int:
         raise InputError("--ps-tasks", None, f"expected 1 to 8 parameter-server tasks, received {args.ps_tasks}")
     batch = args.batch or _default_batch(args.workload)
     signal.signal(signal.SIGTERM, _interrupt)  # reap every process, as on Ctrl-C
-    from rung.cli.profile import Progress
+    from rung.cli._common import Progress
 
     points = None
     if args.calibration_merge:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
-from pathlib import Path
 
 from rung.cli import _hardware
+from rung.cli._common import Progress, write_atomically
 from rung.errors import InputError
 
 
@@ -48,61 +46,12 @@ def resolve_workload(args) -> str:
     return str(pick(examples, args.example))
 
 
-class Progress:
-    """A progress display on stderr while TensorFlow works (only on a terminal)."""
-
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self._p = self._task = None
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
-
-            self._p = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                   TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-            self._p.__enter__()
-            self._task = self._p.add_task("starting", total=None)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._p is not None:
-            self._p.__exit__(*exc)
-
-    def phase(self, message: str) -> None:
-        if self._p is not None:
-            self._p.update(self._task, description=message, completed=0, total=None)
-
-    def step(self, done: int, total: int) -> None:
-        if self._p is not None:
-            self._p.update(self._task, completed=done, total=total)
-
-
 def measure(args, path: str) -> dict:
     from rung.measure.profile import profile
 
     with Progress() as progress:
         return profile(path, batch=args.batch, steps=args.steps, warmup=args.warmup, keras=args.keras,
                        try_fixes=args.try_fixes, on_phase=progress.phase, on_step=progress.step)
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write the whole file or nothing: a temporary file beside it, then a rename."""
-    dest = Path(path)
-    if dest.is_dir():
-        raise InputError(path, None, "is a directory; expected a file path for --scenario-out")
-    if not dest.parent.exists():
-        raise InputError(path, None, f"its folder {dest.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, dest)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def scenario_text(profile: dict, args) -> str:
@@ -134,7 +83,7 @@ def run(args) -> int:
         _hardware.blocks(args, measured_eps=1.0, require=False)  # validate the flags before measuring
     profile = measure(args, path)
     if args.scenario_out:
-        write_atomically(args.scenario_out, scenario_text(profile, args))
+        write_atomically(args.scenario_out, scenario_text(profile, args), "--scenario-out")
     if args.json:
         json.dump(profile, sys.stdout, indent=2)
         sys.stdout.write("\n")
