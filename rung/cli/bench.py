@@ -70,8 +70,10 @@ def run(args) -> int:
         raise InputError("--ps-tasks", None, f"expected 1 to 8 parameter-server tasks, received {args.ps_tasks}")
     batch = args.batch or _default_batch(args.workload)
     signal.signal(signal.SIGTERM, _interrupt)  # reap every process, as on Ctrl-C
-    from rung.cli._common import Progress
+    from rung.cli._common import Progress, check_writable, write_atomically
 
+    if args.calibrate:
+        check_writable(args.calibration_out, "--calibration-out")  # before minutes of runs, not after
     points = None
     if args.calibration_merge:
         if not args.calibrate:
@@ -93,7 +95,8 @@ def run(args) -> int:
                        on_run=progress.phase,
                        on_progress=progress.step)
     if args.calibrate and result["calibration"] and result["calibration"].get("fitted"):
-        Path(args.calibration_out).write_text(json.dumps(result["calibration"], indent=2) + "\n")
+        write_atomically(args.calibration_out, json.dumps(result["calibration"], indent=2) + "\n",
+                         "--calibration-out")
         result["calibration"]["written_to"] = args.calibration_out
     if args.json:
         json.dump(result, sys.stdout, indent=2)

@@ -6,7 +6,7 @@ import json
 import sys
 
 from rung.cli import _hardware
-from rung.cli._common import Progress, write_atomically
+from rung.cli._common import Progress, check_writable, write_atomically
 from rung.errors import InputError
 
 
@@ -79,6 +79,8 @@ def run(args) -> int:
             print(f"{name:<14} {doc}")
         return 0
     path = resolve_workload(args)
+    if args.scenario_out:
+        check_writable(args.scenario_out, "--scenario-out")  # before the measurement, not after
     if args.scenario_out and (args.hardware or args.device):
         _hardware.blocks(args, measured_eps=1.0, require=False)  # validate the flags before measuring
     profile = measure(args, path)

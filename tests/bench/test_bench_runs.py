@@ -132,6 +132,7 @@ def test_ctrl_c_reaps_every_process(tmp_path):
 
 @pytest.mark.parametrize("args,words", [
     (["--runs", "horovod:2"], "unknown strategy"),
+    (["--runs", "one_device", "--calibrate", "--calibration-out", "/no/such/folder/cal.json"], "does not exist"),
     (["--link-mbit", "100"], "give --hosts too"),
     (["--straggler", "5:2", "--runs", "multi_worker_mirrored:2"], "does not exist"),
     (["--kill", "1@999", "--runs", "parameter_server:2"], "past the run"),

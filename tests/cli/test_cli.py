@@ -133,3 +133,9 @@ def test_top_level_help_lists_every_subcommand():
     assert r.returncode == 0
     for cmd in ("advise", "profile", "bench", "catalog"):
         assert cmd in r.stdout
+
+
+def test_an_unwritable_scenario_out_is_refused_before_measuring():
+    r = run_cli("profile", "--example", "mlp", "--scenario-out", "/no/such/folder/s.yaml")
+    assert r.returncode == 2 and "does not exist" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert "measured" not in r.stdout + r.stderr
