@@ -2,10 +2,36 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+# Two-sided 95% quantiles of Student's t by degrees of freedom (any statistics table,
+# e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2); above 10 degrees, 2.2 to 1.96: 2.1 is used.
+_T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
+T975_MANY = 2.1
+# Batch means: consecutive steps are correlated (the machine's load drifts), so the
+# mean's interval comes from the spread of the means of a few blocks of steps, not of
+# single steps (Law & Kelton, "Simulation Modeling and Analysis", batch means method).
+MAX_BLOCKS = 6
+MIN_STEPS_PER_BLOCK = 3
+
 
 def percentile(values: list[float], q: float) -> float:
-    """The q-quantile (0..1) with linear interpolation between ranks (numpy's default)."""
-    s = sorted(values)
-    k = (len(s) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+    """The q-quantile (0..1), linear between ranks."""
+    return float(np.quantile(np.asarray(values, dtype=float), q))
+
+
+def t975(dof: int) -> float:
+    return _T975.get(dof, T975_MANY)
+
+
+def mean_ci95(values: list[float]) -> tuple[float, float]:
+    """95% interval of the mean of a series of step measurements, by batch means."""
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    mean = float(x.mean())
+    if n < 2:
+        return mean, mean
+    blocks = max(2, min(MAX_BLOCKS, n // MIN_STEPS_PER_BLOCK))
+    means = np.array([b.mean() for b in np.array_split(x, blocks)])
+    half = t975(blocks - 1) * float(means.std(ddof=1)) / np.sqrt(blocks)
+    return float(mean - half), float(mean + half)

@@ -112,8 +112,10 @@ def run(cfg) -> dict:
         callbacks.append(timing)
     grads = None
     if cfg["strategy"] == "one_device":
+        # counted as rung profile counts them: one eager step of the model's own train_step,
+        # on a model of its own outside any strategy (the run's model belongs to its scope)
         sample = next(iter(w.make_dataset(batch)))
-        g = counts.gradient_counts(tf, model, sample)
+        g = counts.gradient_counts(tf, build_checked_model(w, tf), sample)
         grads = {"dense": g.dense_bytes, "sparse": g.sparse_bytes, "params": g.params}
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
             "gradients": grads, "devices": devices}

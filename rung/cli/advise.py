@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from rung.cli import _hardware
+from rung.cli import _hardware, _plan
 from rung.errors import InputError
 
 
@@ -25,6 +25,7 @@ def register(sub) -> None:
     out.add_argument("--calibration", metavar="FILE",
                      help="link constants measured by `rung bench --calibrate` (replace the defaults)")
     _hardware.add_arguments(p)
+    _plan.add_arguments(p)
     m = p.add_argument_group("measurement (with WORKLOAD.py)")
     m.add_argument("--batch", type=int, metavar="N", help="per-device batch (default: the file's BATCH_SIZE, else 32)")
     m.add_argument("--steps", type=int, default=30, metavar="N", help="steps timed after warm-up (default 30)")
@@ -64,7 +65,7 @@ def run(args) -> int:
             raise InputError("WORKLOAD.py", None, "give a workload file or --scenario/--example, not both")
         scenario, decision, path = _from_workload(args)
     else:
-        if _hardware.given(args):
+        if _hardware.given(args) or _plan.given(args):
             raise InputError("--hardware", None, "hardware and target flags go with WORKLOAD.py; "
                                                  "a scenario file has its own")
         path = _resolve(args)
@@ -86,22 +87,13 @@ def _from_workload(args):
     """Profile WORKLOAD.py on this machine, then advise on the hardware and goal given."""
     from rung.cli.profile import measure
     from rung.ladder import advise
-    from rung.ladder.decision import Finding
-    from rung.spec.profile import scenario_from_profile
 
-    hw, fleet, goal = _hardware.blocks(args)  # checked before the (slow) measurement
+    _hardware.blocks(args)  # checked before the (slow) measurement
+    _plan._check(args)
     profile = measure(args, args.workload)
-    scenario = scenario_from_profile(profile, hw, goal, fleet, where=args.hardware or "--device")
+    scenario, caveats = _plan.plan_scenario(profile, args, where=args.hardware or "--device")
     decision = advise(scenario)
-    measured = f"{profile['device']} ({profile['device_name']}) of this machine"
-    if scenario.hardware.device == "custom":
-        text = (f"the workload was measured on {measured}; the plan assumes hosts whose devices "
-                "run it as fast")
-    else:
-        text = (f"the workload was measured on {measured}, not on a {scenario.device.name}: step time, "
-                "input wait and throughput are this machine's; profile on the target device for a plan "
-                "you can trust")
-    decision.warnings.append(Finding("MEASURED_ON_THIS_MACHINE", text))
+    decision.warnings[0:0] = caveats
     return scenario, decision, args.workload
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from rung.cli import _hardware
+from rung.cli import _hardware, _plan
 from rung.cli._common import Progress, check_writable, write_atomically
 from rung.errors import InputError
 
@@ -29,6 +29,7 @@ def register(sub) -> None:
     o.add_argument("--json", action="store_true", help="print profile v1 JSON on stdout")
     o.add_argument("--scenario-out", metavar="FILE", help="write a scenario v1 whose workload block is the measurement")
     _hardware.add_arguments(p)
+    _plan.add_arguments(p)
     p.set_defaults(run=run)
 
 
@@ -57,16 +58,17 @@ def measure(args, path: str) -> dict:
 def scenario_text(profile: dict, args) -> str:
     import yaml
 
-    from rung.spec.profile import scenario_from_profile
 
-    eps = profile["per_device_batch"] / profile["step_seconds"]
-    hw, fleet, goal = _hardware.blocks(args, measured_eps=eps, require=False)
-    s = scenario_from_profile(profile, hw, goal, fleet, where=args.scenario_out)
+    s, caveats = _plan.plan_scenario(profile, args, where=args.scenario_out, require=False)
     data = s.model_dump(by_alias=True, exclude_none=True, exclude_defaults=False)
+    source = {"measured": "the measurement", "estimated": "estimated for the plan's device from counted FLOPs "
+              "(step_seconds_source: estimated)", "declared": "declared"}[s.workload.step_seconds_source]
     header = (f"# Written by `rung profile` from {profile['workload']}, measured on {profile['device']} "
               f"({profile['device_name']}).\n"
-              "# The workload block is the measurement; step times are this machine's. Edit hardware,\n"
-              "# fleet and goal to the training you plan, then: rung advise --scenario THIS_FILE\n")
+              f"# The workload's step time is {source}. step_time_cv is the fleet's (across workers), not\n"
+              "# the profile's. Edit hardware, fleet and goal to the training you plan, then:\n"
+              "# rung advise --scenario THIS_FILE\n"
+              + "".join(f"# {c.code}: {c.message}\n" for c in caveats))
     return header + yaml.safe_dump(data, sort_keys=False)
 
 
@@ -83,6 +85,7 @@ def run(args) -> int:
         check_writable(args.scenario_out, "--scenario-out")  # before the measurement, not after
     if args.scenario_out and (args.hardware or args.device):
         _hardware.blocks(args, measured_eps=1.0, require=False)  # validate the flags before measuring
+    _plan._check(args)
     profile = measure(args, path)
     if args.scenario_out:
         write_atomically(args.scenario_out, scenario_text(profile, args), "--scenario-out")

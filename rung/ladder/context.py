@@ -68,7 +68,7 @@ class Context:
         self.wait_fraction = inputs.input_wait_fraction(w.step_seconds, w.input_wait_seconds)
         self.input_bound = throughput.input_bound(s)
         self.tpu = s.is_tpu
-        self.embedding_dominated = ps.embedding_dominated(w.params, w.embedding_params)
+        self.embedding_dominated = ps.embedding_dominated(w.params, w.embedding_params, w.param_dtype)
         self.preemptible = s.preemptible
         self.reproducible = s.goal.reproducible
         self.ps_worker_fits = throughput.ps_worker_memory_bytes(s) <= self.usable_bytes

@@ -2,7 +2,9 @@
 
 `Decision.to_json()` gives decision v1 (shared/contract/scenario-v1.md) plus fields
 rung adds (`name`, `target_examples_per_second`, `breakdown`, `code`, `takes_on`,
-`after_fix`, and `hosts`/`devices`/`predicted` on each rejected rung).
+`after_fix`, `inputs` (the workload it decided from), `confidence` (the step time's
+interval and source, and the margin by which the verdict holds), and
+`hosts`/`devices`/`predicted` on each rejected rung).
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ class Decision:
     code: Optional[str] = None
     takes_on: list[str] = field(default_factory=list)
     after_fix: Optional[dict] = None
+    inputs: Optional[dict] = None
+    confidence: Optional[dict] = None
 
     @property
     def strategy(self) -> Optional[str]:
@@ -138,4 +142,6 @@ class Decision:
         out["code"] = self.code
         out["takes_on"] = list(self.takes_on)
         out["after_fix"] = _round(self.after_fix)
+        out["inputs"] = _round(self.inputs)
+        out["confidence"] = _round(self.confidence)
         return out

@@ -22,7 +22,16 @@ from rung.spec.scenario import Scenario
 
 
 def advise(s: Scenario) -> Decision:
-    """Decide how to distribute training for scenario `s`."""
+    """Decide how to distribute training for scenario `s`, and say how sure it is."""
+    from rung.ladder.confidence import assess
+
+    d = decide(s)
+    assess(s, d)
+    return d
+
+
+def decide(s: Scenario) -> Decision:
+    """The ladder walk alone (no margin analysis): what `advise` re-runs on perturbed inputs."""
     ctx = Context(s)
     if not ctx.fits:
         if ctx.embedding_dominated and ctx.ps_worker_fits and not ctx.reproducible and not ctx.tpu:
@@ -100,7 +109,7 @@ def _with_smaller_batch(ctx: Context, batch: int) -> Decision:
     smaller = s.model_copy(update={"workload": w.model_copy(update={
         "per_device_batch": batch, "step_seconds": w.step_seconds * k,
         "input_wait_seconds": w.input_wait_seconds * k})})
-    d = advise(smaller)
+    d = decide(smaller)
     d.warnings.insert(0, Finding(C.DOES_NOT_FIT,
         f"at {w.per_device_batch} examples per device a replica needs {u.gib(ctx.replica.total_bytes)} "
         f"of {u.gib(ctx.usable_bytes)} usable; activations are the excess, not the model"))
@@ -121,7 +130,7 @@ def _fix_input(ctx: Context) -> Decision:
         f"one device would do about {u.rate(fixed_eps)} instead of {u.rate(ctx.one_device_eps)}")]
     fixed = s.model_copy(update={"workload": w.model_copy(update={
         "step_seconds": compute, "input_wait_seconds": 0.0}), "proposal": None})
-    after = advise(fixed)
+    after = decide(fixed)
     p = ctx.single.prediction
     d = Decision(verdict="fix_input_pipeline", hosts=1, devices=1, ps_tasks=0, meets_goal=False,
                  prediction=p, memory_bytes_per_device=p.memory_bytes_per_device, reasons=reasons)

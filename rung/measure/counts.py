@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -39,19 +40,73 @@ class GradientCounts:
     dense_bytes: int
     sparse_bytes: int
     param_dtype: str
+    observed: bool = True  # False: no gradient reached the optimizer; dense bytes assumed
 
 
-def gradient_counts(tf, model, batch) -> GradientCounts:
-    """One real backward pass: which gradients are dense and which are IndexedSlices
-    (embedding lookups), and their bytes per step."""
-    x, y, sw = unpack(batch)
+@contextlib.contextmanager
+def optimizer_calls(model, passthrough: bool = True):
+    """Record the gradients the model's own train_step hands its optimizer.
+
+    Every train_step ends by giving the optimizer its gradients: `apply_gradients`
+    (tf-keras, Keras 3, custom steps) or `apply` (Keras 3). Both are wrapped on the
+    optimizer instance; only the outermost call records (a LossScaleOptimizer or
+    apply_gradients calling apply). With passthrough=False the update itself is skipped
+    (for tracing the step's graph without the optimizer's ops)."""
+    opt = model.optimizer
+    calls: list[tuple[list, list]] = []
+    depth = [0]
+    saved = {}
+
+    def wrap(name, original):
+        def wrapper(*args, **kwargs):
+            if name == "apply_gradients":
+                pairs = [tuple(p) for p in (args[0] if args else kwargs.pop("grads_and_vars"))]
+                args = (pairs,) + tuple(args[1:])
+                kwargs.pop("grads_and_vars", None)
+                grads, tvars = [g for g, _ in pairs], [v for _, v in pairs]
+            else:
+                grads = list(args[0] if args else kwargs.get("grads"))
+                tvars = list(args[1] if len(args) > 1 else kwargs.get("trainable_variables")
+                             or model.trainable_variables)
+            if depth[0] == 0:
+                calls.append((grads, tvars))
+            if not passthrough:
+                return None
+            depth[0] += 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+        return wrapper
+
+    for name in ("apply_gradients", "apply"):
+        original = getattr(opt, name, None)
+        if callable(original):
+            saved[name] = original
+            setattr(opt, name, wrap(name, original))
+    try:
+        yield calls
+    finally:
+        for name, original in saved.items():
+            setattr(opt, name, original)
+
+
+def gradient_counts(tf, model, batch, step_fn=None) -> GradientCounts:
+    """One real training step of the model's own train_step, run eagerly: which gradients
+    reach the optimizer dense and which as IndexedSlices (embedding lookups), and their
+    bytes per step. No loss is computed by rung, so custom train_steps count too."""
     variables = model.trainable_variables
-    with tf.GradientTape() as tape:
-        pred = model(x, training=True)
-        loss = model.compute_loss(x=x, y=y, y_pred=pred, sample_weight=sw)
-    grads = tape.gradient(loss, variables)
+    with optimizer_calls(model) as calls:
+        (step_fn or model.train_step)(batch)
+    dtypes = {_dtype_name(v.dtype) for v in variables}
+    dtype = next((d for d in _SCENARIO_DTYPES if d in dtypes), "float32")
+    params = sum(_n(v.shape) for v in variables)
+    if not calls:
+        dense = sum(_n(v.shape) * v.dtype.size for v in variables)
+        return GradientCounts(params, 0, dense, 0, dtype, observed=False)
+    grads, tvars = calls[-1]
     dense = sparse = emb = 0
-    for v, g in zip(variables, grads):
+    for v, g in zip(tvars, grads):
         if g is None:
             continue
         if isinstance(g, tf.IndexedSlices):
@@ -59,9 +114,7 @@ def gradient_counts(tf, model, batch) -> GradientCounts:
             emb += _n(v.shape)
         else:
             dense += _n(g.shape) * g.dtype.size
-    dtypes = {_dtype_name(v.dtype) for v in variables}
-    dtype = next((d for d in _SCENARIO_DTYPES if d in dtypes), "float32")
-    return GradientCounts(sum(_n(v.shape) for v in variables), emb, dense, sparse, dtype)
+    return GradientCounts(params, emb, dense, sparse, dtype)
 
 
 def optimizer_info(model, params: int, param_dtype: str) -> dict:
@@ -91,28 +144,28 @@ def precision_policy(tf, model) -> str:
 
 _NOT_ACTIVATIONS = {"ReadVariableOp", "Const", "VarHandleOp", "Shape", "Size", "Rank",
                     "ResourceGather", "NoOp"}
+# Training FLOPs per forward FLOP (rung.model.estimate.TRAINING_FLOPS_PER_FORWARD).
+TRAINING_FLOPS_PER_FORWARD = 3
 
 
-def activation_bytes_per_example(tf, model, batch) -> tuple[int | None, int]:
-    """Estimate activations kept for the backward pass: trace loss + gradients as a graph
-    and add up every forward tensor a gradient op reads (inputs and layer outputs;
-    weights excluded), at the real batch shape. Returns (bytes per example or None when
-    some kept tensor has no static shape, number of tensors counted)."""
-    x, y, sw = unpack(batch)
-    variables = model.trainable_variables
+def _spec(tf, batch_size: int):
+    """A TensorSpec of each input with its leading (batch) dimension set to batch_size."""
+    return lambda t: tf.TensorSpec([batch_size] + list(t.shape[1:]), t.dtype)
 
-    @tf.function
-    def loss_and_grads(x, y):
-        with tf.GradientTape() as tape:
-            pred = model(x, training=True)
-            loss = model.compute_loss(x=x, y=y, y_pred=pred, sample_weight=sw)
-        return tape.gradient(loss, variables)
 
-    spec = lambda t: tf.TensorSpec(t.shape, t.dtype)  # noqa: E731
-    graph = loss_and_grads.get_concrete_function(tf.nest.map_structure(spec, x),
-                                                 tf.nest.map_structure(spec, y)).graph
+def _train_graph(tf, model, batch, batch_size: int):
+    """The graph of the model's own train_step at `batch_size`, optimizer update left out."""
+    fn = tf.function(model.train_step)
+    spec = tf.nest.map_structure(_spec(tf, batch_size), tuple(batch))
+    with optimizer_calls(model, passthrough=False):
+        return fn.get_concrete_function(spec).graph
+
+
+def _kept_bytes(tf, graph) -> tuple[int, bool, int]:
+    """Bytes of forward tensors a gradient op reads (inputs and layer outputs; weights
+    excluded), whether some had no static shape, and how many there were."""
     ops = graph.get_operations()
-    forward = {op for op in ops if not op.name.startswith("gradient_tape/")}
+    forward = {op for op in ops if "gradient_tape/" not in op.name}
     kept = {}
     for op in ops:
         if op in forward:
@@ -124,9 +177,51 @@ def activation_bytes_per_example(tf, model, batch) -> tuple[int | None, int]:
     for t in kept.values():
         if not t.shape.is_fully_defined():
             unknown = True
-            continue
-        if t.shape.rank == 0:
-            continue
-        total += t.shape.num_elements() * t.dtype.size
-    batch_size = int(tf.nest.flatten(x)[0].shape[0])
-    return (None if unknown and total == 0 else total // max(1, batch_size)), len(kept)
+        elif t.shape.rank:
+            total += t.shape.num_elements() * t.dtype.size
+    return total, unknown, len(kept)
+
+
+# Graph bookkeeping that launches no device kernel.
+_NOT_KERNELS = _NOT_ACTIVATIONS | {"Identity", "IdentityN", "Placeholder", "StopGradient", "AssignVariableOp",
+                                   "VarIsInitializedOp", "ZerosLike", "OnesLike", "NoOp", "StatefulPartitionedCall",
+                                   "PartitionedCall", "If", "While", "StatelessIf", "StatelessWhile"}
+
+
+def ops_per_step(tf, model, batch) -> int:
+    """Operations of one training step (forward and backward, optimizer update left out)
+    that run as device kernels: what a per-launch cost is multiplied by."""
+    b = int(tf.nest.flatten(batch[0])[0].shape[0])
+    graph = _train_graph(tf, model, batch, b)
+    return sum(1 for op in graph.get_operations() if op.type not in _NOT_KERNELS)
+
+
+def activation_bytes(tf, model, batch) -> tuple[int | None, int, int]:
+    """Activations kept for the backward pass, per example: the train step traced at the
+    real batch B and at 2B, and the difference divided by B, so what does not grow with
+    the batch (16-bit casts of the weights under mixed precision, the loss's scalars) is
+    not counted per example. Returns (bytes per example or None when shapes are unknown,
+    bytes that do not grow with the batch, tensors counted at B)."""
+    b = int(tf.nest.flatten(batch[0])[0].shape[0])
+    one, unknown, count = _kept_bytes(tf, _train_graph(tf, model, batch, b))
+    two, unknown2, _ = _kept_bytes(tf, _train_graph(tf, model, batch, 2 * b))
+    if (unknown or unknown2) and one == 0:
+        return None, 0, count
+    per_example = max(0, two - one) // b
+    return per_example, max(0, one - per_example * b), count
+
+
+def flops_per_example(tf, model, batch) -> int | None:
+    """Training FLOPs per example: the forward pass's floating-point operations counted by
+    TensorFlow's profiler on the traced graph (ops with registered statistics: matmuls,
+    convolutions, elementwise), times 3 for the backward pass. None when nothing counts."""
+    from tensorflow.python.profiler import model_analyzer, option_builder  # noqa: PLC0415
+
+    x = batch[0]
+    b = int(tf.nest.flatten(x)[0].shape[0])
+    fn = tf.function(lambda inputs: model(inputs, training=True))
+    graph = fn.get_concrete_function(tf.nest.map_structure(_spec(tf, b), x)).graph
+    opts = option_builder.ProfileOptionBuilder.float_operation()
+    opts["output"] = "none"
+    total = model_analyzer.profile(graph, options=opts).total_float_ops
+    return TRAINING_FLOPS_PER_FORWARD * total // b if total > 0 else None

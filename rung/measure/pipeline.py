@@ -29,6 +29,15 @@ def _const_bytes(node) -> int:
     return n * {1: 4, 2: 8, 3: 4, 9: 8, 19: 2, 14: 2}.get(t.dtype, 4)
 
 
+def dataset_ops(tf, ds) -> list[str]:
+    """The dataset ops of a pipeline's graph ([] when it cannot be serialised)."""
+    try:
+        gd = _graph_def(tf, ds)
+    except Exception:  # noqa: BLE001 - inspection is advice, never fatal
+        return []
+    return [n.op for n in gd.node if "Dataset" in n.op]
+
+
 def inspect_pipeline(tf, ds) -> dict:
     """Findings with codes: NO_PREFETCH, SEQUENTIAL_MAP, SEQUENTIAL_INTERLEAVE,
     PYTHON_IN_PIPELINE, NO_CACHE (a small in-memory source mapped on every epoch)."""

@@ -8,22 +8,30 @@ from typing import Callable, Optional
 
 from rung.errors import InputError
 from rung.measure import counts, pipeline, shapes, tfenv, timing
-from rung.measure.workload import build_checked_model, load_workload, make_checked_dataset
+from rung.measure.workload import build_checked_model, dataset_repeats, load_workload, make_checked_dataset
 from rung.model.inputs import INPUT_BOUND_FRACTION
-from rung.stats import percentile
+from rung.stats import mean_ci95, percentile, t975
 
 SCHEMA = "rung/profile/v1"
 DEFAULT_STEPS = 30
 DEFAULT_WARMUP = 3
+# --try-fixes alternates this many blocks of the pipeline as written and as fixed, so
+# the speed-up comes with an interval from the blocks' spread (machine load drifts).
+FIX_ROUNDS = 4
+PIPELINE_BATCHES = 20  # batches timed of the pipeline alone (after the warm-up)
 
 
 def summarize(times: timing.StepTimes) -> dict:
-    totals = times.totals
+    totals, waits = times.totals, times.net_waits
     mean = statistics.fmean(totals)
-    wait = statistics.fmean(times.waits)
+    wait = statistics.fmean(waits)
     return {
         "step_seconds": mean,
+        "step_seconds_ci95": list(mean_ci95(totals)),
         "input_wait_seconds": wait,
+        "input_wait_seconds_ci95": [max(0.0, x) for x in mean_ci95(waits)],
+        "input_wait_seconds_raw": statistics.fmean(times.waits),
+        "iterator_overhead_seconds": times.iterator_overhead,
         "compute_seconds": statistics.fmean(times.computes),
         "step_seconds_p50": statistics.median(totals),
         "step_seconds_p95": percentile(totals, 0.95),
@@ -33,13 +41,52 @@ def summarize(times: timing.StepTimes) -> dict:
     }
 
 
+def _try_fixes(tf, w, model, step_fn, batch, steps, repeats, on_step) -> dict:
+    """The pipeline as written against rung's fixes, in alternating blocks: a speed-up is
+    reported only when its 95% interval excludes 1 (no change)."""
+    per_block = max(3, steps // 2)
+    fixed_ds, applied = pipeline.apply_fixes(tf, make_checked_dataset(w, tf, batch))
+    plain_ds = make_checked_dataset(w, tf, batch)
+    ratios, fixed_times = [], []
+    for r in range(FIX_ROUNDS):
+        plain = timing.time_steps(tf, model, plain_ds, per_block, 1, w.where, batch, step_fn=step_fn, repeats=repeats)
+        fixed = timing.time_steps(tf, model, fixed_ds, per_block, 1, w.where, batch, step_fn=step_fn, repeats=repeats)
+        ratios.append(statistics.fmean(plain.totals) / statistics.fmean(fixed.totals))
+        fixed_times.append(fixed)
+        if on_step:
+            on_step(r + 1, FIX_ROUNDS)
+    mean = statistics.fmean(ratios)
+    half = t975(len(ratios) - 1) * statistics.stdev(ratios) / len(ratios) ** 0.5
+    merged = timing.StepTimes([x for t in fixed_times for x in t.waits], [x for t in fixed_times for x in t.computes],
+                              fixed_times[0].iterator_overhead)
+    fx = summarize(merged)
+    return {"applied": applied, "step_seconds": fx["step_seconds"], "input_wait_seconds": fx["input_wait_seconds"],
+            "input_wait_fraction": fx["input_wait_fraction"], "input_bound": fx["input_bound"],
+            "speedup": mean, "speedup_ci95": [mean - half, mean + half],
+            "significant": not (mean - half <= 1.0 <= mean + half), "rounds": FIX_ROUNDS,
+            "steps_per_block": per_block}
+
+
+def _count(phase, what, fn, notes, default=None):
+    """A count rung takes from the model; one that fails is a note, not a failed profile."""
+    try:
+        return fn()
+    except InputError:
+        raise
+    except Exception as e:  # noqa: BLE001 - counting is rung's work on a model it did not write
+        from rung.measure.workload import one_line
+
+        notes.append(f"{what} could not be counted on this model ({type(e).__name__}: {one_line(e)})")
+        return default
+
+
 def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_STEPS,
             warmup: int = DEFAULT_WARMUP, keras: Optional[str] = None, try_fixes: bool = False,
             on_phase: Optional[Callable[[str], None]] = None,
             on_step: Optional[Callable[[int, int], None]] = None) -> dict:
     """Profile a workload file on one device and return profile v1 as a dict."""
-    if steps < 1 or warmup < 0:
-        raise InputError("--steps", None, f"expected at least 1 timed step, received {steps}")
+    if steps < 2 or warmup < 0:
+        raise InputError("--steps", None, f"expected at least 2 timed steps, received {steps}")
     phase = on_phase or (lambda _msg: None)
     phase("importing TensorFlow")
     tf = tfenv.import_tensorflow(keras)
@@ -49,38 +96,53 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
     if batch < 1:
         raise InputError("--batch", None, f"expected a batch of at least 1, received {batch}")
     device = tfenv.device_description(tf)
+    notes: list[str] = []
     with tf.device(device["device"]):
         model = build_checked_model(w, tf)
         ds = make_checked_dataset(w, tf, batch)
+        repeats = dataset_repeats(tf, ds)
         if device["reports_memory"]:
             tf.config.experimental.reset_memory_stats(device["device"])
         phase(f"timing {steps} steps after {warmup} warm-up")
-        times = timing.time_steps(tf, model, ds, steps, warmup, w.where, batch, on_step=on_step)
+        step_fn = timing.make_step_function(tf, model)
+        times = timing.time_steps(tf, model, ds, steps, warmup, w.where, batch, on_step=on_step,
+                                  step_fn=step_fn, repeats=repeats)
         peak = tf.config.experimental.get_memory_info(device["device"])["peak"] if device["reports_memory"] else None
-        phase("counting parameters, gradients and activations")
+        phase("timing the input pipeline alone")
+        pipe_seconds = timing.pipeline_seconds_per_batch(tf, make_checked_dataset(w, tf, batch),
+                                                         min(steps, PIPELINE_BATCHES), warmup, w.where, batch,
+                                                         repeats)
+        phase("counting parameters, gradients, activations and FLOPs")
         sample = next(iter(ds))
         g = counts.gradient_counts(tf, model, sample)
+        if not g.observed:
+            notes.append("the model's train_step handed no gradients to its optimizer: gradient bytes assume "
+                         "one dense gradient per trainable variable")
         opt = counts.optimizer_info(model, g.params, g.param_dtype)
-        act, kept = counts.activation_bytes_per_example(tf, model, sample)
+        act, act_fixed, kept = _count(phase, "activation bytes", lambda: counts.activation_bytes(tf, model, sample),
+                                      notes, default=(None, 0, 0))
+        flops = _count(phase, "FLOPs", lambda: counts.flops_per_example(tf, model, sample), notes)
+        kernels = _count(phase, "operations per step", lambda: counts.ops_per_step(tf, model, sample), notes)
         dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model)
         pipe = pipeline.inspect_pipeline(tf, ds)
         summary = summarize(times)
         fixes = None
         if try_fixes:
-            phase("re-measuring with the pipeline fixes rung can apply")
-            fixed_ds, applied = pipeline.apply_fixes(tf, make_checked_dataset(w, tf, batch))
-            fixed = summarize(timing.time_steps(tf, model, fixed_ds, steps, warmup, w.where, batch, on_step=on_step))
-            fixes = {"applied": applied, "step_seconds": fixed["step_seconds"],
-                     "input_wait_seconds": fixed["input_wait_seconds"],
-                     "input_wait_fraction": fixed["input_wait_fraction"], "input_bound": fixed["input_bound"],
-                     "speedup": summary["step_seconds"] / fixed["step_seconds"]}
-    notes = list(shape_notes)
+            phase(f"the pipeline as written against rung's fixes, {FIX_ROUNDS} alternating rounds")
+            fixes = _try_fixes(tf, w, model, step_fn, batch, steps, repeats, on_step)
+    notes.extend(shape_notes)
+    policy = counts.precision_policy(tf, model)
+    mixed = policy.startswith("mixed_")
     if not device["reports_memory"]:
         notes.append("peak device memory not measured on this machine (CPU does not report it); "
                      "activation bytes are an estimate from the tensors kept for the backward pass")
-    notes.append("step_time_cv is the variation across steps on this one device, a proxy for the "
-                 "variation across workers")
-    policy = counts.precision_policy(tf, model)
+    if mixed and device["device"].startswith("CPU"):
+        notes.append(f"the {policy} policy runs 16-bit math that this CPU emulates: the step time here says "
+                     "nothing about a GPU or TPU; plan from FLOPs (rung advise estimates the target device)")
+    notes.append("step_time_cv is the variation from step to step on this one device, not across workers: "
+                 "planning uses the fleet's declared step_time_cv (or what rung bench measures across workers)")
+    notes.append(f"input wait is net of the iterator's fixed cost ({times.iterator_overhead * 1e3:.3f} ms per "
+                 "next() on an in-memory prefetched dataset of the same structure)")
     return {
         "schema": SCHEMA,
         "workload": str(path),
@@ -91,22 +153,26 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
         "params": g.params,
         "embedding_params": g.embedding_params,
         "param_dtype": g.param_dtype,
-        # Keras mixed precision keeps float32 variables, which are the master copy: no
-        # extra copy on top of param_dtype, so the scenario's mixed_precision stays false.
-        "mixed_precision": False,
+        # Keras mixed precision keeps float32 variables (the master copy) and casts them
+        # to 16 bits in every layer: param_dtype float32 with mixed_precision true.
+        "mixed_precision": mixed,
         "mixed_precision_policy": policy,
         **opt,
         "activation_bytes_per_example": act,
+        "activation_bytes_fixed": act_fixed,
         "activation_bytes_estimated": not device["reports_memory"],
         "activation_tensors_counted": kept,
+        "flops_per_example": flops,
+        "ops_per_step": kernels,
         "per_device_batch": batch,
-        **{k: summary[k] for k in ("step_seconds", "input_wait_seconds", "step_time_cv", "input_bound",
-                                   "input_wait_fraction", "step_seconds_p50", "step_seconds_p95",
-                                   "compute_seconds")},
+        **summary,
+        # the pipeline alone, net of the iterator's fixed cost (which fit's in-graph loop does not pay)
+        "pipeline_seconds_per_batch": max(0.0, pipe_seconds - times.iterator_overhead),
         "dynamic_shapes": bool(dyn),
         "dynamic_shape_details": dyn,
         "gradient_bytes_dense": g.dense_bytes,
         "gradient_bytes_sparse": g.sparse_bytes,
+        "gradients_observed": g.observed,
         "sparse_gradient_bytes_per_example": g.sparse_bytes / batch,
         "peak_memory_bytes": peak,
         "steps_timed": steps,

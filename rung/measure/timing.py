@@ -3,25 +3,40 @@
 rung's own loop (not profiler step markers): the iterator's next() is timed apart from
 the train step, each step is forced to finish (its outputs are read back) before the
 clock stops, and warm-up steps (tracing, compilation, pipeline start) are discarded.
+
+Taking a batch from an iterator costs something even when the batch is ready (Python,
+the iterator's C++ call, wrapping the tensors): the iterator's fixed cost. It is
+measured on an in-memory, prefetched dataset of the same structure, one call beside
+every timed step (before the real next() on even steps, after it on odd ones, so
+neither gets the warmer cache), and its median is subtracted from every wait: a
+device that is fed is not called input-bound.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 from rung.errors import InputError
+from rung.measure.workload import user_error
 
 
 @dataclass
 class StepTimes:
-    waits: list[float]
+    waits: list[float]        # raw: time in next(), the iterator's fixed cost included
     computes: list[float]
+    iterator_overhead: float = 0.0
 
     @property
     def totals(self) -> list[float]:
         return [w + c for w, c in zip(self.waits, self.computes)]
+
+    @property
+    def net_waits(self) -> list[float]:
+        """Waits net of the iterator's fixed cost: time the device really waited for data."""
+        return [max(0.0, w - self.iterator_overhead) for w in self.waits]
 
 
 def make_step_function(tf, model):
@@ -37,35 +52,87 @@ def _finish(tf, outputs) -> None:
             t.numpy()
 
 
+def _in_memory_twin(tf, batch):
+    """An endless prefetched dataset that yields `batch` itself: next() on it costs only
+    the iterator's fixed cost."""
+    return iter(tf.data.Dataset.from_tensors(batch).repeat().prefetch(tf.data.AUTOTUNE))
+
+
+def _timed_next(it) -> float:
+    t0 = time.perf_counter()
+    next(it)
+    return time.perf_counter() - t0
+
+
+def run_step(tf, step_fn, batch, where: str, batch_size: int) -> None:
+    """One training step, finished; the user's model failing is the user's error."""
+    try:
+        _finish(tf, step_fn(batch))
+    except tf.errors.ResourceExhaustedError:
+        raise InputError(where, None, f"a batch of {batch_size} does not fit on the device (out of "
+                                      "memory); try a smaller --batch") from None
+    except Exception as e:  # noqa: BLE001 - the model's own train_step raised
+        raise user_error(where, "the training step (model.train_step on a batch of make_dataset) failed", e) from None
+
+
+def next_batch(tf, it, where: str, i: int, batch_size: int, repeats: bool):
+    try:
+        return next(it)
+    except (StopIteration, tf.errors.OutOfRangeError):
+        if i == 0 and repeats:
+            raise InputError(where, None, f"make_dataset({batch_size}) yields no batch of {batch_size}: the "
+                                          "data holds fewer examples (batch with drop_remainder=True drops "
+                                          "them) or a filter drops them all; try a smaller --batch") from None
+        raise InputError(where, None, f"the dataset ended after {i} batches; expected an endless dataset "
+                                      "(end make_dataset with .repeat())") from None
+    except Exception as e:  # noqa: BLE001 - the user's pipeline raised while producing a batch
+        raise user_error(where, "the input pipeline (make_dataset) failed while producing a batch", e) from None
+
+
 def time_steps(tf, model, dataset, steps: int, warmup: int, where: str, batch_size: int,
-               on_step: Optional[Callable[[int, int], None]] = None, step_fn=None) -> StepTimes:
+               on_step: Optional[Callable[[int, int], None]] = None, step_fn=None,
+               repeats: bool = False) -> StepTimes:
     """Warm up, then time `steps` steps. `on_step(done, total)` reports progress."""
     step_fn = step_fn or make_step_function(tf, model)
     it = iter(dataset)
-    waits, computes = [], []
+    twin = None
+    waits, computes, fixed = [], [], []
     total = warmup + steps
     for i in range(total):
+        if twin is not None and i % 2 == 0:
+            fixed.append(_timed_next(twin))
         t0 = time.perf_counter()
-        try:
-            batch = next(it)
-        except (StopIteration, tf.errors.OutOfRangeError):
-            raise InputError(where, None, f"the dataset ended after {i} batches; expected an endless dataset "
-                                          "(end make_dataset with .repeat())") from None
+        batch = next_batch(tf, it, where, i, batch_size, repeats)
         t1 = time.perf_counter()
+        if twin is not None and i % 2 == 1:
+            fixed.append(_timed_next(twin))
         if i == 0:
             got = int(tf.nest.flatten(batch[0])[0].shape[0])
             if got != batch_size:
                 raise InputError(where, None, f"make_dataset({batch_size}) yielded a batch of {got} examples; "
                                               "expected batches of batch_size (the per-replica batch)")
-        try:
-            _finish(tf, step_fn(batch))
-        except tf.errors.ResourceExhaustedError:
-            raise InputError(where, None, f"a batch of {batch_size} does not fit on the device (out of "
-                                          "memory); try a smaller --batch") from None
+            twin = _in_memory_twin(tf, batch)
+            for _ in range(3):  # start its prefetch thread
+                next(twin)
+        t1b = time.perf_counter()
+        run_step(tf, step_fn, batch, where, batch_size)
         t2 = time.perf_counter()
         if i >= warmup:
             waits.append(t1 - t0)
-            computes.append(t2 - t1)
+            computes.append(t2 - t1b)
         if on_step:
             on_step(i + 1, total)
-    return StepTimes(waits, computes)
+    return StepTimes(waits, computes, statistics.median(fixed[-steps:]) if fixed else 0.0)
+
+
+def pipeline_seconds_per_batch(tf, dataset, batches: int, warmup: int, where: str, batch_size: int,
+                               repeats: bool = False) -> float:
+    """The pipeline alone, no training step: mean seconds per batch after a warm-up (what
+    the pipeline can deliver to a device of any speed on this machine's CPU)."""
+    it = iter(dataset)
+    for i in range(warmup):
+        next_batch(tf, it, where, i, batch_size, repeats)
+    t0 = time.perf_counter()
+    for i in range(batches):
+        next_batch(tf, it, where, warmup + i, batch_size, repeats)
+    return (time.perf_counter() - t0) / max(1, batches)

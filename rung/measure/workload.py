@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import re
 import sys
 import traceback
 from dataclasses import dataclass
@@ -39,7 +40,48 @@ def _where_in_file(path: Path, exc: BaseException) -> str:
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if Path(frame.filename).resolve() == path.resolve():
             return f" (line {frame.lineno})"
-    return ""
+    # a traced function's error quotes the user's frames in its message
+    lines = re.findall(rf'File "{re.escape(str(path.resolve()))}", line (\d+)', str(exc))
+    return f" (line {lines[-1]})" if lines else ""
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_NOISE = ("File \"", "Detected at node", "defined at", "[[", "Traceback", "Arguments received", "•",
+          "in user code", "Graph execution error", "Exception encountered when calling", "^", "~")
+_ERROR_LINE = re.compile(r"^[A-Za-z_.]*(Error|Exception): (.*)$")
+MAX_MESSAGE = 300
+# Graph-internal names TensorFlow adds to op errors, of no use to the model's author.
+_CLUTTER = (re.compile(r"\{\{function_node [^}]*\}\}\s*"), re.compile(r"\s*for '\{\{node [^']*'"),
+            re.compile(r"\s*\[Op:[^\]]*\](\s*name:.*)?$"))
+
+
+def _noise(line: str) -> bool:
+    return not line or line.startswith(_NOISE)
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception from TensorFlow or Keras as one readable line: colour codes, stacks,
+    node names and argument dumps removed; the innermost error's own words kept."""
+    lines = [line.strip() for line in _ANSI.sub("", str(exc)).splitlines()]
+    marks = [i for i, line in enumerate(lines) if _ERROR_LINE.match(line)]
+    if marks:  # "in user code:" traces: the innermost "XError: message" and what follows
+        i = marks[-1]
+        head = _ERROR_LINE.match(lines[i]).group(2).strip()
+        rest = [line for line in lines[i + 1:] if not _noise(line)]
+        text = head if not _noise(head) else (rest[0] if rest else head)
+    else:  # op errors: the message is the last line that is not a stack or a node
+        kept = [line for line in lines if not _noise(line)]
+        text = kept[-1] if kept else ""
+    for pattern in _CLUTTER:
+        text = pattern.sub("", text)
+    text = re.sub(r"\s+", " ", text).strip() or type(exc).__name__
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
+
+
+def user_error(where: str, what: str, exc: BaseException) -> InputError:
+    """An error raised by the user's model or pipeline: exit 2, one line naming the file."""
+    path = Path(where)
+    return InputError(where, None, f"{what}: {type(exc).__name__}: {one_line(exc)}{_where_in_file(path, exc)}")
 
 
 def load_workload(path: str | Path) -> Workload:
@@ -59,7 +101,8 @@ def load_workload(path: str | Path) -> Workload:
     except SyntaxError as e:
         raise InputError(where, None, f"cannot be imported: SyntaxError: {e.msg} (line {e.lineno})") from None
     except Exception as e:  # noqa: BLE001 - anything the user's module raises
-        raise InputError(where, None, f"cannot be imported: {type(e).__name__}: {e}{_where_in_file(p, e)}") from None
+        raise InputError(where, None, f"cannot be imported: {type(e).__name__}: {one_line(e)}"
+                                      f"{_where_in_file(p, e)}") from None
     fns = {}
     for fn in ("build_model", "make_dataset"):
         f = getattr(module, fn, None)
@@ -77,7 +120,7 @@ def call_user(w: Workload, fn: str, *args, **kwargs):
     except InputError:
         raise
     except Exception as e:  # noqa: BLE001
-        raise InputError(w.where, None, f"{fn}() raised {type(e).__name__}: {e}{_where_in_file(w.path, e)}") from None
+        raise user_error(w.where, f"{fn}() raised", e) from None
 
 
 def build_checked_model(w: Workload, tf):
@@ -104,4 +147,21 @@ def make_checked_dataset(w: Workload, tf, batch_size: int, input_context=None):
     if not isinstance(spec, tuple) or len(spec) not in (2, 3):
         raise InputError(w.where, None, "make_dataset() yields single elements; expected (features, labels) "
                                         "or (features, labels, sample_weights) tuples")
+    n = int(ds.cardinality())
+    if n == 0:
+        raise InputError(w.where, None, f"make_dataset({batch_size}) yields no batches: a batch of {batch_size} "
+                                        "is larger than the data (batch with drop_remainder=True drops it); "
+                                        "try a smaller --batch")
+    if n > 0:
+        raise InputError(w.where, None, f"make_dataset({batch_size}) is finite ({n} batches); expected an "
+                                        "endless dataset: end make_dataset with .repeat()")
     return ds
+
+
+def dataset_repeats(tf, ds) -> bool:
+    """Whether the pipeline repeats (endless, or a RepeatDataset whose length TF cannot tell)."""
+    if int(ds.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
+        return True
+    from rung.measure.pipeline import dataset_ops
+
+    return "RepeatDataset" in dataset_ops(tf, ds)

@@ -5,6 +5,12 @@ Trillion Parameter Models", 2020, section 3.1; EleutherAI, "Transformer Math 101
 2023): weights and gradients in the parameter dtype, optimizer slots, and under mixed
 precision a float32 master copy with float32 slots. Mixed-precision Adam is
 2 + 2 + 4 + 4 + 4 = 16 bytes per parameter; float32 Adam is 4 + 4 + 8 = 16 as well.
+
+Keras mixed precision (`mixed_float16` / `mixed_bfloat16`) keeps the variables in
+float32 (they are the master copy) and casts them to the 16-bit compute dtype in every
+layer call (Keras mixed-precision guide): a scenario says so with
+`param_dtype: float32, mixed_precision: true`, and the replica holds 4 + 4 + 2 bytes
+per parameter plus float32 slots (weights, gradients, the 16-bit compute copy).
 """
 
 from __future__ import annotations
@@ -40,11 +46,13 @@ class ReplicaMemory:
     master_copy_bytes: float
     optimizer_bytes: float
     activation_bytes: float
+    compute_copy_bytes: float = 0.0
 
     @property
     def state_bytes(self) -> float:
         """Everything but activations: what sharding (ZeRO/FSDP) would split."""
-        return self.weights_bytes + self.gradient_bytes + self.master_copy_bytes + self.optimizer_bytes
+        return (self.weights_bytes + self.gradient_bytes + self.master_copy_bytes + self.optimizer_bytes
+                + self.compute_copy_bytes)
 
     @property
     def total_bytes(self) -> float:
@@ -61,9 +69,20 @@ def gradient_bytes(params: float, param_dtype: str) -> float:
     return params * BYTES_PER_DTYPE[param_dtype]
 
 
-def master_copy_bytes(params: float, mixed_precision: bool) -> float:
-    """Mixed precision keeps a float32 copy of the weights (Micikevicius et al. 2018)."""
-    return params * FLOAT32_BYTES if mixed_precision else 0.0
+def master_copy_bytes(params: float, mixed_precision: bool, param_dtype: str = "bfloat16") -> float:
+    """Mixed precision keeps a float32 copy of 16-bit weights (Micikevicius et al. 2018).
+    Float32 weights are their own master copy."""
+    if not mixed_precision or param_dtype == "float32":
+        return 0.0
+    return params * FLOAT32_BYTES
+
+
+def compute_copy_bytes(params: float, mixed_precision: bool, param_dtype: str) -> float:
+    """Keras mixed precision over float32 variables: each step casts the weights to the
+    16-bit compute dtype, and the casts are kept for the backward pass."""
+    if mixed_precision and param_dtype == "float32":
+        return params * BYTES_PER_DTYPE["float16"]
+    return 0.0
 
 
 def slot_dtype_bytes(param_dtype: str, mixed_precision: bool) -> int:
@@ -71,8 +90,12 @@ def slot_dtype_bytes(param_dtype: str, mixed_precision: bool) -> int:
     return FLOAT32_BYTES if mixed_precision else BYTES_PER_DTYPE[param_dtype]
 
 
-def optimizer_bytes(params: float, optimizer: str, param_dtype: str, mixed_precision: bool) -> float:
-    """Optimizer slot variables: slots per parameter x slot dtype."""
+def optimizer_bytes(params: float, optimizer: str, param_dtype: str, mixed_precision: bool,
+                    measured_slot_bytes: float | None = None) -> float:
+    """Optimizer slot variables: slots per parameter x slot dtype, or the bytes `rung profile`
+    measured on the real optimizer (FTRL keeps two slots, custom optimizers any number)."""
+    if measured_slot_bytes is not None:
+        return measured_slot_bytes
     return params * OPTIMIZER_SLOTS_PER_PARAM[optimizer] * slot_dtype_bytes(param_dtype, mixed_precision)
 
 
@@ -82,14 +105,16 @@ def activation_bytes(activation_bytes_per_example: float, per_device_batch):
 
 
 def replica_memory(params: float, optimizer: str, param_dtype: str, mixed_precision: bool,
-                   activation_bytes_per_example: float, per_device_batch) -> ReplicaMemory:
+                   activation_bytes_per_example: float, per_device_batch,
+                   measured_slot_bytes: float | None = None) -> ReplicaMemory:
     """Memory of one full replica (every data-parallel strategy holds one per device)."""
     return ReplicaMemory(
         weights_bytes=weight_bytes(params, param_dtype),
         gradient_bytes=gradient_bytes(params, param_dtype),
-        master_copy_bytes=master_copy_bytes(params, mixed_precision),
-        optimizer_bytes=optimizer_bytes(params, optimizer, param_dtype, mixed_precision),
+        master_copy_bytes=master_copy_bytes(params, mixed_precision, param_dtype),
+        optimizer_bytes=optimizer_bytes(params, optimizer, param_dtype, mixed_precision, measured_slot_bytes),
         activation_bytes=activation_bytes(activation_bytes_per_example, per_device_batch),
+        compute_copy_bytes=compute_copy_bytes(params, mixed_precision, param_dtype),
     )
 
 

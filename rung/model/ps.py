@@ -22,6 +22,13 @@ DEFAULT_SPARSE_GRADIENT_BYTES_PER_EXAMPLE = 26 * 128 * 4
 PS_STEP_OVERHEAD_SECONDS = 0.002
 # Embedding variables share of all parameters at which they "dominate" the variables.
 EMBEDDING_DOMINANCE_FRACTION = 0.5
+# ...and the size at which that matters: tables of 256 MiB or more (assumption, stated).
+# With Adam or Adagrad such a table costs 0.5-0.75 GiB of weights and slots on every
+# replica and its rows are looked up from host-sized vocabularies (recommenders, the
+# TensorFlow PS guide's use case); below it a table is cheap to replicate, so a small
+# token table (a text classifier's few MB) is no reason for parameter servers, whatever
+# its share of a small model.
+EMBEDDING_LARGE_BYTES = 2**28
 
 
 def worker_bytes_each_way(dense_param_bytes: float, sparse_bytes_per_step: float) -> float:
@@ -48,11 +55,12 @@ def tasks_for_memory(variable_bytes: float, host_memory_bytes: float) -> int:
     return max(1, math.ceil(variable_bytes / memory.usable_host_bytes(host_memory_bytes)))
 
 
-def variable_bytes_on_ps(params: float, optimizer: str, param_dtype: str, mixed_precision: bool) -> float:
+def variable_bytes_on_ps(params: float, optimizer: str, param_dtype: str, mixed_precision: bool,
+                         measured_slot_bytes: float | None = None) -> float:
     """Weights, master copy and optimizer slots, all kept by the parameter servers."""
     return (memory.weight_bytes(params, param_dtype)
-            + memory.master_copy_bytes(params, mixed_precision)
-            + memory.optimizer_bytes(params, optimizer, param_dtype, mixed_precision))
+            + memory.master_copy_bytes(params, mixed_precision, param_dtype)
+            + memory.optimizer_bytes(params, optimizer, param_dtype, mixed_precision, measured_slot_bytes))
 
 
 def staleness_steps(workers: int) -> int:
@@ -62,5 +70,7 @@ def staleness_steps(workers: int) -> int:
     return max(0, workers - 1)
 
 
-def embedding_dominated(params: float, embedding_params: float) -> bool:
-    return params > 0 and embedding_params / params >= EMBEDDING_DOMINANCE_FRACTION
+def embedding_dominated(params: float, embedding_params: float, param_dtype: str = "float32") -> bool:
+    """Embedding tables dominate the variables: most of the parameters, and large."""
+    large = embedding_params * memory.BYTES_PER_DTYPE[param_dtype] >= EMBEDDING_LARGE_BYTES
+    return params > 0 and large and embedding_params / params >= EMBEDDING_DOMINANCE_FRACTION

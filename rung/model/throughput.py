@@ -86,7 +86,8 @@ def replica(s: Scenario, per_device_batch=None) -> memory.ReplicaMemory:
     w = s.workload
     return memory.replica_memory(w.params, w.optimizer, w.param_dtype, w.mixed_precision,
                                  w.activation_bytes_per_example,
-                                 w.per_device_batch if per_device_batch is None else per_device_batch)
+                                 w.per_device_batch if per_device_batch is None else per_device_batch,
+                                 w.optimizer_slot_bytes)
 
 
 def one_device_examples_per_second(s: Scenario) -> float:
@@ -206,7 +207,8 @@ def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int) 
 def predict_ps(s: Scenario, workers: int, devices_per_host: int) -> Prediction:
     t = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in ps_terms(s, workers, devices_per_host).items()}
     w = s.workload
-    var_bytes = ps.variable_bytes_on_ps(w.params, w.optimizer, w.param_dtype, w.mixed_precision)
+    var_bytes = ps.variable_bytes_on_ps(w.params, w.optimizer, w.param_dtype, w.mixed_precision,
+                                        w.optimizer_slot_bytes)
     tasks = max(ps.tasks_for_memory(var_bytes, s.host_memory_bytes),
                 ps.tasks_for_bandwidth(workers, float(t["each_way"]), float(t["step"]),
                                        s.inter_host_bytes_per_second))

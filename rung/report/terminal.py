@@ -101,6 +101,9 @@ def recommendation(s: Scenario, d: Decision) -> Panel:
                           + f"; predicted {u.rate(p['examples_per_second'])} against the target of "
                           f"{u.rate(d.target_examples_per_second)}"
                           + (" (meets the goal)" if d.meets_goal else " (does not meet the goal)")))
+    margin = margin_line(d)
+    if margin is not None:
+        lines.append(margin)
     lines.append(_findings("Why", d.reasons, "green"))
     if d.after_fix:
         a = d.after_fix
@@ -114,8 +117,9 @@ def recommendation(s: Scenario, d: Decision) -> Panel:
     if d.takes_on:
         lines.append(Text("What you take on", style="bold"))
         lines.extend(Text(f"  • {t}") for t in d.takes_on)
-    if d.warnings:
-        lines.append(_findings("Warnings", d.warnings, "yellow"))
+    rest = [f for f in d.warnings if f.code not in UP_FRONT]
+    if rest:
+        lines.append(_findings("Warnings", rest, "yellow"))
     if d.review is not None:
         pp = j["proposal_predicted"]
         prop = s.proposal
@@ -130,6 +134,35 @@ def recommendation(s: Scenario, d: Decision) -> Panel:
                  border_style="green" if d.meets_goal else "yellow")
 
 
+# Caveats about the numbers themselves: shown before the ladder and the verdict.
+UP_FRONT = ("STEP_TIME_ESTIMATED", "MEASURED_ON_THIS_MACHINE", "EMULATED_PRECISION", "CLOSE_CALL")
+
+
+def caveats(d: Decision) -> Panel | None:
+    found = [f for f in d.warnings if f.code in UP_FRONT]
+    if not found:
+        return None
+    return Panel(_findings("Read this first", found, "yellow"), border_style="yellow")
+
+
+def margin_line(d: Decision) -> Text | None:
+    """How far the measured step time could move before the decision changes."""
+    c = d.confidence
+    if not c:
+        return None
+    parts = []
+    for key, word in (("slower", "slower"), ("faster", "faster")):
+        f = c.get(key)
+        if f:
+            goal = "" if f["meets_goal"] else " (short of the goal)"
+            parts.append(f"{abs(f['factor'] - 1):.0%} {word} → {f['verdict']}{goal}")
+    lo, hi = c["noise_band"]
+    text = (f"Margin: the verdict holds unless the step is " + ("; ".join(parts) if parts else
+            "more than 4x slower or faster") + f". Step-time noise: {1 - lo:.0%} faster to {hi - 1:.0%} "
+            f"slower ({c['step_seconds']['source']})")
+    return Text(text, style="bold yellow" if c["close_call"] else "dim")
+
+
 def render(s: Scenario, d: Decision, usable_bytes: float, console: Console | None = None) -> None:
     console = console or Console()
     title = s.name or "scenario"
@@ -137,6 +170,9 @@ def render(s: Scenario, d: Decision, usable_bytes: float, console: Console | Non
     console.print(Text(f"target {u.rate(s.goal.target_examples_per_second)}"
                        + (", reproducible runs" if s.goal.reproducible else "")
                        + f" · {_hardware_line(s)}", style="dim"))
+    first = caveats(d)
+    if first is not None:
+        console.print(first)
     console.print(ladder_table(s, d, usable_bytes))
     console.print(passed_over(d))
     console.print(recommendation(s, d))

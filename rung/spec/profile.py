@@ -9,19 +9,31 @@ from rung.spec.scenario import SCHEMA as SCENARIO_SCHEMA, Scenario, parse_scenar
 from rung.spec.yamlio import load_mapping
 
 PROFILE_SCHEMA = "rung/profile/v1"
+# What a profile carries into a scenario's workload block. Not `step_time_cv`: the
+# profile's is step-to-step variation on one device, not variation across workers, so
+# the scenario keeps the fleet's declared value (or the contract's default).
 WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision", "optimizer",
                  "activation_bytes_per_example", "per_device_batch", "step_seconds", "input_wait_seconds",
-                 "step_time_cv", "dynamic_shapes", "sparse_gradient_bytes_per_example")
+                 "dynamic_shapes", "sparse_gradient_bytes_per_example", "optimizer_slot_bytes",
+                 "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95")
+_FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
+           "optimizer_slot_bytes", "flops_per_example")
 
 
-def workload_block(profile: dict[str, Any]) -> dict[str, Any]:
+def workload_block(profile: dict[str, Any], step_time_cv: Optional[float] = None) -> dict[str, Any]:
     """The scenario's `workload` block: the measurement, with floats where the contract has numbers."""
     block = {k: profile[k] for k in WORKLOAD_KEYS if profile.get(k) is not None}
-    for k in ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example"):
+    for k in _FLOATS:
         if k in block:
             block[k] = float(block[k])
+    for k in ("step_seconds_ci95", "input_wait_seconds_ci95"):
+        if k in block:
+            block[k] = [float(x) for x in block[k]]
     if block.get("embedding_params", 0) == 0:
         block.pop("sparse_gradient_bytes_per_example", None)
+    block["step_seconds_source"] = "measured"
+    if step_time_cv is not None:
+        block["step_time_cv"] = float(step_time_cv)
     return block
 
 
@@ -39,9 +51,10 @@ def load_hardware(path: str) -> dict[str, Any]:
 
 def scenario_from_profile(profile: dict[str, Any], hardware: dict[str, Any], goal: dict[str, Any],
                           fleet: Optional[dict[str, Any]] = None, name: Optional[str] = None,
-                          where: str = "<profile>") -> Scenario:
+                          where: str = "<profile>", workload: Optional[dict[str, Any]] = None) -> Scenario:
     data = {"schema": SCENARIO_SCHEMA, "name": name or f"profiled {profile.get('workload', '')}",
-            "workload": workload_block(profile), "hardware": hardware, "goal": goal}
+            "workload": workload if workload is not None else workload_block(profile),
+            "hardware": hardware, "goal": goal}
     if fleet:
         data["fleet"] = fleet
     return parse_scenario(data, where)

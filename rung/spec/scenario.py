@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -25,10 +25,13 @@ Verdict = Literal[
 ]
 Optimizer = Literal["sgd", "momentum", "adam", "adamw", "adagrad", "rmsprop", "adafactor"]
 DType = Literal["float32", "bfloat16", "float16"]
+StepSource = Literal["measured", "estimated", "declared"]
 
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 Count = Annotated[int, Field(ge=1)]
+T = TypeVar("T")
+Interval = Annotated[list[T], Field(min_length=2, max_length=2)]  # [low, high]
 
 # Contract default: preemptible hosts without a stated rate are taken away 0.1 times an hour.
 DEFAULT_PREEMPTIONS_PER_HOST_HOUR = 0.1
@@ -53,6 +56,20 @@ class Workload(_Block):
     # v1 extension (optional): bytes of sparse (embedding-row) gradient per example,
     # what `rung profile` measures. When absent, rung.model.ps assumes a default.
     sparse_gradient_bytes_per_example: Optional[NonNegative] = None
+    # v1 extensions written by `rung profile` (all optional; docs/measurement.md):
+    # bytes of the optimizer's slot variables as measured (FTRL, custom optimizers:
+    # replaces the `optimizer` slot count in the memory model).
+    optimizer_slot_bytes: Optional[NonNegative] = None
+    # floating-point operations of one training step per example (forward x 3), counted
+    # from the traced graph: what a step-time estimate for another device starts from.
+    flops_per_example: Optional[Positive] = None
+    # 95% interval of the mean step time and of the mean input wait, from the profile's
+    # own samples (batch means): how sure the measurement is.
+    step_seconds_ci95: Optional[Interval[Positive]] = None
+    input_wait_seconds_ci95: Optional[Interval[NonNegative]] = None
+    # where step_seconds comes from: measured on the target device, estimated for it
+    # from another device (STEP_TIME_ESTIMATED), or declared by hand (the default).
+    step_seconds_source: StepSource = "declared"
 
 
 class Hardware(_Block):
@@ -180,7 +197,9 @@ def _message(err: dict, root: type[BaseModel]) -> tuple[str, str]:
         "int_from_float": "expected a whole number", "bool_type": "expected true or false",
         "string_type": "expected a string", "finite_number": "expected a finite number",
         "model_type": "expected a mapping of keys", "model_attributes_type": "expected a mapping of keys",
-        "dict_type": "expected a mapping of keys",
+        "dict_type": "expected a mapping of keys", "list_type": "expected a list [low, high]",
+        "too_short": "expected a list of two numbers [low, high]",
+        "too_long": "expected a list of two numbers [low, high]",
     }
     if kind in simple:
         return path, f"{simple[kind]}, {received}"
@@ -200,6 +219,12 @@ def _check(s: Scenario, where: str) -> None:
         raise InputError(where, "workload.embedding_params",
                          f"{w.embedding_params:g} is more than workload.params ({w.params:g}); "
                          "embedding parameters are part of all parameters")
+    for key, value in (("step_seconds", w.step_seconds), ("input_wait_seconds", w.input_wait_seconds)):
+        ci = getattr(w, f"{key}_ci95")
+        if ci is not None and not ci[0] <= value <= ci[1]:
+            raise InputError(where, f"workload.{key}_ci95",
+                             f"[{ci[0]:g}, {ci[1]:g}] does not contain workload.{key} ({value:g}); expected "
+                             "[low, high] around the measured mean")
     if w.input_wait_seconds >= w.step_seconds:
         raise InputError(where, "workload.input_wait_seconds",
                          f"{w.input_wait_seconds:g} s is not shorter than workload.step_seconds "

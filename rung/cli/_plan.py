@@ -1,0 +1,83 @@
+"""From a profile to the scenario a plan is made from: the workload block for the
+device in the plan (measured there, given by the team, or estimated from FLOPs), and
+the caveats the decision carries. Pure: no TensorFlow."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rung import units as u
+from rung.cli import _hardware
+from rung.errors import InputError
+from rung.ladder import codes as C
+from rung.ladder.decision import Finding
+from rung.model import estimate
+from rung.spec import catalog
+from rung.spec.profile import scenario_from_profile, workload_block
+from rung.spec.scenario import Scenario
+
+
+def add_arguments(parser) -> None:
+    g = parser.add_argument_group("the device in the plan")
+    g.add_argument("--target-step-seconds", type=float, metavar="S",
+                   help="the step time measured on the plan's device (else rung estimates it from FLOPs "
+                        "when that device is not the one profiled)")
+    g.add_argument("--step-time-cv", type=float, metavar="CV",
+                   help="step-time variation across workers (from rung bench, or known for your fleet); "
+                        "default: the scenario's 0.02 for identical hosts")
+
+
+def _check(args) -> None:
+    for flag, value in (("--target-step-seconds", args.target_step_seconds), ("--step-time-cv", args.step_time_cv)):
+        if value is not None and not (value == value and 0 < value < float("inf")):
+            raise InputError(flag, None, f"expected a positive number, received {value}")
+
+
+def _estimated(profile: dict, block: dict, device: catalog.Device) -> dict:
+    flops = profile.get("flops_per_example")
+    if not flops:
+        raise InputError("--device", None, f"the workload was profiled on {profile['device_name']}, not "
+                                           f"{device.name}, and rung could not count its FLOPs to estimate "
+                                           "the step there: give --target-step-seconds (measured on that device)")
+    compute = estimate.compute_seconds(flops, block["per_device_batch"], device, block["param_dtype"],
+                                       block["mixed_precision"], profile.get("ops_per_step") or 0)
+    # the pipeline as fast as it ran here: a faster device waits for what it cannot deliver
+    wait = max(0.0, (profile.get("pipeline_seconds_per_batch") or 0.0) - compute)
+    lo, hi = estimate.interval(compute)
+    return {**block, "step_seconds": compute + wait, "input_wait_seconds": wait,
+            "step_seconds_ci95": [lo + wait, hi + wait], "input_wait_seconds_ci95": None,
+            "step_seconds_source": "estimated"}
+
+
+def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tuple[Scenario, list[Finding]]:
+    """The scenario for the plan's hardware, and the caveats to put first in the decision."""
+    _check(args)
+    eps = profile["per_device_batch"] / profile["step_seconds"]
+    hw, fleet, goal = _hardware.blocks(args, measured_eps=eps, require=require)
+    block = workload_block(profile, step_time_cv=args.step_time_cv)
+    device = catalog.lookup(hw["device"]) if hw["device"] != "custom" else None
+    measured_on = catalog.match_device_name(profile["device_name"]) if profile["device"].startswith("GPU") else None
+    here = f"{profile['device']} ({profile['device_name']}) of this machine"
+    caveats: list[Finding] = []
+    if device is None:
+        caveats.append(Finding(C.MEASURED_ON_THIS_MACHINE,
+            f"the workload was measured on {here}; the plan assumes hosts whose devices run it as fast"))
+        if profile.get("mixed_precision") and profile["device"].startswith("CPU"):
+            caveats.append(Finding(C.EMULATED_PRECISION,
+                f"the {profile.get('mixed_precision_policy')} policy was timed on a CPU that emulates 16-bit "
+                "math: the step is far slower than on a GPU or TPU; plan for a catalog device (--device) "
+                "to have it estimated from FLOPs"))
+    elif args.target_step_seconds is not None:
+        block = {**block, "step_seconds": args.target_step_seconds, "input_wait_seconds": 0.0,
+                 "step_seconds_ci95": None, "input_wait_seconds_ci95": None, "step_seconds_source": "measured"}
+        caveats.append(Finding(C.MEASURED_ON_THIS_MACHINE,
+            f"the step time on {device.name} is the team's ({u.seconds(args.target_step_seconds)}, "
+            "--target-step-seconds); its input wait is unknown and taken as none"))
+    elif measured_on is not device:
+        block = _estimated(profile, block, device)
+    clean = {k: v for k, v in block.items() if v is not None}
+    return scenario_from_profile(profile, hw, goal, fleet, where=where, workload=clean), caveats
+
+
+def given(args) -> Optional[Any]:
+    return args.target_step_seconds is not None or args.step_time_cv is not None

@@ -1,0 +1,144 @@
+"""How sure a decision is: the measured inputs it rests on, their noise, and the margin
+by which the verdict holds.
+
+The margin is found by deciding again with the measured step (compute and input wait
+together) scaled slower and faster: the smallest change that moves the verdict (or
+whether the goal is met) is the margin, and the decision it moves to is named. When
+that change lies inside the step time's 95% interval, or moving the input wait across
+its own interval changes the verdict, the decision is a close call (CLOSE_CALL): two
+measurements of the same model could honestly land on either side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from rung import units as u
+from rung.ladder import codes as C
+from rung.ladder.decision import Decision, Finding
+from rung.model import estimate
+from rung.spec.scenario import Scenario
+
+# The least noise a step time carries, measured or declared (assumption, stated): whole
+# profiles of one model minutes apart differ by 5-15% on a shared machine (docs/results.md),
+# more than the interval of one run's own samples says.
+MIN_NOISE = 0.05
+# The margin search looks this far either way: a verdict that survives the step being
+# 4x slower or faster is not in doubt.
+SEARCH_FACTOR = 4.0
+# Bisection steps: 2^-12 of the search range, far finer than any measurement.
+SEARCH_STEPS = 12
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: str
+    meets_goal: bool
+
+
+@dataclass(frozen=True)
+class Flip:
+    factor: float        # step time x factor changes the outcome
+    outcome: Outcome
+
+
+def _scaled(s: Scenario, step_factor: float = 1.0, wait: Optional[float] = None) -> Scenario:
+    w = s.workload
+    new_wait = w.input_wait_seconds * step_factor if wait is None else wait
+    step = w.step_seconds * step_factor
+    if wait is not None:  # the wait moves inside the measured step: compute stays
+        step = w.step_seconds - w.input_wait_seconds + wait
+    changes = {"step_seconds": step, "input_wait_seconds": min(new_wait, 0.999 * step),
+               "step_seconds_ci95": None, "input_wait_seconds_ci95": None}
+    return s.model_copy(update={"workload": w.model_copy(update=changes), "proposal": None})
+
+
+def _outcome(s: Scenario) -> Outcome:
+    from rung.ladder.walk import decide
+
+    d = decide(s)
+    return Outcome(d.verdict, d.meets_goal)
+
+
+def _search(s: Scenario, base: Outcome, far: float) -> Optional[Flip]:
+    """The factor closest to 1 (towards `far`) at which the outcome changes, or None."""
+    if _outcome(_scaled(s, far)) == base:
+        return None
+    near = 1.0
+    for _ in range(SEARCH_STEPS):
+        mid = (near * far) ** 0.5  # geometric: slower and faster are symmetric in log
+        if _outcome(_scaled(s, mid)) == base:
+            near = mid
+        else:
+            far = mid
+    return Flip(far, _outcome(_scaled(s, far)))
+
+
+def noise_band(s: Scenario) -> tuple[float, float, str]:
+    """The step time's 95% interval as factors of it, and where the step time comes from."""
+    w = s.workload
+    if w.step_seconds_ci95 is not None:
+        lo, hi = (x / w.step_seconds for x in w.step_seconds_ci95)
+    elif w.step_seconds_source == "estimated":
+        lo, hi = (x / w.step_seconds for x in estimate.interval(w.step_seconds))
+    else:
+        lo, hi = 1.0, 1.0
+    return min(lo, 1.0 - MIN_NOISE), max(hi, 1.0 + MIN_NOISE), w.step_seconds_source
+
+
+def _describe(o: Outcome) -> str:
+    return o.verdict + ("" if o.meets_goal else " (short of the goal)")
+
+
+def assess(s: Scenario, d: Decision) -> None:
+    """Fill d.inputs and d.confidence; warn CLOSE_CALL and STEP_TIME_ESTIMATED."""
+    w = s.workload
+    base = Outcome(d.verdict, d.meets_goal)
+    lo, hi, source = noise_band(s)
+    slower = _search(s, base, SEARCH_FACTOR)
+    faster = _search(s, base, 1.0 / SEARCH_FACTOR)
+    close = []
+    if slower is not None and slower.factor <= hi:
+        close.append(("slower", slower))
+    if faster is not None and faster.factor >= lo:
+        close.append(("faster", faster))
+    wait_flip = None
+    if w.input_wait_seconds_ci95 is not None:
+        for wait in w.input_wait_seconds_ci95:
+            o = _outcome(_scaled(s, wait=wait))
+            if o != base:
+                wait_flip = (wait, o)
+    d.inputs = {"workload": w.model_dump(exclude_none=True)}
+    d.confidence = {
+        "step_seconds": {"value": w.step_seconds, "ci95": w.step_seconds_ci95, "source": source},
+        "input_wait_seconds": {"value": w.input_wait_seconds, "ci95": w.input_wait_seconds_ci95},
+        "step_time_cv": w.step_time_cv,
+        "noise_band": [lo, hi],
+        "slower": _flip_json(slower),
+        "faster": _flip_json(faster),
+        "close_call": bool(close or wait_flip),
+    }
+    findings = []
+    if source == "estimated":
+        findings.append(Finding(C.STEP_TIME_ESTIMATED,
+            f"the step time ({u.seconds(w.step_seconds)}) is an estimate for {s.device.name}, not a measurement: "
+            f"its 95% interval is {u.seconds(w.step_seconds * lo)}-{u.seconds(w.step_seconds * hi)}; measure "
+            "one step on that device (--target-step-seconds, or rung profile there) before you rent a fleet"))
+    for direction, flip in close:
+        findings.append(Finding(C.CLOSE_CALL,
+            f"a step {abs(flip.factor - 1):.0%} {direction} would make it {_describe(flip.outcome)}, inside the "
+            f"measurement's noise ({1 - lo:.0%} faster to {hi - 1:.0%} slower): both are candidates; "
+            "measure again with more --steps on a quiet machine to separate them"))
+    if wait_flip is not None:
+        wait, o = wait_flip
+        findings.append(Finding(C.CLOSE_CALL,
+            f"an input wait of {u.seconds(wait)} (inside its 95% interval) would make it {_describe(o)}: "
+            "whether the device waits on its pipeline is not settled by this measurement"))
+    d.warnings[0:0] = findings
+
+
+def _flip_json(f: Optional[Flip]) -> Optional[dict]:
+    if f is None:
+        return None
+    return {"factor": f.factor, "verdict": f.outcome.verdict, "meets_goal": f.outcome.meets_goal}

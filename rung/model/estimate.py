@@ -1,0 +1,73 @@
+"""A step time for a device the workload was not measured on, from counted FLOPs.
+
+compute seconds = FLOPs per example x batch / (peak FLOP/s at the precision in use x
+model FLOPs utilisation) + kernels per step x launch cost. The utilisation is what well-tuned training reaches of a
+datasheet peak; it varies by model and precision, so an estimate carries a wide
+interval (ESTIMATE_SPREAD) and the decision says it is one (STEP_TIME_ESTIMATED).
+
+Utilisation from published single-GPU training throughputs (shared/published,
+ResNet-50 v1 at 3 x 7.7 GFLOP per image, VGG16 at 3 x 31 GFLOP):
+  FP32 units: V100 432 img/s -> 0.63; P100 219 -> 0.47; RTX 2080 Ti 321 -> 0.55.
+  tensor cores: A100 PCIe FP16 2,075 img/s -> 0.15; RTX 3090 TF32 568 -> 0.37;
+  A100 PCIe TF32 VGG16 504 img/s -> 0.30.
+Medians: about 0.5 on FP32 units and 0.3 on tensor cores (TF32, FP16, BF16, TPU MXU).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from rung.spec.catalog import Device
+
+# Model FLOPs utilisation (module docstring): FP32 units, and tensor cores / MXU.
+UTILISATION_FP32 = 0.5
+UTILISATION_TENSOR = 0.3
+# The published utilisations above span 0.15-0.63: an estimate may be off by about 2x
+# either way, which is the 95% interval a decision from an estimate carries.
+ESTIMATE_SPREAD = 2.0
+# Training FLOPs per example = forward x 3: the backward pass costs about twice the
+# forward (gradients for activations and for weights; Kaplan et al. 2020, section 2.1).
+TRAINING_FLOPS_PER_FORWARD = 3.0
+# Each operation of a step is a kernel launch the device waits for when the kernels
+# are small: about 5 microseconds on a GPU (NVIDIA, "Getting Started with CUDA Graphs",
+# 2019: launch overheads of a few microseconds each; TensorFlow's executor adds its own).
+# It sets the floor of a small-batch step (a batch-8 ResNet-50 step is launch-bound).
+KERNEL_LAUNCH_SECONDS = 5e-6
+
+
+def precision(device: Device, param_dtype: str, mixed_precision: bool) -> str:
+    """The unit the math runs on: 'half' (16-bit tensor cores or a TPU's MXU), 'tf32'
+    (float32 on Ampere and later: TensorFlow enables TF32 by default since 2.4), 'fp32'."""
+    if device.is_tpu or mixed_precision or param_dtype != "float32":
+        return "half"
+    if device.throughput is not None and device.throughput.tf32 is not None:
+        return "tf32"
+    return "fp32"
+
+
+def peak_flops(device: Device, unit: str) -> Optional[float]:
+    t = device.throughput
+    if t is None:
+        return None
+    return {"fp32": t.fp32, "tf32": t.tf32, "half": t.half}[unit]
+
+
+def utilisation(unit: str) -> float:
+    return UTILISATION_FP32 if unit == "fp32" else UTILISATION_TENSOR
+
+
+def compute_seconds(flops_per_example: float, batch: int, device: Device, param_dtype: str,
+                    mixed_precision: bool, kernels_per_step: int = 0) -> Optional[float]:
+    """Estimated compute of one training step of `batch` examples on `device` (None when
+    the catalog has no throughput for it): arithmetic at the stated utilisation, plus
+    the launch cost of every kernel."""
+    unit = precision(device, param_dtype, mixed_precision)
+    peak = peak_flops(device, unit)
+    if peak is None:
+        return None
+    return flops_per_example * batch / (peak * utilisation(unit)) + kernels_per_step * KERNEL_LAUNCH_SECONDS
+
+
+def interval(seconds: float) -> tuple[float, float]:
+    """The 95% interval an estimate carries."""
+    return seconds / ESTIMATE_SPREAD, seconds * ESTIMATE_SPREAD
