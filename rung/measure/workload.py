@@ -120,7 +120,8 @@ def call_user(w: Workload, fn: str, *args, **kwargs):
     except InputError:
         raise
     except Exception as e:  # noqa: BLE001
-        raise user_error(w.where, f"{fn}() raised", e) from None
+        raise InputError(w.where, None, f"{fn}() raised {type(e).__name__}: {one_line(e)}"
+                                        f"{_where_in_file(w.path, e)}") from None
 
 
 def build_checked_model(w: Workload, tf):

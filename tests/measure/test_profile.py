@@ -112,7 +112,27 @@ BAD.update({
     "notdataset.py": (MODEL + "def make_dataset(b, input_context=None):\n    return [1, 2]\n", "returned list"),
     "ends.py": (MODEL + "def make_dataset(b, input_context=None):\n"
                 "    return tf.data.Dataset.from_tensor_slices((tf.zeros((8, 2)), tf.zeros((8, 1)))).batch(b)\n",
-                "dataset ended after 2 batches"),
+                "is finite (2 batches)"),
+    "generator_ends.py": (MODEL + "import numpy as np\n"
+                          "def make_dataset(b, input_context=None):\n"
+                          "    def gen():\n"
+                          "        for _ in range(3):\n"
+                          "            yield np.zeros((b, 2), 'float32'), np.zeros((b, 1), 'float32')\n"
+                          "    sig = (tf.TensorSpec((b, 2), tf.float32), tf.TensorSpec((b, 1), tf.float32))\n"
+                          "    return tf.data.Dataset.from_generator(gen, output_signature=sig)\n",
+                          "dataset ended after 3 batches"),
+    "batch_over_data.py": (MODEL + "def make_dataset(b, input_context=None):\n"
+                           "    ds = tf.data.Dataset.from_tensor_slices((tf.zeros((3, 2)), tf.zeros((3, 1))))\n"
+                           "    return ds.batch(b, drop_remainder=True).repeat()\n",
+                           "larger than the data"),
+    "shape_bug.py": (MODEL + "def make_dataset(b, input_context=None):\n"
+                     "    ds = tf.data.Dataset.from_tensor_slices((tf.zeros((64, 3)), tf.zeros((64, 1))))\n"
+                     "    return ds.repeat().batch(b)\n",
+                     "training step (model.train_step on a batch of make_dataset) failed: ValueError: Input 0"),
+    "label_bug.py": (MODEL + "def make_dataset(b, input_context=None):\n"
+                     "    ds = tf.data.Dataset.from_tensor_slices((tf.zeros((64, 2)), tf.constant(['cat'] * 64)))\n"
+                     "    return ds.repeat().batch(b)\n",
+                     "training step (model.train_step on a batch of make_dataset) failed"),
     "wrongbatch.py": (MODEL + "def make_dataset(b, input_context=None):\n"
                       "    return tf.data.Dataset.from_tensor_slices((tf.zeros((64, 2)), tf.zeros((64, 1))))"
                       ".repeat().batch(7)\n", "yielded a batch of 7"),
@@ -131,7 +151,8 @@ def test_bad_workload_files_name_the_problem(tmp_path, name):
         profile(path, batch=4, steps=2, warmup=2)
     assert err.value.where == str(path)
     assert words in err.value.message
-    assert "\n" not in err.value.line()
+    assert "\n" not in err.value.line() and "\x1b" not in err.value.line()
+    assert len(err.value.line()) < 600
 
 
 def test_missing_and_non_python_files(tmp_path):
@@ -165,9 +186,13 @@ def test_cli_profile_writes_a_scenario_and_advise_plans_from_the_workload(tmp_pa
     prof = json.loads(r.stdout)
     from rung import advise, load_scenario
     s = load_scenario(out)
-    assert s.workload.params == prof["params"] and s.workload.step_seconds == pytest.approx(prof["step_seconds"])
+    assert s.workload.params == prof["params"] and s.workload.flops_per_example == prof["flops_per_example"]
+    # planned for an A100, profiled on this CPU: the step is estimated from FLOPs, and says so
+    assert s.workload.step_seconds_source == "estimated" and s.workload.step_seconds < prof["step_seconds"]
     assert s.hardware.device == "A100-80GB" and s.goal.target_examples_per_second == 100000
-    assert advise(s).verdict in ("single_device", "mirrored", "fix_input_pipeline")
+    d = advise(s)
+    assert d.verdict in ("single_device", "mirrored", "fix_input_pipeline")
+    assert d.warnings[0].code == "STEP_TIME_ESTIMATED"
 
     hw = tmp_path / "hw.yaml"
     hw.write_text("hardware: {device: A100-80GB, devices_per_host: 8, max_hosts: 4}\n"
@@ -176,7 +201,25 @@ def test_cli_profile_writes_a_scenario_and_advise_plans_from_the_workload(tmp_pa
     assert r.returncode == 0, r.stderr[-500:]
     d = json.loads(r.stdout)
     assert d["schema"] == "rung/decision/v1"
-    assert "MEASURED_ON_THIS_MACHINE" in {w["code"] for w in d["warnings"]}
+    assert d["warnings"][0]["code"] == "STEP_TIME_ESTIMATED"
+    assert d["inputs"]["workload"]["step_seconds_source"] == "estimated"
+    # with the team's own step time on that device, nothing is estimated
+    r = run_cli("advise", str(EXAMPLES["mlp"]), "--hardware", str(hw), "--steps", "6", "--json",
+                "--target-step-seconds", "0.004")
+    assert r.returncode == 0, r.stderr[-500:]
+    d = json.loads(r.stdout)
+    codes = [w["code"] for w in d["warnings"]]
+    assert "STEP_TIME_ESTIMATED" not in codes and d["inputs"]["workload"]["step_seconds"] == 0.004
+
+
+def test_cli_a_shape_bug_in_the_users_model_is_exit_2_one_line(tmp_path):
+    path = tmp_path / "shape_bug.py"
+    path.write_text(BAD["shape_bug.py"][0])
+    r = run_cli("profile", str(path), "--steps", "2", "--json")
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "incompatible" in lines[0]
+    assert "\x1b" not in r.stderr and "internal error" not in r.stderr
 
 
 def test_cli_scenario_out_writes_nothing_when_the_profile_fails(tmp_path):

@@ -1,0 +1,87 @@
+"""How sure a decision is: margins against hand-derived numbers, CLOSE_CALL inside the
+noise and not outside it, the estimate caveat first, and the profile's CV kept out."""
+
+from __future__ import annotations
+
+import pytest
+
+import rung
+from rung.ladder.confidence import MIN_NOISE
+from rung.spec import parse_scenario
+from tests.conftest import valid_scenario
+
+ONE = 256 / 0.21  # the valid scenario's one-device throughput (batch 256, 0.21 s steps)
+
+
+def decide(**blocks):
+    return rung.advise(parse_scenario(valid_scenario(**blocks)))
+
+
+def test_margin_to_the_next_rung_is_where_one_device_stops_meeting_the_target():
+    # target at 80% of one device: one device holds until its step is 1/0.8 = 1.25x longer,
+    # then one host (mirrored) is needed
+    d = decide(goal={"target_examples_per_second": 0.8 * ONE}, workload={"input_wait_seconds": 0.0})
+    assert d.verdict == "single_device"
+    slower = d.confidence["slower"]
+    assert slower["factor"] == pytest.approx(1.25, rel=1e-3) and slower["verdict"] == "mirrored"
+    assert not d.confidence["close_call"] and "CLOSE_CALL" not in d.codes
+
+
+def test_a_margin_inside_the_measured_interval_is_a_close_call_naming_the_other_rung():
+    d = decide(goal={"target_examples_per_second": 0.97 * ONE},
+               workload={"input_wait_seconds": 0.0, "step_seconds_ci95": [0.19, 0.23],
+                         "step_seconds_source": "measured"})
+    assert d.verdict == "single_device" and d.confidence["close_call"]
+    close = [f for f in d.warnings if f.code == "CLOSE_CALL"]
+    assert close and "mirrored" in close[0].message
+    assert d.to_json()["confidence"]["step_seconds"]["ci95"] == [0.19, 0.23]
+
+
+def test_a_declared_step_carries_the_minimum_noise():
+    near = decide(goal={"target_examples_per_second": (1 - MIN_NOISE / 2) * ONE},
+                  workload={"input_wait_seconds": 0.0})
+    far = decide(goal={"target_examples_per_second": (1 - 4 * MIN_NOISE) * ONE},
+                 workload={"input_wait_seconds": 0.0})
+    assert "CLOSE_CALL" in near.codes and "CLOSE_CALL" not in far.codes
+    assert near.verdict == far.verdict == "single_device"
+
+
+def test_input_wait_interval_across_the_threshold_is_a_close_call():
+    # 0.04 s of a 0.21 s step is 19%: not input-bound, but 0.045 (inside its interval) is 21%
+    d = decide(workload={"input_wait_seconds": 0.04, "input_wait_seconds_ci95": [0.035, 0.045]},
+               goal={"target_examples_per_second": 3 * ONE})
+    assert d.verdict != "fix_input_pipeline"
+    assert any(f.code == "CLOSE_CALL" and "input wait" in f.message for f in d.warnings)
+
+
+def test_an_estimated_step_says_so_first():
+    d = decide(workload={"step_seconds_source": "estimated"})
+    assert d.warnings[0].code == "STEP_TIME_ESTIMATED"
+    lo, hi = d.confidence["noise_band"]
+    assert lo == pytest.approx(0.5) and hi == pytest.approx(2.0)
+
+
+def test_json_carries_the_inputs_it_decided_from():
+    j = decide(workload={"optimizer_slot_bytes": 1e6, "flops_per_example": 2e9}).to_json()
+    w = j["inputs"]["workload"]
+    assert w["optimizer_slot_bytes"] == 1e6 and w["flops_per_example"] == 2e9 and w["step_seconds"] == 0.21
+    assert set(j["confidence"]) >= {"step_seconds", "input_wait_seconds", "noise_band", "slower", "faster",
+                                    "close_call"}
+
+
+def test_the_profiles_cv_never_reaches_the_fleet():
+    """A profile whose own steps vary by 30% (a noisy laptop) must not make identical
+    hosts look like stragglers: the scenario keeps the declared cross-worker CV."""
+    from rung.spec.profile import workload_block
+
+    profile = {"params": 25.6e6, "embedding_params": 0, "param_dtype": "float32", "mixed_precision": False,
+               "optimizer": "momentum", "activation_bytes_per_example": 1e7, "per_device_batch": 64,
+               "step_seconds": 0.1, "input_wait_seconds": 0.001, "step_time_cv": 0.3, "dynamic_shapes": False}
+    block = workload_block(profile)
+    assert "step_time_cv" not in block
+    s = valid_scenario(workload=block, goal={"target_examples_per_second": 30 * 640})
+    d = rung.advise(parse_scenario(s))
+    assert d.verdict == "multi_worker_mirrored" and "STRAGGLERS" not in d.codes
+    declared = rung.advise(parse_scenario(valid_scenario(workload={**block, "step_time_cv": 0.3},
+                                                         goal={"target_examples_per_second": 30 * 640})))
+    assert declared.verdict == "parameter_server"  # declared fleet variation is another matter
