@@ -17,7 +17,7 @@ from typing import Optional
 from rung import units as u
 from rung.ladder import codes as C
 from rung.ladder.decision import Decision, Finding
-from rung.model import estimate
+from rung.model import estimate, inputs
 from rung.spec.scenario import Scenario
 
 # The least noise a step time carries, measured or declared (assumption, stated): whole
@@ -105,8 +105,11 @@ def assess(s: Scenario, d: Decision) -> None:
         close.append(("faster", faster))
     wait_flip = None
     if w.input_wait_seconds_ci95 is not None:
+        bound = inputs.is_input_bound(w.step_seconds, w.input_wait_seconds)
         for wait in w.input_wait_seconds_ci95:
-            o = _outcome(_scaled(s, wait=wait))
+            corner = _scaled(s, wait=wait)
+            crosses = inputs.is_input_bound(corner.workload.step_seconds, corner.workload.input_wait_seconds) != bound
+            o = _outcome(corner) if crosses else base
             if o != base:
                 wait_flip = (wait, o)
     d.inputs = {"workload": w.model_dump(exclude_none=True)}

@@ -20,12 +20,17 @@ def render(p: dict, console: Console | None = None) -> None:
                              f"tf.keras = {'Keras 3' if p['keras'] == 'keras3' else 'tf-keras'}")
     t.add_row("batch", f"{p['per_device_batch']} examples; {p['steps_timed']} steps timed after "
                        f"{p['warmup_steps']} warm-up")
-    t.add_row("step", f"mean {u.seconds(p['step_seconds'])}, p50 {u.seconds(p['step_seconds_p50'])}, "
-                      f"p95 {u.seconds(p['step_seconds_p95'])}, CV {p['step_time_cv']:.2f}")
+    lo, hi = p["step_seconds_ci95"]
+    t.add_row("step", f"mean {u.seconds(p['step_seconds'])} (95% interval {u.seconds(lo)}-{u.seconds(hi)}), "
+                      f"p50 {u.seconds(p['step_seconds_p50'])}, p95 {u.seconds(p['step_seconds_p95'])}, "
+                      f"CV {p['step_time_cv']:.2f} (step to step, this device)")
     t.add_row("split", Text(f"input wait {u.seconds(p['input_wait_seconds'])} "
                             f"({u.percent(p['input_wait_fraction'])}) + compute {u.seconds(p['compute_seconds'])}"
                             + ("  → INPUT-BOUND" if bound else "  (not input-bound)"),
                             style="bold red" if bound else "green"))
+    t.add_row("", Text(f"wait net of next()'s fixed cost {u.seconds(p['iterator_overhead_seconds'])} "
+                       f"(raw {u.seconds(p['input_wait_seconds_raw'])}); the pipeline alone delivers a batch "
+                       f"every {u.seconds(p['pipeline_seconds_per_batch'])}", style="dim"))
     t.add_row("throughput", u.rate(p["per_device_batch"] / p["step_seconds"]))
     t.add_row("parameters", f"{p['params']:,} trainable ({p['param_dtype']}, policy {p['mixed_precision_policy']})"
               + (f", {p['embedding_params']:,} in embedding tables" if p["embedding_params"] else ""))
@@ -34,7 +39,11 @@ def render(p: dict, console: Console | None = None) -> None:
                                 f"{u.gib(p['gradient_bytes_sparse'])}")
     act = p["activation_bytes_per_example"]
     t.add_row("activations", ("n/a" if act is None else f"{u.gib(act)} per example")
+              + (f" + {u.gib(p['activation_bytes_fixed'])} per step" if p.get("activation_bytes_fixed") else "")
               + (" (estimate)" if p["activation_bytes_estimated"] else " (measured)"))
+    flops = p.get("flops_per_example")
+    t.add_row("compute", (f"{flops / 1e9:.3g} GFLOP per example to train" if flops else "FLOPs not counted")
+              + (f", {p['ops_per_step']:,} kernels per step" if p.get("ops_per_step") else ""))
     t.add_row("peak memory", u.gib(p["peak_memory_bytes"]) if p["peak_memory_bytes"] is not None
               else "not measured on this machine")
     t.add_row("dynamic shapes", "; ".join(p["dynamic_shape_details"]) if p["dynamic_shapes"] else "none")
@@ -48,9 +57,12 @@ def render(p: dict, console: Console | None = None) -> None:
         items.append(Text(p["pipeline"]["error"], style="dim"))
     fx = p.get("fixes")
     if fx:
+        lo, hi = fx["speedup_ci95"]
+        verdict = (f"{fx['speedup']:.2f}x {'faster' if fx['speedup'] >= 1 else 'slower'}" if fx["significant"]
+                   else "no change beyond the noise")
         items.append(Text(f"With rung's fixes ({', '.join(fx['applied'])}): step {u.seconds(fx['step_seconds'])}, "
-                          f"input wait {u.percent(fx['input_wait_fraction'])} → {fx['speedup']:.2f}x "
-                          f"{'faster' if fx['speedup'] >= 1 else 'slower'} (measured)", style="cyan"))
+                          f"input wait {u.percent(fx['input_wait_fraction'])} → {verdict} (measured over "
+                          f"{fx['rounds']} alternating rounds; speed-up {lo:.2f}-{hi:.2f} at 95%)", style="cyan"))
     elif bound:
         items.append(Text("Run with --try-fixes to measure what rung's pipeline fixes buy.", style="cyan"))
     items.extend(Text(f"note: {n}", style="dim") for n in p["notes"])
