@@ -138,3 +138,21 @@ def test_bench_runs_a_subclassed_model_under_its_strategies(tmp_path):
     runs = {(run["strategy"], run["replicas"]): run for run in out["runs"]}
     assert set(runs) == {("one_device", 1), ("mirrored", 2)}
     assert all(run["examples_per_second"] > 0 for run in runs.values())
+
+
+def test_try_fixes_reports_a_speedup_only_outside_its_interval():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from rung.measure.profile import profile
+    from rung.report.profile import render
+    p = profile(workload_examples()["slow_input"], steps=6, warmup=1, try_fixes=True)
+    fx = p["fixes"]
+    lo, hi = fx["speedup_ci95"]
+    assert lo <= fx["speedup"] <= hi and fx["rounds"] >= 3
+    assert fx["significant"] == (not lo <= 1.0 <= hi)
+    out = StringIO()
+    render(p, Console(file=out, width=200))
+    text = out.getvalue()
+    assert ("no change beyond the noise" in text) == (not fx["significant"])
