@@ -20,7 +20,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from rung import __version__
-    from rung.cli import advise, bench, catalog, profile, tfconfig
+    from rung.cli import advise, bench, catalog, init, launch, profile, tfconfig
 
     parser = _Parser(prog="rung", description="Decide how to distribute TensorFlow training, from measurements.")
     parser.add_argument("--version", action="version", version=f"rung {__version__}")
@@ -30,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.register(sub)
     catalog.register(sub)
     tfconfig.register(sub)
+    init.register(sub)
+    launch.register(sub)
     return parser
 
 

@@ -1,0 +1,68 @@
+"""`rung init`: write a runnable training entry point for a decision (launch v1)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from rung.cli import _job
+from rung.errors import InputError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("init", help="write train.py (and a Ray launcher, k8s manifests) for a decision",
+                       description="Write DIR/train.py for the verdict, wired to the unchanged workload file, "
+                                   "plus launch_ray.py (multi-worker, parameter servers), k8s/ (--k8s) and a "
+                                   "README. Imports neither TensorFlow nor Ray.")
+    _job.add_arguments(p)
+    o = p.add_argument_group("output")
+    o.add_argument("--out", metavar="DIR", help="where to write (default ./rung-<verdict>/)")
+    o.add_argument("--force", action="store_true", help="write into a non-empty DIR")
+    o.add_argument("--k8s", action="store_true", help="also write Kubernetes manifests")
+    o.add_argument("--image", default="tensorflow/tensorflow:2.21.0", help="container image for --k8s")
+    p.set_defaults(run=run)
+
+
+def write_files(job, workload: Path, out: Path, k8s: bool = False, image: str = "") -> list[str]:
+    """Write every file into a temporary folder beside `out`, then move them in: all or nothing."""
+    from rung.launch import emit
+
+    files = {"train.py": emit.train_py(job, workload)}
+    if job.script_verdict in ("multi_worker_mirrored", "parameter_server"):
+        files["launch_ray.py"] = emit.launch_ray_py(job)
+    if k8s:
+        from rung.launch import k8s as manifests
+
+        files.update({f"k8s/{name}": text for name, text in manifests.manifests(job, image).items()})
+    files["README.md"] = emit.readme(job, workload, sorted(files) + ["README.md"])
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".rung-init-", dir=out))
+    try:
+        for name, text in files.items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / name).write_text(text, encoding="utf-8")
+        for name in files:
+            dest = out / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            (tmp / name).replace(dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return sorted(files)
+
+
+def run(args) -> int:
+    workload = _job.workload_path(args.workload)
+    job = _job.job_from(args)
+    out = Path(args.out or f"rung-{job.verdict}")
+    if out.exists() and not out.is_dir():
+        raise InputError(str(out), None, "is a file; expected a folder for --out")
+    if out.is_dir() and any(out.iterdir()) and not args.force:
+        raise InputError(str(out), None, "is not empty; choose another --out or pass --force")
+    written = write_files(job, workload, out, args.k8s, args.image)
+    print(f"wrote {out}/: {', '.join(written)}  ({job.verdict}"
+          + (f", {job.workers} workers" if job.script_verdict in ("multi_worker_mirrored", "parameter_server") else "")
+          + (f", {job.ps_tasks} ps" if job.script_verdict == "parameter_server" else "") + ")", file=sys.stdout)
+    print(f"next: see {out}/README.md", file=sys.stdout)
+    return 0

@@ -1,0 +1,156 @@
+"""`rung launch`: write the job's files, then run them on this machine's processes or on a
+Ray cluster (launch v1). TensorFlow and Ray run only in the processes launched."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rung.cli import _job
+from rung.errors import InputError, RunError
+
+# Ray driver output: the launcher prints one JSON object as its last line.
+SIGTERM_GRACE_SECONDS = 15.0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("launch", help="run the job on local processes or a Ray cluster",
+                       description="Write train.py for the plan (as `rung init`), then run it: --engine local "
+                                   "(processes with TF_CONFIG on this machine) or --engine ray (Ray Train for "
+                                   "multi-worker, actors for parameter servers).")
+    _job.add_arguments(p)
+    r = p.add_argument_group("the run")
+    r.add_argument("--engine", required=True, choices=("local", "ray"))
+    r.add_argument("--address", metavar="HOST:PORT", help="a running Ray cluster (default: a local Ray instance)")
+    r.add_argument("--steps", type=int, default=20, metavar="N", help="steps per epoch (default 20)")
+    r.add_argument("--epochs", type=int, default=1, metavar="N")
+    r.add_argument("--kill", metavar="K@STEP", help="kill worker K when the job reaches STEP (see recovery)")
+    r.add_argument("--out", metavar="DIR", help="keep the generated files here (default: a temporary folder)")
+    r.add_argument("--startup-seconds", type=float, default=120.0, metavar="S",
+                   help="a task that has not joined by then is reported and the rest ended (default 120)")
+    r.add_argument("--deadline", type=float, default=900.0, metavar="S", help="seconds the job may take")
+    r.add_argument("--json", action="store_true", help="print rung/launch/v1 JSON on stdout")
+    p.set_defaults(run=run)
+
+
+def parse_kill(text: str, job) -> tuple[int, int]:
+    k, sep, step = text.partition("@")
+    if not sep or not k.isdigit() or not step.isdigit() or int(step) < 1:
+        raise InputError("--kill", None, f"expected K@STEP (worker K at step STEP >= 1), received {text!r}")
+    if job.script_verdict not in ("multi_worker_mirrored", "parameter_server"):
+        raise InputError("--kill", None, f"{job.script_verdict} has no workers to kill; --kill goes with "
+                                         "multi_worker_mirrored or parameter_server")
+    if int(k) >= job.workers:
+        raise InputError("--kill", None, f"worker {k} does not exist ({job.workers} workers: 0-{job.workers - 1})")
+    return int(k), int(step)
+
+
+def check_address(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise InputError("--address", None, f"expected HOST:PORT of a Ray cluster's head, received {text!r}")
+    return text
+
+
+def run(args) -> int:
+    from rung.cli.init import write_files
+
+    workload = _job.workload_path(args.workload)
+    job = _job.job_from(args)
+    kill = parse_kill(args.kill, job) if args.kill else None
+    if args.address:
+        if args.engine != "ray":
+            raise InputError("--address", None, "goes with --engine ray")
+        check_address(args.address)
+    if args.steps < 1 or args.epochs < 1:
+        raise InputError("--steps", None, "expected at least 1 step and 1 epoch")
+    if job.script_verdict == "tpu":
+        raise InputError("--strategy", None, "tpu: this machine has no TPU; run train.py where the TPU is "
+                                             "(rung init writes it)")
+    if args.engine == "ray":
+        if job.script_verdict not in ("multi_worker_mirrored", "parameter_server"):
+            raise InputError("--engine", None, f"{job.script_verdict} runs in one process: use --engine local "
+                                               "(Ray is for multi-worker and parameter-server jobs)")
+        if importlib.util.find_spec("ray") is None:
+            raise RunError("Ray is not installed; install it with: pip install 'rung[ray]'")
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="rung-launch-"))
+    if args.out and out.is_dir() and any(out.iterdir()):
+        raise InputError(str(out), None, "is not empty; choose another --out")
+    write_files(job, workload, out)
+    if args.engine == "local":
+        from rung.launch.local import launch_local
+
+        result = launch_local(job, out, args.steps, args.epochs, out / "run", kill,
+                              args.startup_seconds, args.deadline)
+    else:
+        result = run_ray_launcher(out, args, kill)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(summary(result))
+    return 0
+
+
+def run_ray_launcher(out: Path, args, kill) -> dict:
+    """The generated launch_ray.py as a child process (its own process group): on Ctrl-C or
+    a deadline it gets SIGTERM (so it shuts its Ray instance down), then SIGKILL."""
+    cmd = [sys.executable, str(out / "launch_ray.py"), "--steps", str(args.steps), "--epochs", str(args.epochs),
+           "--checkpoint-dir", str(out / "checkpoints")]
+    if args.address:
+        cmd += ["--address", args.address]
+    if kill:
+        cmd += ["--kill", f"{kill[0]}@{kill[1]}", "--save-every", "5"]
+    if args.workers:
+        cmd += ["--workers", str(args.workers)]
+    log = out / "launch_ray.log"
+    with open(log, "wb") as f:
+        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    t0 = time.perf_counter()
+    try:
+        while p.poll() is None:
+            if time.perf_counter() - t0 > args.deadline:
+                raise RunError(f"the Ray job gave no result within {args.deadline:.0f} s; it was ended")
+            time.sleep(0.2)
+    finally:
+        _end(p)
+    lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    if p.returncode != 0:
+        why = next((ln for ln in reversed(lines) if "launch_ray.py:" in ln or "Error" in ln), lines[-1] if lines else "")
+        raise RunError(f"the Ray job failed (exit code {p.returncode}): {why.strip()[:400]}")
+    return json.loads(next(ln for ln in reversed(lines) if ln.startswith('{"schema"')))
+
+
+def _end(p: subprocess.Popen) -> None:
+    if p.poll() is not None:
+        return
+    try:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.wait(timeout=SIGTERM_GRACE_SECONDS)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait(timeout=10)
+
+
+def summary(r: dict) -> str:
+    lines = [f"rung launch · {r['strategy']} on {r['engine']}: {r['workers']} worker(s)"
+             + (f", {r['ps_tasks']} ps" if r["ps_tasks"] else "") + f", {r['keras']}",
+             f"  {r['steps_completed']} steps, {r['examples_per_second'] or 0:,.0f} examples/s in the last epoch, "
+             f"{r['wall_seconds']:.1f} s in all"]
+    if r.get("killed_at_step") is not None:
+        lines.append(f"  worker killed at step {r['killed_at_step']}; restarts {r['restarts']}"
+                     + (f", resumed from step {r['resumed_from_step']}" if r.get("resumed_from_step") is not None
+                        else ""))
+    return "\n".join(lines)

@@ -1,0 +1,141 @@
+"""A decision turned into files a team runs: train.py for the verdict, wired to the
+team's unchanged workload file, its Ray launcher, Kubernetes manifests and a README.
+Pure: templates filled in, nothing imported or run (contract: launch-v1.md)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+from typing import Optional
+
+from rung.errors import InputError
+from rung.ladder.codes import STRATEGY
+
+TEMPLATES = Path(__file__).parent / "templates"
+# Keras 3 cannot run multi-worker or parameter-server fit (tensorflow#72388,
+# keras-team/keras#18624): those verdicts run on tf-keras (DESIGN.md).
+LEGACY_KERAS = ("multi_worker_mirrored", "parameter_server")
+RUNNABLE = ("single_device", "mirrored", "multi_worker_mirrored", "parameter_server", "tpu")
+
+
+@dataclass
+class Job:
+    """What init needs of a decision: the verdict, the plan's size, the per-device batch."""
+
+    verdict: str
+    workers: int = 1
+    ps_tasks: int = 0
+    batch: int = 32
+    devices_per_host: int = 1
+    strategy_options: dict = field(default_factory=dict)
+    takes_on: list[str] = field(default_factory=list)
+    source: str = "rung init"
+
+    @property
+    def strategy_class(self) -> str:
+        return STRATEGY["single_device" if self.verdict == "fix_input_pipeline" else self.verdict]
+
+    @property
+    def script_verdict(self) -> str:
+        """The strategy train.py runs (an input-bound job is trained on one device, as it is)."""
+        return "single_device" if self.verdict == "fix_input_pipeline" else self.verdict
+
+
+def check_job(job: Job) -> None:
+    if job.verdict == "needs_sharding":
+        raise InputError("--strategy", None, "needs_sharding: the model does not fit one device, and every "
+                                             "tf.distribute strategy replicates it; there is no data-parallel "
+                                             "entry point to generate (shard parameters and optimizer state)")
+    if job.verdict not in RUNNABLE + ("fix_input_pipeline",):
+        raise InputError("--strategy", None, f"unknown verdict {job.verdict!r}; expected one of "
+                                             f"{', '.join(RUNNABLE)}")
+    if job.verdict in ("multi_worker_mirrored",) and job.workers < 2:
+        raise InputError("--workers", None, f"{job.verdict} needs 2 or more workers, received {job.workers}")
+    if job.verdict == "parameter_server" and (job.workers < 1 or job.ps_tasks < 1):
+        raise InputError("--ps-tasks", None, "parameter_server needs at least one worker and one ps task")
+
+
+def _run_help(job: Job, out: str) -> str:
+    v = job.script_verdict
+    if v == "single_device":
+        return "  python train.py --steps 100\n"
+    if v == "mirrored":
+        return ("  python train.py --steps 100            # every GPU of this host\n"
+                "  python train.py --cpu-devices 2        # no GPU: two logical CPU devices, to try it\n")
+    if v == "tpu":
+        return "  TPU_NAME=my-tpu python train.py --steps 100\n"
+    lines = ["  On every task, its own TF_CONFIG (`rung tf-config --all` prints them), then:",
+             "    python train.py --steps 100 --checkpoint-dir /shared/checkpoints",
+             f"  Or all on this machine: rung launch WORKLOAD.py --strategy {v} --workers {job.workers}"
+             + (f" --ps-tasks {job.ps_tasks}" if v == "parameter_server" else "") + " --engine local",
+             f"  On a Ray cluster: python {out}/launch_ray.py --address HEAD:6379"]
+    return "\n".join(lines) + "\n"
+
+
+def train_py(job: Job, workload: Path) -> str:
+    v = job.script_verdict
+    code = (TEMPLATES / f"{v}.py.tmpl").read_text()
+    code = Template(code).safe_substitute(sharded_input=(TEMPLATES / "sharded_input.py.tmpl").read_text())
+    keras = ""
+    if v in LEGACY_KERAS:
+        keras = ("\n# Keras 3 cannot run this strategy's model.fit (tensorflow#72388, keras-team/keras#18624):\n"
+                 "# use tf-keras, chosen before anything imports TensorFlow.\n"
+                 "os.environ.setdefault(\"TF_USE_LEGACY_KERAS\", \"1\")\n")
+    if v == "parameter_server":
+        keras += ("# Let the coordinator, not gRPC, decide what a lost worker means (TensorFlow's PS guide).\n"
+                  "os.environ.setdefault(\"GRPC_FAIL_FAST\", \"use_caller\")\n")
+    extra = ""
+    if v == "mirrored":
+        extra = ("    p.add_argument(\"--cpu-devices\", type=int, default=2,\n"
+                 "                   help=\"logical CPU devices to mirror over when there is no GPU\")\n")
+    if v == "multi_worker_mirrored":
+        extra = ("    p.add_argument(\"--save-every\", type=int, default=0,\n"
+                 "                   help=\"back up every N steps (default: every epoch)\")\n")
+    body = ["    strategy = make_strategy(tf, args)",
+            "    workload = load_workload(WORKLOAD)",
+            "    with strategy.scope():",
+            "        model = workload.build_model()  # variables and optimizer created under the strategy",
+            "    global_batch = args.batch * strategy.num_replicas_in_sync",
+            "    report = reporting(tf, args, global_batch)",
+            "    callbacks = extra_callbacks(tf, args) + [report]  # a backup restores before the report reads the step",
+            "    model.fit(make_input(tf, workload, strategy, args), epochs=args.epochs, steps_per_epoch=args.steps,",
+            "              callbacks=callbacks, verbose=0, shuffle=False)  # the pipeline shuffles, if it should",
+            "    return report.last  # the last epoch's report"]
+    if v == "parameter_server":
+        body = ["    if serve(tf):", "        return None"] + body[:7] + [
+            "    watching = watch_progress(model)", "    try:"] + ["    " + line for line in body[7:]] + [
+            "    finally:", "        watching.set()"]
+    about = "\n".join(f"- {t}" for t in job.takes_on) + ("\n" if job.takes_on else "")
+    if job.verdict == "fix_input_pipeline":
+        about = ("The decision was fix_input_pipeline: the device waits on its input. This trains on\n"
+                 "one device as it is; fix the pipeline (rung profile --try-fixes), then ask again.\n")
+    return Template((TEMPLATES / "train.py.tmpl").read_text()).substitute(
+        workload_name=workload.name, strategy_class=job.strategy_class, source=job.source,
+        about=about, run_help=_run_help(job, "."), keras_block=keras, workload_path=json.dumps(str(workload)),
+        batch=job.batch, verdict=v, options=repr(dict(job.strategy_options)), extra_args=extra,
+        strategy_code=code, main_body="\n".join(body))
+
+
+def readme(job: Job, workload: Path, files: list[str]) -> str:
+    v = job.verdict
+    size = {"multi_worker_mirrored": f"{job.workers} workers",
+            "parameter_server": f"{job.workers} workers, {job.ps_tasks} parameter-server task(s) and a chief",
+            "mirrored": "one host, all its devices", "tpu": "a TPU slice"}.get(v, "one device")
+    lines = [f"# {v}: training {workload.name}", "",
+             f"Generated by `rung init` ({job.source}): `{job.strategy_class or 'no strategy'}` on {size}.",
+             f"The workload file `{workload}` is imported unchanged.", "", "## Files", ""]
+    lines += [f"- `{f}`" for f in files]
+    lines += ["", "## Run it", "", "```sh", _run_help(job, ".").rstrip(), "```", ""]
+    if job.takes_on:
+        lines += ["## What you take on with this rung", ""] + [f"- {t}" for t in job.takes_on] + [""]
+    if v in LEGACY_KERAS:
+        lines += ["`train.py` sets `TF_USE_LEGACY_KERAS=1` before TensorFlow starts: Keras 3 cannot run this "
+                  "strategy's `model.fit`. Install `tf-keras` beside `tensorflow`.", ""]
+    return "\n".join(lines)
+
+
+def launch_ray_py(job: Job) -> str:
+    return Template((TEMPLATES / "launch_ray.py.tmpl").read_text()).substitute(
+        verdict=job.script_verdict, source=job.source, workers=job.workers, ps_tasks=job.ps_tasks)

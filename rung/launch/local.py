@@ -1,0 +1,179 @@
+"""`rung launch --engine local`: the generated train.py as real processes on this
+machine, each with its TF_CONFIG on loopback ports. What rung hands the team is what
+runs. Every process is ended on every path (success, failure, deadline, Ctrl-C)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from rung.bench.plan import free_ports
+from rung.bench.run import Processes, _tail
+from rung.errors import RunError
+from rung.launch import tfconfig as T
+from rung.launch.emit import LEGACY_KERAS, Job
+
+POLL_SECONDS = 0.1
+# With --kill, synchronous training backs up this often (steps) so a restart resumes close by.
+KILL_SAVE_EVERY = 5
+
+
+class LaunchError(RunError):
+    """A launched job failed: which task, its exit code and its last lines."""
+
+
+@dataclass
+class Proc:
+    task: str           # "worker:0", or "local"
+    popen: object
+    log: Path
+    progress: Path
+
+
+def cluster_for(job: Job) -> Optional[dict]:
+    v = job.script_verdict
+    if v == "multi_worker_mirrored":
+        return {"worker": [f"127.0.0.1:{p}" for p in free_ports(job.workers)]}
+    if v == "parameter_server":
+        ports = free_ports(1 + job.workers + job.ps_tasks)
+        return {"chief": [f"127.0.0.1:{ports[0]}"],
+                "worker": [f"127.0.0.1:{p}" for p in ports[1:1 + job.workers]],
+                "ps": [f"127.0.0.1:{p}" for p in ports[1 + job.workers:]]}
+    return None
+
+
+def _read_int(path: Path) -> Optional[int]:
+    try:
+        return int(path.read_text().strip() or 0)
+    except (OSError, ValueError):
+        return None
+
+
+def _reports(log: Path) -> list[dict]:
+    out = []
+    for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return out
+
+
+class LocalJob:
+    def __init__(self, job: Job, out_dir: Path, steps: int, epochs: int, workdir: Path,
+                 startup_seconds: float, deadline_seconds: float) -> None:
+        self.job, self.out_dir, self.steps, self.epochs = job, out_dir, steps, epochs
+        self.workdir, self.startup, self.deadline = workdir, startup_seconds, deadline_seconds
+        self.procs = Processes()
+        self.cluster = cluster_for(job)
+        self.killed: set[str] = set()
+
+    def _argv(self, save_every: int) -> list[str]:
+        argv = [sys.executable, str(self.out_dir / "train.py"), "--steps", str(self.steps),
+                "--epochs", str(self.epochs), "--checkpoint-dir", str(self.workdir / "checkpoints")]
+        if self.job.script_verdict == "multi_worker_mirrored" and save_every:
+            argv += ["--save-every", str(save_every)]
+        if self.job.script_verdict == "mirrored":
+            argv += ["--cpu-devices", str(max(2, self.job.devices_per_host))]
+        return argv
+
+    def start(self, attempt: int, save_every: int) -> list[Proc]:
+        tasks = [str(t) for t in T.tasks_of(self.cluster)] if self.cluster else ["local"]
+        procs = []
+        for name in tasks:
+            env = dict(os.environ)
+            env.pop("TF_CONFIG", None)
+            if self.cluster:
+                kind, _, index = name.partition(":")
+                config = T.tf_config(self.cluster, T.Task(kind, int(index)))
+                T.check(config, self.job.script_verdict)  # the same check as check-tf-config
+                env["TF_CONFIG"] = json.dumps(config)
+            if self.job.script_verdict in LEGACY_KERAS:
+                env["TF_USE_LEGACY_KERAS"] = "1"
+            env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+            tag = f"{name.replace(':', '')}-a{attempt}"
+            progress = self.workdir / f"{tag}.progress"
+            env["RUNG_PROGRESS"] = str(progress)
+            log = self.workdir / f"{tag}.log"
+            procs.append(Proc(name, self.procs.start(self._argv(save_every), env, log), log, progress))
+        return procs
+
+    @staticmethod
+    def lead(procs: list[Proc]) -> Proc:
+        return next((p for p in procs if p.task in ("chief:0", "worker:0", "local")), procs[0])
+
+    def wait(self, procs: list[Proc], t0: float, kill: Optional[tuple[int, int]]) -> Optional[int]:
+        """Until the lead exits; returns the step at which worker K was killed, if it was."""
+        lead = self.lead(procs)
+        while True:
+            now = time.perf_counter() - t0
+            step = _read_int(lead.progress)
+            if lead.popen.poll() is not None:
+                if lead.popen.returncode != 0:
+                    raise LaunchError(f"{lead.task} exited with code {lead.popen.returncode}: {_tail(lead.log)}")
+                return None
+            for p in procs:
+                if p is not lead and p.task not in self.killed and p.popen.poll() not in (None, 0):
+                    raise LaunchError(f"{p.task} exited with code {p.popen.returncode}: {_tail(p.log)}")
+            if step is None and now > self.startup:
+                self._never_joined(procs)
+            if kill and step is not None and step >= kill[1]:
+                victim = next(p for p in procs if p.task == f"worker:{kill[0]}")
+                self.killed.add(victim.task)
+                self.procs.kill(victim.popen)
+                victim.popen.wait(timeout=10)
+                return step
+            if now > self.deadline:
+                raise LaunchError(f"no result within {self.deadline:.0f} s (deadline); every task was ended")
+            time.sleep(POLL_SECONDS)
+
+    def _never_joined(self, procs: list[Proc]) -> None:
+        stepped = [p.task for p in procs if _read_int(p.progress) is not None]
+        silent = [p.task for p in procs if p.task not in stepped]
+        raise LaunchError(f"no step within the start-up deadline ({self.startup:.0f} s): "
+                          f"{', '.join(silent)} never joined the job (TensorFlow's strategy constructor waits "
+                          "for every task); every task was ended")
+
+
+def launch_local(job: Job, out_dir: Path, steps: int, epochs: int, workdir: Path,
+                 kill: Optional[tuple[int, int]] = None, startup_seconds: float = 120.0,
+                 deadline_seconds: float = 900.0) -> dict:
+    workdir.mkdir(parents=True, exist_ok=True)
+    lj = LocalJob(job, out_dir, steps, epochs, workdir, startup_seconds, deadline_seconds)
+    sync = job.script_verdict == "multi_worker_mirrored"
+    save_every = KILL_SAVE_EVERY if kill and sync else 0
+    t0 = time.perf_counter()
+    restarts, killed_at = 0, None
+    try:
+        procs = lj.start(0, save_every)
+        started = [{"task": p.task, "node": "localhost", "pid": p.popen.pid} for p in procs]
+        killed_at = lj.wait(procs, t0, kill)
+        if killed_at is not None and sync:
+            # a dead peer stalls the collective: end the group, start it again, resume
+            for p in procs:
+                lj.procs.kill(p.popen)
+            for p in procs:
+                p.popen.wait(timeout=10)
+            restarts = 1
+            procs = lj.start(1, save_every)
+            lj.wait(procs, time.perf_counter(), None)
+        elif killed_at is not None:
+            lj.wait(procs, t0, None)  # parameter servers: the coordinator carries on
+        reports = _reports(lj.lead(procs).log)
+    finally:
+        lj.procs.close()
+    last = reports[-1] if reports else {}
+    return {"schema": "rung/launch/v1", "engine": "local", "strategy": job.script_verdict,
+            "workers": job.workers if lj.cluster else 1, "ps_tasks": job.ps_tasks if lj.cluster and
+            job.script_verdict == "parameter_server" else 0,
+            "keras": "tf_keras" if job.script_verdict in LEGACY_KERAS else "keras3",
+            "steps_completed": last.get("step"), "examples_per_second": last.get("examples_per_second"),
+            "loss": last.get("loss"), "restarts": restarts, "killed_at_step": killed_at,
+            "resumed_from_step": last.get("start_step") if restarts else None,
+            "wall_seconds": time.perf_counter() - t0, "tasks": started, "epochs": reports}
