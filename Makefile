@@ -15,7 +15,7 @@ $(VENV)/.installed-run: $(PY) pyproject.toml requirements-ci.txt
 	touch $@
 
 $(VENV)/.installed-test: $(PY) pyproject.toml requirements-ci.txt
-	$(PIP) -e ''.[tf,test,ray]' -c requirements-ci.txt
+	$(PIP) -e '.[tf,test,ray]' -c requirements-ci.txt
 	touch $@ $(VENV)/.installed-run
 
 # rung's main job on a bundled example: profile the CNN on this machine, then decide
