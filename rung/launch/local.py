@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -19,6 +20,9 @@ from rung.launch import tfconfig as T
 from rung.launch.emit import LEGACY_KERAS, Job
 
 POLL_SECONDS = 0.1
+# TensorFlow's coordination service, while the group forms: "Waiting for 1/2 tasks to
+# connect." and then the names of the tasks it waits for, one per line.
+_WAITING_FOR = re.compile(r"^/job:(\w+)/replica:\d+/task:(\d+)\s*$", re.M)
 # With --kill, synchronous training backs up this often (steps) so a restart resumes close by.
 KILL_SAVE_EVERY = 5
 
@@ -83,10 +87,11 @@ class LocalJob:
             argv += ["--cpu-devices", str(max(2, self.job.devices_per_host))]
         return argv
 
-    def start(self, attempt: int, save_every: int) -> list[Proc]:
+    def start(self, attempt: int, save_every: int, only: Optional[list[str]] = None) -> list[Proc]:
+        """Start every task of the job (or `only` those named)."""
         tasks = [str(t) for t in T.tasks_of(self.cluster)] if self.cluster else ["local"]
         procs = []
-        for name in tasks:
+        for name in tasks if only is None else [t for t in tasks if t in only]:
             env = dict(os.environ)
             env.pop("TF_CONFIG", None)
             if self.cluster:
@@ -96,7 +101,7 @@ class LocalJob:
                 env["TF_CONFIG"] = json.dumps(config)
             if self.job.script_verdict in LEGACY_KERAS:
                 env["TF_USE_LEGACY_KERAS"] = "1"
-            env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+            env["TF_CPP_MIN_LOG_LEVEL"] = "0"  # to the task's log file: names the tasks a group waits for
             tag = f"{name.replace(':', '')}-a{attempt}"
             progress = self.workdir / f"{tag}.progress"
             env["RUNG_PROGRESS"] = str(progress)
@@ -134,11 +139,12 @@ class LocalJob:
             time.sleep(POLL_SECONDS)
 
     def _never_joined(self, procs: list[Proc]) -> None:
-        stepped = [p.task for p in procs if _read_int(p.progress) is not None]
-        silent = [p.task for p in procs if p.task not in stepped]
+        waited = sorted({f"{m.group(1)}:{m.group(2)}" for p in procs if p.log.exists()
+                         for m in _WAITING_FOR.finditer(p.log.read_text(errors="replace"))})
+        missing = waited or [p.task for p in procs if _read_int(p.progress) is None]
         raise LaunchError(f"no step within the start-up deadline ({self.startup:.0f} s): "
-                          f"{', '.join(silent)} never joined the job (TensorFlow's strategy constructor waits "
-                          "for every task); every task was ended")
+                          f"{', '.join(missing)} never joined the job (TensorFlow's strategy constructor waits "
+                          "for every task, and ignores SIGTERM); every task was ended")
 
 
 def launch_local(job: Job, out_dir: Path, steps: int, epochs: int, workdir: Path,

@@ -1,0 +1,113 @@
+"""Kubernetes manifests for a multi-worker or parameter-server job (launch v1). Pure:
+dicts dumped as YAML.
+
+Multi-worker: an Indexed Job (completionMode Indexed, parallelism = completions =
+workers) behind a headless Service; pod i is reachable as JOB-i.SERVICE, and builds its
+TF_CONFIG from JOB_COMPLETION_INDEX. A failed pod fails the job
+(podFailurePolicy), which restarts as a whole up to backoffLimit times: restart-based
+recovery, resumed by BackupAndRestore from the shared checkpoint volume.
+Parameter servers: the chief, the workers and the ps tasks as three Jobs, each behind
+its own headless Service; the chief's Job completes the training, after which the
+worker and ps Jobs (servers that never exit) are deleted with the chief's.
+"""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from rung.launch.emit import LEGACY_KERAS, Job
+
+PORT = 2222
+APP = "rung-train"
+# The script each pod runs to build its TF_CONFIG: the cluster from the Services' stable
+# names, its own task from JOB_COMPLETION_INDEX. Tests run it for every index.
+TF_CONFIG_SCRIPT = (
+    "import json, os; "
+    "cluster = json.loads(os.environ['RUNG_CLUSTER']); "
+    "print(json.dumps({'cluster': cluster, 'task': {'type': os.environ['RUNG_TASK_TYPE'], "
+    "'index': int(os.environ.get('JOB_COMPLETION_INDEX', '0'))}}))")
+
+
+def _host(job_name: str, index: int) -> str:
+    return f"{job_name}-{index}.{job_name}:{PORT}"
+
+
+def cluster(job: Job) -> dict[str, list[str]]:
+    if job.script_verdict == "multi_worker_mirrored":
+        return {"worker": [_host(f"{APP}-worker", i) for i in range(job.workers)]}
+    return {"chief": [_host(f"{APP}-chief", 0)],
+            "worker": [_host(f"{APP}-worker", i) for i in range(job.workers)],
+            "ps": [_host(f"{APP}-ps", i) for i in range(job.ps_tasks)]}
+
+
+def _service(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": name, "labels": {"app": APP}},
+            "spec": {"clusterIP": "None", "selector": {"rung/job": name},
+                     "ports": [{"name": "grpc", "port": PORT, "targetPort": PORT}]}}
+
+
+def _job(name: str, task_type: str, count: int, job: Job, image: str, train_args: list[str],
+         completes: bool) -> dict:
+    env = [{"name": "RUNG_CLUSTER", "value": json.dumps(cluster(job))},
+           {"name": "RUNG_TASK_TYPE", "value": task_type},
+           {"name": "RUNG_WORKLOAD", "value": "/app/workload.py"},
+           {"name": "RUNG_CHECKPOINT_DIR", "value": "/checkpoints"}]
+    if job.script_verdict in LEGACY_KERAS:
+        env.append({"name": "TF_USE_LEGACY_KERAS", "value": "1"})
+    command = ["/bin/sh", "-c",
+               f"export TF_CONFIG=\"$(python3 -c \"{TF_CONFIG_SCRIPT}\")\" && "
+               f"exec python3 /app/train.py {' '.join(train_args)}"]
+    spec = {
+        "completionMode": "Indexed", "completions": count, "parallelism": count,
+        "backoffLimit": 3 if completes else 0,
+        "template": {
+            "metadata": {"labels": {"app": APP, "rung/job": name}},
+            "spec": {
+                "subdomain": name,  # pod i answers as NAME-i.NAME (the headless Service)
+                "restartPolicy": "Never",
+                "containers": [{"name": "train", "image": image, "command": command, "env": env,
+                                "ports": [{"containerPort": PORT, "name": "grpc"}],
+                                "volumeMounts": [{"name": "code", "mountPath": "/app"},
+                                                 {"name": "checkpoints", "mountPath": "/checkpoints"}]}],
+                "volumes": [{"name": "code", "configMap": {"name": f"{APP}-code"}},
+                            {"name": "checkpoints", "persistentVolumeClaim": {"claimName": f"{APP}-checkpoints"}}],
+            }},
+    }
+    if completes:
+        # a pod that fails fails the job at once: synchronous training restarts as a whole
+        spec["podFailurePolicy"] = {"rules": [{"action": "FailJob", "onExitCodes": {
+            "containerName": "train", "operator": "NotIn", "values": [0]}}]}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "labels": {"app": APP}},
+            "spec": spec}
+
+
+def manifests(job: Job, image: str) -> dict[str, str]:
+    """File name -> YAML text (several documents each)."""
+    args = ["--steps", "1000", "--epochs", "10", "--checkpoint-dir", "/checkpoints"]
+    dump = lambda docs: yaml.safe_dump_all(docs, sort_keys=False)  # noqa: E731
+    files = {}
+    if job.script_verdict == "multi_worker_mirrored":
+        name = f"{APP}-worker"
+        files["job.yaml"] = dump([_service(name), _job(name, "worker", job.workers, job, image,
+                                                       args + ["--save-every", "100"], completes=True)])
+    else:
+        for task_type, count, completes in (("chief", 1, True), ("worker", job.workers, False),
+                                            ("ps", job.ps_tasks, False)):
+            name = f"{APP}-{task_type}"
+            files[f"{task_type}.yaml"] = dump([_service(name), _job(name, task_type, count, job, image, args,
+                                                                    completes)])
+    files["README.md"] = (
+        "# Kubernetes manifests\n\n"
+        f"Put train.py and the workload in a ConfigMap, give the job a shared volume, then apply:\n\n"
+        "```sh\n"
+        f"kubectl create configmap {APP}-code --from-file=train.py --from-file=workload.py=WORKLOAD.py\n"
+        f"# a PersistentVolumeClaim named {APP}-checkpoints (ReadWriteMany) for the backups\n"
+        "kubectl apply -f k8s/\n```\n\n"
+        "Each pod builds its TF_CONFIG from its Service's stable name and JOB_COMPLETION_INDEX; "
+        "`rung check-tf-config --set` checks them all (rung's tests do).\n"
+        + ("\nThe worker and ps Jobs serve until they are deleted: when the chief's Job completes, "
+           f"`kubectl delete job {APP}-worker {APP}-ps`.\n" if job.script_verdict == "parameter_server" else ""))
+    return files

@@ -1,0 +1,198 @@
+"""rung init and rung launch on this machine: the generated train.py runs for every
+verdict this machine can run (one device, mirrored on logical CPU devices, multi-worker
+and parameter servers as local processes with TF_CONFIG), kills recover as each
+strategy does, bad input is exit 2, and the manifests validate against Kubernetes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rung.examples import workload_examples
+
+MLP = workload_examples()["mlp"]
+HERE = Path(__file__).parent
+
+
+def rung(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "rung", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def launch(*args, timeout=600):
+    r = rung("launch", str(MLP), *args, "--json", timeout=timeout)
+    assert r.returncode == 0, r.stderr[-1500:]
+    return json.loads(r.stdout)
+
+
+# -- init: files, and what it refuses ----------------------------------------------------
+
+def test_init_writes_the_files_of_each_verdict(tmp_path):
+    r = rung("init", str(MLP), "--strategy", "parameter_server", "--workers", "3", "--ps-tasks", "2", "--k8s",
+             "--out", str(tmp_path / "ps"))
+    assert r.returncode == 0, r.stderr
+    files = {str(p.relative_to(tmp_path / "ps")) for p in (tmp_path / "ps").rglob("*") if p.is_file()}
+    assert files == {"train.py", "launch_ray.py", "README.md", "k8s/chief.yaml", "k8s/worker.yaml", "k8s/ps.yaml",
+                     "k8s/README.md"}
+    train = (tmp_path / "ps" / "train.py").read_text()
+    assert 'os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in train
+    assert train.index("TF_USE_LEGACY_KERAS") < train.index("import tensorflow")
+    assert "ClusterCoordinator" in train or "ParameterServerStrategy" in train
+    one = rung("init", str(MLP), "--strategy", "single_device", "--out", str(tmp_path / "one"))
+    assert one.returncode == 0
+    assert sorted(p.name for p in (tmp_path / "one").iterdir()) == ["README.md", "train.py"]
+    assert "TF_USE_LEGACY_KERAS" not in (tmp_path / "one" / "train.py").read_text()  # Keras 3 runs it
+
+
+def test_init_from_a_scenario_takes_the_decision(tmp_path):
+    from tests.conftest import BUNDLED
+    r = rung("init", str(MLP), "--scenario", str(BUNDLED / "04-multi-host.yaml"), "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    d = json.loads(rung("advise", "--scenario", str(BUNDLED / "04-multi-host.yaml"), "--json").stdout)
+    ray = (tmp_path / "o" / "launch_ray.py").read_text()
+    assert f"WORKERS = {d['hosts']}" in ray and d["verdict"] == "multi_worker_mirrored"
+    readme = (tmp_path / "o" / "README.md").read_text()
+    assert "gang scheduling" in readme.lower()
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--strategy", "needs_sharding"], "does not fit one device"),
+    (["--strategy", "multi_worker_mirrored", "--workers", "1"], "2 or more workers"),
+    (["--strategy", "parameter_server", "--ps-tasks", "0"], "at least one worker and one ps"),
+    ([], "either --scenario FILE or --strategy"),
+])
+def test_init_refuses_what_cannot_run(tmp_path, args, words):
+    r = rung("init", str(MLP), *args, "--out", str(tmp_path / "x"))
+    assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()
+
+
+def test_init_never_overwrites_a_folder_without_force(tmp_path):
+    out = tmp_path / "job"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    r = rung("init", str(MLP), "--strategy", "mirrored", "--out", str(out))
+    assert r.returncode == 2 and "not empty" in r.stderr and sorted(p.name for p in out.iterdir()) == ["mine.txt"]
+    assert rung("init", str(MLP), "--strategy", "mirrored", "--out", str(out), "--force").returncode == 0
+    assert (out / "mine.txt").read_text() == "keep" and (out / "train.py").exists()
+
+
+def test_init_and_tf_config_do_not_import_tensorflow_or_ray(tmp_path):
+    code = ("import sys; from rung.cli import main; "
+            f"main(['init', {str(MLP)!r}, '--strategy', 'parameter_server', '--k8s', '--out', {str(tmp_path / 'o')!r}]); "
+            "main(['tf-config', '--strategy', 'multi_worker_mirrored', '--workers', 'a:1,b:2', '--all']); "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'ray', 'keras', 'tf_keras')]; "
+            "assert not bad, bad")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
+def test_tpu_entry_point_is_complete_and_importable(tmp_path):
+    assert rung("init", str(MLP), "--strategy", "tpu", "--out", str(tmp_path / "tpu")).returncode == 0
+    path = tmp_path / "tpu" / "train.py"
+    text = path.read_text()
+    for needed in ("TPUClusterResolver", "experimental_connect_to_cluster", "initialize_tpu_system",
+                   "TPUStrategy(resolver)", "strategy.scope()"):
+        assert needed in text
+    spec = importlib.util.spec_from_file_location("tpu_train", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # importable without TensorFlow: it imports it in main()
+    assert callable(module.main) and module.STRATEGY == "tpu"
+
+
+# -- k8s ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("strategy,extra", [("multi_worker_mirrored", ["--workers", "3"]),
+                                            ("parameter_server", ["--workers", "2", "--ps-tasks", "2"])])
+def test_manifests_validate_and_every_pods_tf_config_checks(tmp_path, strategy, extra):
+    import os
+
+    import kubernetes_validate
+    from kubernetes_validate.utils import latest_version
+
+    from rung.launch import tfconfig as T
+    assert rung("init", str(MLP), "--strategy", strategy, *extra, "--k8s", "--out", str(tmp_path / "o")).returncode == 0
+    configs = []
+    for f in sorted((tmp_path / "o" / "k8s").glob("*.yaml")):
+        for doc in yaml.safe_load_all(f.read_text()):
+            kubernetes_validate.validate(doc, latest_version(), strict=True)
+            if doc["kind"] != "Job":
+                continue
+            spec = doc["spec"]
+            assert spec["completionMode"] == "Indexed" and spec["parallelism"] == spec["completions"]
+            container = spec["template"]["spec"]["containers"][0]
+            env = {e["name"]: e["value"] for e in container["env"]}
+            script = container["command"][2].split('python3 -c "')[1].split('")"')[0]
+            for i in range(spec["completions"]):  # what each pod would build
+                out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                                     env={**os.environ, **env, "JOB_COMPLETION_INDEX": str(i)}).stdout
+                configs.append(json.loads(out))
+    assert "valid job" in T.check_set(configs, strategy)
+
+
+# -- launch on local processes: every runnable verdict -----------------------------------
+
+@pytest.mark.tf
+@pytest.mark.parametrize("args,workers,keras", [
+    (["--strategy", "single_device"], 1, "keras3"),
+    (["--strategy", "mirrored"], 1, "keras3"),
+    (["--strategy", "multi_worker_mirrored", "--workers", "2"], 2, "tf_keras"),
+    (["--strategy", "parameter_server", "--workers", "2", "--ps-tasks", "1"], 2, "tf_keras"),
+])
+def test_generated_train_py_runs_for_each_verdict(args, workers, keras):
+    r = launch(*args, "--engine", "local", "--steps", "8", "--epochs", "2")
+    assert r["schema"] == "rung/launch/v1" and r["steps_completed"] == 16
+    assert r["workers"] == workers and r["keras"] == keras and r["examples_per_second"] > 0
+    assert len(r["epochs"]) == 2 and r["restarts"] == 0
+
+
+@pytest.mark.tf
+def test_local_kill_multi_worker_restarts_and_resumes_from_its_backup():
+    r = launch("--strategy", "multi_worker_mirrored", "--workers", "2", "--engine", "local", "--steps", "30",
+               "--kill", "1@12")
+    assert r["restarts"] == 1 and r["steps_completed"] == 30
+    assert r["resumed_from_step"] <= r["killed_at_step"]
+    assert r["killed_at_step"] - r["resumed_from_step"] <= 5  # at most one backup interval lost
+
+
+@pytest.mark.tf
+def test_local_kill_parameter_server_carries_on():
+    r = launch("--strategy", "parameter_server", "--workers", "2", "--ps-tasks", "1", "--engine", "local",
+               "--steps", "80", "--kill", "1@10")
+    assert r["restarts"] == 0 and r["killed_at_step"] is not None and r["steps_completed"] == 80
+
+
+@pytest.mark.tf
+def test_a_task_that_never_joins_is_named_and_the_rest_ended(tmp_path):
+    from rung.cli.init import write_files
+    from rung.launch.emit import Job
+    from rung.launch.local import LaunchError, LocalJob
+    job = Job("multi_worker_mirrored", workers=2)
+    write_files(job, MLP, tmp_path / "o")
+    (tmp_path / "run").mkdir()
+    lj = LocalJob(job, tmp_path / "o", 5, 1, tmp_path / "run", startup_seconds=20, deadline_seconds=120)
+    try:
+        procs = lj.start(0, 0, only=["worker:0"])  # worker:1 never starts
+        import time
+        with pytest.raises(LaunchError, match="worker:1 never joined"):
+            lj.wait(procs, time.perf_counter(), None)
+    finally:
+        lj.procs.close()
+    assert all(p.popen.poll() is not None for p in procs)  # ended, though TensorFlow ignores SIGTERM
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--strategy", "multi_worker_mirrored", "--engine", "local", "--kill", "one@two"], "expected K@STEP"),
+    (["--strategy", "multi_worker_mirrored", "--engine", "local", "--kill", "5@3"], "worker 5 does not exist"),
+    (["--strategy", "single_device", "--engine", "local", "--kill", "0@3"], "no workers to kill"),
+    (["--strategy", "multi_worker_mirrored", "--engine", "ray", "--address", "nohost"], "expected HOST:PORT"),
+    (["--strategy", "mirrored", "--engine", "ray"], "runs in one process"),
+])
+def test_launch_bad_input_is_exit_2_one_line(args, words):
+    r = rung("launch", str(MLP), *args)
+    assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
