@@ -77,6 +77,7 @@ class LocalJob:
         self.procs = Processes()
         self.cluster = cluster_for(job)
         self.killed: set[str] = set()
+        self.kill_watch = False
 
     def _argv(self, save_every: int) -> list[str]:
         argv = [sys.executable, str(self.out_dir / "train.py"), "--steps", str(self.steps),
@@ -105,6 +106,7 @@ class LocalJob:
             tag = f"{name.replace(':', '')}-a{attempt}"
             progress = self.workdir / f"{tag}.progress"
             env["RUNG_PROGRESS"] = str(progress)
+            env["RUNG_PROGRESS_EVERY"] = "1" if self.kill_watch else "100"  # every step only when killing
             log = self.workdir / f"{tag}.log"
             procs.append(Proc(name, self.procs.start(self._argv(save_every), env, log), log, progress))
         return procs
@@ -152,6 +154,7 @@ def launch_local(job: Job, out_dir: Path, steps: int, epochs: int, workdir: Path
                  deadline_seconds: float = 900.0) -> dict:
     workdir.mkdir(parents=True, exist_ok=True)
     lj = LocalJob(job, out_dir, steps, epochs, workdir, startup_seconds, deadline_seconds)
+    lj.kill_watch = kill is not None
     sync = job.script_verdict == "multi_worker_mirrored"
     save_every = KILL_SAVE_EVERY if kill and sync else 0
     t0 = time.perf_counter()

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +84,32 @@ def test_an_address_nobody_answers_fails_in_seconds(no_ray_left):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "no Ray cluster answers" in r.stderr
     assert time.perf_counter() - t0 < 60  # seconds, not a hang
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="test hosts need root")
+def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(no_ray_left):
+    """A Ray head in one test host and a worker node in another, joined by a 200 Mbit/s
+    tbf link (`ray start` in each network namespace; Ray 2.60 authenticates the joining
+    node with the cluster token). Multi-worker and parameter-server launches place their
+    tasks on both nodes. Closing the test hosts ends every process in them by id."""
+    from rung.bench.netns import TestNet
+
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    with TestNet(2, 200) as net:
+        head, node = net.address(0), net.address(1)
+        env = {**os.environ, "RAY_AUTH_MODE": "token"}
+        common = ["--num-cpus=2", "--object-store-memory=300000000", "--disable-usage-stats"]
+        for i, extra in ((0, ["--head", "--port=6379", "--include-dashboard=false"]), (1, [f"--address={head}:6379"])):
+            r = subprocess.run(net.wrap(i, [ray_cli, "start", f"--node-ip-address={net.address(i)}", *extra, *common]),
+                               env=env, capture_output=True, text=True, timeout=180)
+            assert r.returncode == 0, r.stderr[-800:]
+        for strategy, extra in (("multi_worker_mirrored", []), ("parameter_server", ["--ps-tasks", "1"])):
+            r = subprocess.run(net.wrap(0, [sys.executable, "-m", "rung", "launch", str(MLP), "--engine", "ray",
+                                            "--address", f"{head}:6379", "--strategy", strategy, "--workers", "2",
+                                            *extra, "--steps", "20", "--json"]),
+                               env=env, capture_output=True, text=True, timeout=600)
+            assert r.returncode == 0, r.stderr[-1500:]
+            d = json.loads(r.stdout)
+            assert d["steps_completed"] == 20
+            workers = {t["node"] for t in d["tasks"] if t["task"].startswith("worker")}
+            assert workers == {head, node}, d["tasks"]  # one worker on each side of the link
