@@ -69,7 +69,8 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
           straggler: Optional[tuple[int, float]] = None, kill: Optional[tuple[int, int]] = None,
           deadline_seconds: float = 300.0, calibrate: bool = False, calibration_points=None, ps_tasks: int = 1,
           on_run: Optional[Callable[[str], None]] = None,
-          on_progress: Optional[Callable[[int, int], None]] = None) -> dict:
+          on_progress: Optional[Callable[[int, int], None]] = None,
+          engine: str = "local", address: Optional[str] = None) -> dict:
     if not Path(workload).is_file():
         raise InputError(workload, None, "no such workload file")
     notes = ["weak scaling: every replica keeps the per-replica batch; the global batch grows with replicas"]
@@ -84,17 +85,35 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
             raise InputError("--hosts", None, f"{hosts} test hosts for runs that need {need}")
     if link_mbit and not hosts:
         raise InputError("--link-mbit", None, "shapes the links between test hosts; give --hosts too")
+    if engine == "ray":
+        for flag, given in (("--hosts", hosts), ("--straggler", straggler), ("--kill", kill)):
+            if given:
+                raise InputError(flag, None, "goes with --engine local (on Ray, the cluster's own nodes are the "
+                                             "hosts; `rung launch --engine ray --kill` shows recovery)")
+        notes.append("ran on Ray: " + (f"the cluster at {address}" if address else "a local Ray instance started "
+                                                                                    "and stopped by this bench"))
     work = workdir()
     base = {"workload": str(Path(workload).resolve()), "batch": batch, "steps": steps, "warmup": warmup,
             "collective_timeout": COLLECTIVE_TIMEOUT_SECONDS, "ps_tasks": ps_tasks}
     out_runs: list[dict] = []
     net_ctx = TestNet(hosts, link_mbit) if hosts else nullcontext(None)
+    ray_ctx = nullcontext(None)
+    if engine == "ray":
+        from rung.bench.ray_engine import RayCluster
+
+        ray_ctx = RayCluster(address)
     try:
-        with net_ctx as net:
+        with net_ctx as net, ray_ctx as cluster:
             link_bytes = int(min(100e6, (link_mbit or 8000) * 1e6 / 8 * 1.5))
             if on_run:
                 on_run("measuring the link")
-            link = _link(net, link_bytes)
+            if cluster is not None:
+                from rung.bench.ray_engine import measure_link
+
+                link = measure_link(cluster, link_bytes)
+            else:
+                link = _link(net, link_bytes)
+            base["_ray"] = cluster
             basis = None
             for spec in runs:
                 multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
@@ -155,7 +174,9 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
     addresses = [net.address(i) for i in range(spec.replicas)] if (net is not None and multi) else None
     plan = plan_run(spec, addresses, ps_tasks=base["ps_tasks"], straggler=straggler if multi else None)
-    cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas)
+    cluster = base.get("_ray")
+    cfg = {k: v for k, v in base.items() if k != "_ray"}
+    cfg.update(strategy=spec.strategy, replicas=spec.replicas)
     my_kill = kill if (kill and multi) else None
     if my_kill:
         cfg["backup_dir"] = str(work / f"backup-{spec.label.replace(':', '-')}{tag}{'-slow' if straggler else ''}")
@@ -165,14 +186,22 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     run_dir = work / (spec.label.replace(":", "-") + tag + ("-slow" if straggler and multi else ""))
     run_dir.mkdir()
     try:
-        outcome = execute(plan, cfg, run_dir, deadline, wrap=wrap, on_progress=progress, kill=my_kill, restarts=1)
+        if cluster is not None:
+            from rung.bench.ray_engine import execute_on_ray
+
+            outcome = execute_on_ray(cluster, spec.strategy, spec.replicas, cfg, base["ps_tasks"])
+        else:
+            outcome = execute(plan, cfg, run_dir, deadline, wrap=wrap, on_progress=progress, kill=my_kill,
+                              restarts=1)
     except BenchError as e:
         _surface_input_error(e)
         raise
     global_batch = base["batch"] * (1 if spec.strategy == "parameter_server" else spec.replicas)
     stats = step_stats(outcome.result, base["warmup"], global_batch)
     run = {"strategy": spec.strategy, "replicas": spec.replicas,
-           "hosts": spec.replicas if (net is not None and multi) else 1,
+           "engine": "ray" if cluster is not None else "local",
+           "hosts": spec.replicas if ((net is not None or (cluster is not None and cluster.nodes >= spec.replicas))
+                                      and multi) else 1,
            "link_mbit": net.link_mbit if (net is not None and multi) else None,
            "keras": outcome.result.get("keras"), "devices": outcome.result.get("devices") or None, **stats, "wall_seconds": outcome.wall_seconds,
            "processes": outcome.tasks_started, "notes": outcome.notes, "_grads": outcome.result.get("gradients"),

@@ -23,6 +23,10 @@ def register(sub) -> None:
     p.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
     p.add_argument("--ps-tasks", type=int, default=1, metavar="N",
                    help="parameter-server tasks in parameter_server runs (default 1)")
+    e = p.add_argument_group("where the runs go")
+    e.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local processes (default), or a Ray cluster: the same runs, placed by Ray")
+    e.add_argument("--address", metavar="HOST:PORT", help="a running Ray cluster (default: a local Ray instance)")
     n = p.add_argument_group("test hosts (root)")
     n.add_argument("--hosts", type=int, metavar="H", help="put each worker on its own network namespace")
     n.add_argument("--link-mbit", type=float, metavar="B", help="shape every test host's link to B Mbit/s (tbf)")
@@ -88,12 +92,25 @@ def run(args) -> int:
                 raise InputError(args.calibration_out, "points", "expected the list of points a previous "
                                  f"rung bench --calibrate wrote, each with {', '.join(need)} (a file from an "
                                  "older rung: calibrate again without --calibration-merge)")
+    if args.address and args.engine != "ray":
+        raise InputError("--address", None, "goes with --engine ray")
+    if args.engine == "ray":
+        import importlib.util
+
+        from rung.errors import RunError
+
+        if args.address:
+            from rung.cli.launch import check_address
+
+            check_address(args.address)
+        if importlib.util.find_spec("ray") is None:
+            raise RunError("Ray is not installed; install it with: pip install 'rung[ray]'")
     with Progress() as progress:
         result = bench(args.workload, batch, runs, steps=args.steps, warmup=args.warmup, hosts=args.hosts,
                        link_mbit=args.link_mbit, straggler=straggler, kill=kill, deadline_seconds=args.deadline,
                        calibrate=args.calibrate, calibration_points=points, ps_tasks=args.ps_tasks,
                        on_run=progress.phase,
-                       on_progress=progress.step)
+                       on_progress=progress.step, engine=args.engine, address=args.address)
     if args.calibrate and result["calibration"] and result["calibration"].get("fitted"):
         write_atomically(args.calibration_out, json.dumps(result["calibration"], indent=2) + "\n",
                          "--calibration-out")

@@ -1,0 +1,235 @@
+"""`rung bench --engine ray`: the same bench tasks (`rung.bench.task.run`), placed on a Ray
+cluster instead of local processes, so a team can take the honest test — one host
+against N hosts — to its own fleet. Each run returns the record a local run returns,
+and bench puts the same prediction beside it.
+
+- one_device, mirrored: one Ray task.
+- multi_worker_mirrored: Ray Train's TensorflowTrainer, one worker per node where the
+  cluster has them (SPREAD); it sets TF_CONFIG; rank 0's record comes back through a
+  small actor.
+- parameter_server: one actor per worker and ps task hosting a tf.distribute.Server
+  (pinned to a node, on a port picked there), and the chief as a Ray task.
+
+rung is shipped to the cluster's workers with the job (`py_modules`), and the workload
+file's text travels in the task's configuration, so the nodes need neither.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rung.bench.plan import KERAS_FOR
+from rung.errors import RunError
+
+CONNECT_TIMEOUT_SECONDS = 5.0
+
+
+@dataclass
+class RayOutcome:
+    """What `rung.bench.run.execute` returns, for the fields bench reads."""
+
+    result: dict
+    wall_seconds: float
+    tasks_started: int
+    notes: list[str] = field(default_factory=list)
+    recovery: dict = field(default_factory=dict)
+
+
+def _reachable(address: str) -> bool:
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_SECONDS):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+class RayCluster:
+    """A connection to a Ray cluster (or a local instance started here), for a bench."""
+
+    def __init__(self, address: str | None) -> None:
+        self.address = address
+        self.ray = None
+
+    def __enter__(self) -> "RayCluster":
+        import rung
+
+        if self.address and not _reachable(self.address):
+            raise RunError(f"no Ray cluster answers at {self.address} (within {CONNECT_TIMEOUT_SECONDS:g} s)")
+        import ray
+
+        env = {"TF_CPP_MIN_LOG_LEVEL": "2"}
+        runtime_env = {"env_vars": env, "py_modules": [str(Path(rung.__file__).parent)]}
+        if self.address:
+            ray.init(address=self.address, runtime_env=runtime_env, log_to_driver=False)
+        else:
+            ray.init(address="local", num_cpus=max(os.cpu_count() or 1, 6), runtime_env=runtime_env,
+                     include_dashboard=False,
+                     log_to_driver=False)
+        self.ray = ray
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.ray is not None:
+            self.ray.shutdown()
+
+    @property
+    def nodes(self) -> int:
+        return len([n for n in self.ray.nodes() if n["Alive"]])
+
+
+def _with_source(cfg: dict) -> dict:
+    return dict(cfg, workload_source=Path(cfg["workload"]).read_text(), workload_name=Path(cfg["workload"]).name)
+
+
+def _run_task(cfg: dict) -> dict:
+    """In a Ray worker: write the workload where the task can import it, run the bench task."""
+    import tempfile
+
+    os.environ.update(cfg.pop("env", {}))  # the Keras choice, before TensorFlow is imported
+    folder = tempfile.mkdtemp(prefix="rung-bench-")
+    path = os.path.join(folder, cfg.pop("workload_name"))
+    with open(path, "w") as f:
+        f.write(cfg.pop("workload_source"))
+    from rung.bench.task import run
+
+    return run(dict(cfg, workload=path, progress=None, result=None, error=None))
+
+
+def execute_on_ray(cluster: RayCluster, strategy: str, replicas: int, cfg: dict, ps_tasks: int) -> RayOutcome:
+    try:
+        return _execute(cluster, strategy, replicas, cfg, ps_tasks)
+    except RunError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a task failed on the cluster: a failed run, said in one line
+        from rung.measure.workload import one_line
+
+        raise RunError(f"{strategy}:{replicas} on Ray failed: {type(e).__name__}: {one_line(e)}") from None
+
+
+def _execute(cluster: RayCluster, strategy: str, replicas: int, cfg: dict, ps_tasks: int) -> RayOutcome:
+    ray = cluster.ray
+    env = {"TF_USE_LEGACY_KERAS": "1"} if KERAS_FOR[strategy] == "tf_keras" else {}
+    t0 = time.perf_counter()
+    job = _with_source(dict(cfg, role="worker" if strategy != "parameter_server" else "chief", index=0, env=env))
+    if strategy in ("one_device", "mirrored"):
+        # max_calls=1: a fresh process per run (logical devices are fixed once TensorFlow starts)
+        task = ray.remote(max_calls=1)(_run_task).options(num_cpus=1, runtime_env={"env_vars": env})
+        result = ray.get(task.remote(job))
+        return RayOutcome(result, time.perf_counter() - t0, 1)
+    if strategy == "multi_worker_mirrored":
+        return RayOutcome(_multi_worker(ray, replicas, job, env), time.perf_counter() - t0, replicas)
+    return RayOutcome(_parameter_servers(ray, replicas, ps_tasks, job, env), time.perf_counter() - t0,
+                      1 + replicas + ps_tasks)
+
+
+def _train_loop(config):
+    """One Ray Train worker: the bench task, with TF_CONFIG set by TensorflowTrainer."""
+    import ray
+    import ray.train
+
+    rank = ray.train.get_context().get_world_rank()
+    result = _run_task(dict(config["job"], index=rank))
+    if rank == 0:
+        ray.get(config["sink"].put.remote(result))
+
+
+def _fit_multi_worker(workers: int, job: dict, sink) -> None:
+    """Runs as a Ray task whose environment has the Keras choice: the trainer's workers
+    inherit it (ray.train.tensorflow touches tf.keras as soon as a worker imports it)."""
+    from ray.train import ScalingConfig
+    from ray.train.tensorflow import TensorflowTrainer
+
+    trainer = TensorflowTrainer(_train_loop, train_loop_config={"job": job, "sink": sink},
+                                scaling_config=ScalingConfig(num_workers=workers, placement_strategy="SPREAD"))
+    outcome = trainer.fit()
+    if outcome.error:
+        raise outcome.error
+
+
+def _multi_worker(ray, workers: int, job: dict, env: dict) -> dict:
+    @ray.remote(num_cpus=0)
+    class Sink:
+        def __init__(self):
+            self.value = None
+
+        def put(self, value):
+            self.value = value
+
+        def get(self):
+            return self.value
+
+    sink = Sink.remote()
+    fit = ray.remote(_fit_multi_worker).options(num_cpus=0, runtime_env={"env_vars": env})
+    ray.get(fit.remote(workers, job, sink))
+    return ray.get(sink.get.remote())
+
+
+def _parameter_servers(ray, workers: int, ps_tasks: int, job: dict, env: dict) -> dict:
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy as Pin
+
+    @ray.remote(num_cpus=0)
+    def place():
+        with socket.socket() as s:
+            s.bind(("", 0))
+            port = s.getsockname()[1]
+        return ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address(), port
+
+    @ray.remote(num_cpus=0.5)
+    class Server:
+        def __init__(self, cluster, kind, index):
+            os.environ["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": {"type": kind, "index": index}})
+            import tensorflow as tf
+
+            self.server = tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name=kind, task_index=index,
+                                               protocol="grpc", start=True)
+
+        def ready(self):
+            return True
+
+    nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
+    names = [("chief", 0)] + [("worker", i) for i in range(workers)] + [("ps", i) for i in range(ps_tasks)]
+    where = {name: ray.get(place.options(scheduling_strategy=Pin(nodes[k % len(nodes)], soft=False)).remote())
+             for k, name in enumerate(names)}
+    cluster = {kind: [f"{where[(k2, i)][1]}:{where[(k2, i)][2]}" for k2, i in names if k2 == kind]
+               for kind in ("chief", "worker", "ps")}
+    servers = [Server.options(scheduling_strategy=Pin(where[name][0], soft=False), runtime_env={"env_vars": env})
+               .remote(cluster, *name) for name in names if name[0] != "chief"]
+    ray.get([s.ready.remote() for s in servers])
+    chief_env = dict(env, TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "chief", "index": 0}}))
+    chief = ray.remote(max_calls=1)(_run_task).options(num_cpus=1, runtime_env={"env_vars": chief_env},
+                                          scheduling_strategy=Pin(where[("chief", 0)][0], soft=False))
+    try:
+        return ray.get(chief.remote(job))
+    finally:
+        for s in servers:
+            ray.kill(s)
+
+
+def measure_link(cluster: RayCluster, nbytes: int) -> dict:
+    """The link between two Ray nodes (the first and the last), or loopback on a lone node:
+    the same ping-pong and bulk transfer as bench's local link measurement."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy as Pin
+
+    from rung.bench import linkbench
+
+    ray = cluster.ray
+    nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
+
+    def port_here():
+        with socket.socket() as s:
+            s.bind(("", 0))
+            return ray.util.get_node_ip_address(), s.getsockname()[1]
+
+    ip, port = ray.get(ray.remote(port_here).options(num_cpus=0, scheduling_strategy=Pin(nodes[-1], soft=False)).remote())
+    server = ray.remote(linkbench.serve).options(num_cpus=0, scheduling_strategy=Pin(nodes[-1], soft=False)).remote(port)
+    m = ray.get(ray.remote(linkbench.probe).options(num_cpus=0, scheduling_strategy=Pin(nodes[0], soft=False))
+                .remote(ip if len(nodes) > 1 else "127.0.0.1", port, nbytes))
+    ray.get(server)
+    m["where"] = f"Ray nodes ({len(nodes)}): first -> last" if len(nodes) > 1 else "one Ray node: loopback"
+    return m
