@@ -196,3 +196,38 @@ def test_a_task_that_never_joins_is_named_and_the_rest_ended(tmp_path):
 def test_launch_bad_input_is_exit_2_one_line(args, words):
     r = rung("launch", str(MLP), *args)
     assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    import os
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if text.encode() in f.read():
+                        pids.append(int(entry))
+            except OSError:
+                pass
+    return pids
+
+
+@pytest.mark.tf
+def test_ctrl_c_ends_every_task(tmp_path):
+    import signal
+    import time
+    out = tmp_path / "job"
+    p = subprocess.Popen([sys.executable, "-m", "rung", "launch", str(MLP), "--strategy", "multi_worker_mirrored",
+                          "--workers", "2", "--engine", "local", "--steps", "100000", "--out", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    train = str(out / "train.py")
+    while time.time() < deadline and len(_processes_mentioning(train)) < 2:
+        time.sleep(0.5)
+    assert len(_processes_mentioning(train)) >= 2, "the workers never started"
+    time.sleep(3)  # let them join and train
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "interrupted" in err
+    time.sleep(1)
+    assert _processes_mentioning(train) == []
