@@ -99,7 +99,7 @@ def train_py(job: Job, workload: Path) -> str:
             "        model = workload.build_model()  # variables and optimizer created under the strategy",
             "    global_batch = args.batch * strategy.num_replicas_in_sync",
             "    report = reporting(tf, args, global_batch)",
-            "    callbacks = extra_callbacks(tf, args) + [report]  # a backup restores before the report reads the step",
+            "    callbacks = [report] + extra_callbacks(tf, args)  # the report's clock stops before a backup is written",
             "    model.fit(make_input(tf, workload, strategy, args), epochs=args.epochs, steps_per_epoch=args.steps,",
             "              callbacks=callbacks, verbose=0, shuffle=False)  # the pipeline shuffles, if it should",
             "    return report.last  # the last epoch's report"]

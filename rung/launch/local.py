@@ -31,6 +31,28 @@ class LaunchError(RunError):
     """A launched job failed: which task, its exit code and its last lines."""
 
 
+# What TensorFlow's gRPC server says when its port is taken, and train.py's own line
+# for a workload that cannot be used (exit code 2).
+_PORT_TAKEN = re.compile(r"(?:Address already in use|Failed to add port)[^\n]*?((?:\d{1,3}\.){3}\d{1,3}:\d+)?")
+_WORKLOAD_ERROR = re.compile(r"^train\.py: workload: (.*)$", re.M)
+
+
+def _failure(proc: "Proc") -> Exception:
+    """Why a task exited: the workload (exit 2, bad input), a port in use, or its last lines."""
+    text = proc.log.read_text(errors="replace") if proc.log.exists() else ""
+    bad = _WORKLOAD_ERROR.search(text)
+    if bad and proc.popen.returncode == 2:
+        from rung.errors import InputError
+
+        path, _, message = bad.group(1).partition(": ")
+        return InputError(path, None, message)
+    taken = _PORT_TAKEN.search(text)
+    if taken:
+        port = taken.group(1) or "its port"
+        return LaunchError(f"{proc.task} could not serve on {port}: the port is in use by another process")
+    return LaunchError(f"{proc.task} exited with code {proc.popen.returncode}: {_tail(proc.log)}")
+
+
 @dataclass
 class Proc:
     task: str           # "worker:0", or "local"
@@ -123,11 +145,11 @@ class LocalJob:
             step = _read_int(lead.progress)
             if lead.popen.poll() is not None:
                 if lead.popen.returncode != 0:
-                    raise LaunchError(f"{lead.task} exited with code {lead.popen.returncode}: {_tail(lead.log)}")
+                    raise _failure(lead)
                 return None
             for p in procs:
                 if p is not lead and p.task not in self.killed and p.popen.poll() not in (None, 0):
-                    raise LaunchError(f"{p.task} exited with code {p.popen.returncode}: {_tail(p.log)}")
+                    raise _failure(p)
             if step is None and now > self.startup:
                 self._never_joined(procs)
             if kill and step is not None and step >= kill[1]:
