@@ -66,7 +66,7 @@ def launched(steps: int, engine: str = "local") -> dict:
     return json.loads(r.stdout)
 
 
-def hand_written(steps: int) -> float:
+def hand_written(steps: int, backup: bool = False) -> float:
     from rung.bench.plan import free_ports
 
     ports = free_ports(2)
@@ -76,7 +76,8 @@ def hand_written(steps: int) -> float:
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
                "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})}
         procs.append(subprocess.Popen([sys.executable, str(REPO / "benchmarks" / "hand_written_mwms.py"),
-                                       str(WORKLOAD), "--steps", str(steps), "--epochs", "2", "--batch", "32"],
+                                       str(WORKLOAD), "--steps", str(steps), "--epochs", "2", "--batch", "32"]
+                                      + (["--backup", tempfile.mkdtemp(prefix="rung-hand-")] if backup else []),
                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
     outs = [p.communicate(timeout=600)[0] for p in procs]
     lines = [json.loads(ln) for ln in outs[0].splitlines() if ln.startswith("{")]
@@ -89,26 +90,35 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--no-ray", action="store_true")
+    ap.add_argument("--no-startup", action="store_true")
     a = ap.parse_args()
-    s = startup(a.runs)
-    print("start-up, median seconds (ratio to a bare python start):")
-    for k, v in s["median_seconds"].items():
-        print(f"  {k:<16} {v:.3f} s  ({s['ratio_to_bare_python'][k]:.1f}x)")
-    print(f"  imports TensorFlow or Ray: {s['imports_tensorflow_or_ray']}")
+    result = {}
+    if not a.no_startup:
+        s = result["startup"] = startup(a.runs)
+        print("start-up, median seconds (ratio to a bare python start):")
+        for k, v in s["median_seconds"].items():
+            print(f"  {k:<16} {v:.3f} s  ({s['ratio_to_bare_python'][k]:.1f}x)")
+        print(f"  imports TensorFlow or Ray: {s['imports_tensorflow_or_ray']}")
+    # rung's train.py always backs up (BackupAndRestore): against the guide's plain fit and
+    # against the guide's fault-tolerant fit, in interleaved triples, rotating the order
     pairs = []
-    for i in range(a.pairs):  # interleaved, alternating which goes first
-        order = ("rung", "hand") if i % 2 == 0 else ("hand", "rung")
+    names = ("rung", "hand", "hand+backup")
+    for i in range(a.pairs):
         got = {}
-        for who in order:
-            got[who] = launched(a.steps)["examples_per_second"] if who == "rung" else hand_written(a.steps)
+        for who in names[i % 3:] + names[:i % 3]:
+            got[who] = (launched(a.steps)["examples_per_second"] if who == "rung"
+                        else hand_written(a.steps, backup=who == "hand+backup"))
         pairs.append(got)
-        print(f"pair {i + 1}: rung {got['rung']:,.0f} ex/s, hand-written {got['hand']:,.0f} ex/s, "
-              f"ratio {got['rung'] / got['hand']:.3f}")
-    ratios = [p["rung"] / p["hand"] for p in pairs]
-    result = {"startup": s, "pairs": pairs, "ratio_median": statistics.median(ratios),
-              "ratio_of_means": statistics.fmean(p["rung"] for p in pairs) / statistics.fmean(p["hand"] for p in pairs)}
-    print(f"rung-launched / hand-written, steady state: median {result['ratio_median']:.3f}, "
-          f"of means {result['ratio_of_means']:.3f}")
+        print(f"round {i + 1}: rung {got['rung']:,.0f} ex/s, hand-written {got['hand']:,.0f}, with "
+              f"BackupAndRestore {got['hand+backup']:,.0f}; ratios {got['rung'] / got['hand']:.3f}, "
+              f"{got['rung'] / got['hand+backup']:.3f}")
+    for base in ("hand", "hand+backup"):
+        ratios = [p["rung"] / p[base] for p in pairs]
+        result[f"rung_over_{base}"] = {"median": statistics.median(ratios), "of_means": statistics.fmean(
+            p["rung"] for p in pairs) / statistics.fmean(p[base] for p in pairs)}
+        print(f"rung-launched / {base}, steady state: median {statistics.median(ratios):.3f}, of means "
+              f"{result[f'rung_over_{base}']['of_means']:.3f}")
+    result["rounds"] = pairs
     if not a.no_ray:
         r = launched(a.steps, "ray")
         local = statistics.fmean(p["rung"] for p in pairs)

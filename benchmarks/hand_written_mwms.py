@@ -1,7 +1,8 @@
 """The same multi-worker training written by hand, the TensorFlow guide's way
 ("Multi-worker training with Keras"): tf-keras, MultiWorkerMirroredStrategy from
 TF_CONFIG, the model built under the scope, a per-worker dataset from
-distribute_datasets_from_function, model.fit. For bench_launch.py to compare with the
+distribute_datasets_from_function, model.fit (with --backup, BackupAndRestore as in the
+guide's fault-tolerance section). For bench_launch.py to compare with the
 train.py that rung generates. Prints one JSON line per epoch, as train.py does.
 
     TF_CONFIG=... python hand_written_mwms.py WORKLOAD.py --steps 30 --epochs 2 --batch 32
@@ -21,6 +22,7 @@ p.add_argument("workload")
 p.add_argument("--steps", type=int, default=30)
 p.add_argument("--epochs", type=int, default=2)
 p.add_argument("--batch", type=int, default=32)
+p.add_argument("--backup", metavar="DIR", help="with the guide's fault tolerance: BackupAndRestore(DIR)")
 args = p.parse_args()
 
 spec = importlib.util.spec_from_file_location("workload", args.workload)
@@ -43,4 +45,7 @@ class Timer(tf.keras.callbacks.Callback):
                           args.steps * args.batch * strategy.num_replicas_in_sync / seconds}), flush=True)
 
 
-model.fit(dataset, epochs=args.epochs, steps_per_epoch=args.steps, callbacks=[Timer()], verbose=0)
+callbacks = [Timer()]
+if args.backup:  # the guide's "Fault tolerance" section
+    callbacks.append(tf.keras.callbacks.BackupAndRestore(backup_dir=args.backup))
+model.fit(dataset, epochs=args.epochs, steps_per_epoch=args.steps, callbacks=callbacks, verbose=0)

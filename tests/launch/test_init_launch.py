@@ -231,3 +231,39 @@ def test_ctrl_c_ends_every_task(tmp_path):
     assert p.returncode == 130 and "interrupted" in err
     time.sleep(1)
     assert _processes_mentioning(train) == []
+
+
+@pytest.mark.tf
+def test_launch_a_workload_train_py_cannot_use_is_exit_2(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import tensorflow as tf\nraise RuntimeError('no GPU quota')\n")
+    r = rung("launch", str(bad), "--strategy", "multi_worker_mirrored", "--workers", "2", "--engine", "local",
+             "--steps", "3")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == f"rung: error: {bad}: cannot be imported: RuntimeError: no GPU quota"
+
+
+@pytest.mark.tf
+def test_a_port_in_use_is_named(tmp_path):
+    import socket
+    import time
+
+    from rung.cli.init import write_files
+    from rung.launch.emit import Job
+    from rung.launch.local import LaunchError, LocalJob
+    job = Job("multi_worker_mirrored", workers=2)
+    write_files(job, MLP, tmp_path / "o")
+    (tmp_path / "run").mkdir()
+    lj = LocalJob(job, tmp_path / "o", 5, 1, tmp_path / "run", startup_seconds=60, deadline_seconds=120)
+    taken = lj.cluster["worker"][1]
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", int(taken.rsplit(":", 1)[1])))
+    blocker.listen(1)
+    try:
+        procs = lj.start(0, 0)
+        with pytest.raises(LaunchError) as e:
+            lj.wait(procs, time.perf_counter(), None)
+        assert "worker:1" in str(e.value) and "in use" in str(e.value)
+    finally:
+        lj.procs.close()
+        blocker.close()
