@@ -92,7 +92,11 @@ def train_py(job: Job, workload: Path) -> str:
                  "                   help=\"logical CPU devices to mirror over when there is no GPU\")\n")
     if v == "multi_worker_mirrored":
         extra = ("    p.add_argument(\"--save-every\", type=int, default=0,\n"
-                 "                   help=\"back up every N steps (default: every epoch)\")\n")
+                 "                   help=\"back up every N steps (default: every epoch)\")\n"
+                 "    p.add_argument(\"--collective-timeout\", type=float,\n"
+                 "                   default=float(os.environ.get(\"RUNG_COLLECTIVE_TIMEOUT\",\n"
+                 "                                                STRATEGY_OPTIONS.get(\"timeout_seconds\", 600))),\n"
+                 "                   help=\"seconds before a dead peer fails a collective (0: wait forever)\")\n")
     body = ["    strategy = make_strategy(tf, args)",
             "    workload = load_workload(WORKLOAD)",
             "    with strategy.scope():",

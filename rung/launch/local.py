@@ -128,7 +128,8 @@ class LocalJob:
             tag = f"{name.replace(':', '')}-a{attempt}"
             progress = self.workdir / f"{tag}.progress"
             env["RUNG_PROGRESS"] = str(progress)
-            env["RUNG_PROGRESS_EVERY"] = "1" if self.kill_watch else "100"  # every step only when killing
+            if self.kill_watch:  # the step count every step, so a kill lands where asked
+                env["RUNG_PROGRESS_EVERY"] = "1"
             log = self.workdir / f"{tag}.log"
             procs.append(Proc(name, self.procs.start(self._argv(save_every), env, log), log, progress))
         return procs
