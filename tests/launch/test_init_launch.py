@@ -167,15 +167,22 @@ def test_local_kill_parameter_server_carries_on():
     assert r["restarts"] == 0 and r["killed_at_step"] is not None and r["steps_completed"] == 80
 
 
-@pytest.mark.tf
-def test_a_task_that_never_joins_is_named_and_the_rest_ended(tmp_path):
+def two_worker_job(tmp_path, startup_seconds):
+    """A 2-worker multi-worker job's files and its local engine, not started."""
     from rung.cli.init import write_files
     from rung.launch.emit import Job
-    from rung.launch.local import LaunchError, LocalJob
+    from rung.launch.local import LocalJob
     job = Job("multi_worker_mirrored", workers=2)
     write_files(job, MLP, tmp_path / "o")
     (tmp_path / "run").mkdir()
-    lj = LocalJob(job, tmp_path / "o", 5, 1, tmp_path / "run", startup_seconds=20, deadline_seconds=120)
+    return LocalJob(job, tmp_path / "o", 5, 1, tmp_path / "run", startup_seconds=startup_seconds,
+                    deadline_seconds=120)
+
+
+@pytest.mark.tf
+def test_a_task_that_never_joins_is_named_and_the_rest_ended(tmp_path):
+    from rung.launch.local import LaunchError
+    lj = two_worker_job(tmp_path, 20)
     try:
         procs = lj.start(0, 0, only=["worker:0"])  # worker:1 never starts
         import time
@@ -248,13 +255,8 @@ def test_a_port_in_use_is_named(tmp_path):
     import socket
     import time
 
-    from rung.cli.init import write_files
-    from rung.launch.emit import Job
-    from rung.launch.local import LaunchError, LocalJob
-    job = Job("multi_worker_mirrored", workers=2)
-    write_files(job, MLP, tmp_path / "o")
-    (tmp_path / "run").mkdir()
-    lj = LocalJob(job, tmp_path / "o", 5, 1, tmp_path / "run", startup_seconds=60, deadline_seconds=120)
+    from rung.launch.local import LaunchError
+    lj = two_worker_job(tmp_path, 60)
     taken = lj.cluster["worker"][1]
     blocker = socket.socket()
     blocker.bind(("127.0.0.1", int(taken.rsplit(":", 1)[1])))

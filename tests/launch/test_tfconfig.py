@@ -103,20 +103,14 @@ def test_cli_exit_codes_and_one_line():
     assert notjson.returncode == 2 and "not JSON" in notjson.stderr and len(notjson.stderr.splitlines()) == 1
 
 
-def test_tf_config_commands_start_fast_without_tensorflow_or_ray():
-    """Start-up in a fresh interpreter, against a bare Python start on the same machine
-    (a ratio: this machine is shared and noisy), and the modules it imported."""
-    import time
+def test_check_tf_config_imports_neither_tensorflow_nor_ray():
+    """What a check pulls in, in a fresh interpreter (its start-up time is measured in
+    benchmarks/bench_launch.py, beside a bare Python start)."""
     code = ("import sys; from rung.cli import main; rc = main(['check-tf-config', '-']); "
             "assert not any(m.split('.')[0] in ('tensorflow', 'ray', 'keras') for m in sys.modules), "
             "[m for m in sys.modules if m.startswith(('tensorflow', 'ray', 'keras'))]")
-    runs = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        r = subprocess.run([sys.executable, "-c", code], input="{}", capture_output=True, text=True, timeout=60)
-        runs.append(time.perf_counter() - t0)
-        assert r.returncode == 0, r.stderr
-    assert min(runs) < 0.5
+    r = subprocess.run([sys.executable, "-c", code], input="{}", capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
 
 
 @pytest.mark.tf
