@@ -27,7 +27,7 @@ def add_arguments(parser) -> None:
                         "default: the scenario's 0.02 for identical hosts")
 
 
-def _check(args) -> None:
+def check_flags(args) -> None:
     for flag, value in (("--target-step-seconds", args.target_step_seconds), ("--step-time-cv", args.step_time_cv)):
         if value is not None and not (value == value and 0 < value < float("inf")):
             raise InputError(flag, None, f"expected a positive number, received {value}")
@@ -51,7 +51,7 @@ def _estimated(profile: dict, block: dict, device: catalog.Device) -> dict:
 
 def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tuple[Scenario, list[Finding]]:
     """The scenario for the plan's hardware, and the caveats to put first in the decision."""
-    _check(args)
+    check_flags(args)
     eps = profile["per_device_batch"] / profile["step_seconds"]
     hw, fleet, goal = _hardware.blocks(args, measured_eps=eps, require=require)
     block = workload_block(profile, step_time_cv=args.step_time_cv)

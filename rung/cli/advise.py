@@ -89,7 +89,7 @@ def _from_workload(args):
     from rung.ladder import advise
 
     _hardware.blocks(args)  # checked before the (slow) measurement
-    _plan._check(args)
+    _plan.check_flags(args)
     profile = measure(args, args.workload)
     scenario, caveats = _plan.plan_scenario(profile, args, where=args.hardware or "--device")
     decision = advise(scenario)

@@ -85,7 +85,7 @@ def run(args) -> int:
         check_writable(args.scenario_out, "--scenario-out")  # before the measurement, not after
     if args.scenario_out and (args.hardware or args.device):
         _hardware.blocks(args, measured_eps=1.0, require=False)  # validate the flags before measuring
-    _plan._check(args)
+    _plan.check_flags(args)
     profile = measure(args, path)
     if args.scenario_out:
         write_atomically(args.scenario_out, scenario_text(profile, args), "--scenario-out")
