@@ -87,7 +87,9 @@ def noise_band(s: Scenario) -> tuple[float, float, str]:
     return min(lo, 1.0 - MIN_NOISE), max(hi, 1.0 + MIN_NOISE), w.step_seconds_source
 
 
-def _describe(o: Outcome) -> str:
+def _describe(o: Outcome, base: Outcome) -> str:
+    if o.verdict == base.verdict:
+        return f"{o.verdict} {'meeting' if o.meets_goal else 'short of'} the goal"
     return o.verdict + ("" if o.meets_goal else " (short of the goal)")
 
 
@@ -130,13 +132,13 @@ def assess(s: Scenario, d: Decision) -> None:
             "one step on that device (--target-step-seconds, or rung profile there) before you rent a fleet"))
     for direction, flip in close:
         findings.append(Finding(C.CLOSE_CALL,
-            f"a step {abs(flip.factor - 1):.0%} {direction} would make it {_describe(flip.outcome)}, inside the "
+            f"a step {abs(flip.factor - 1):.0%} {direction} would make it {_describe(flip.outcome, base)}, inside the "
             f"measurement's noise ({1 - lo:.0%} faster to {hi - 1:.0%} slower): both are candidates; "
             "measure again with more --steps on a quiet machine to separate them"))
     if wait_flip is not None:
         wait, o = wait_flip
         findings.append(Finding(C.CLOSE_CALL,
-            f"an input wait of {u.seconds(wait)} (inside its 95% interval) would make it {_describe(o)}: "
+            f"an input wait of {u.seconds(wait)} (inside its 95% interval) would make it {_describe(o, base)}: "
             "whether the device waits on its pipeline is not settled by this measurement"))
     d.warnings[0:0] = findings
 
