@@ -113,7 +113,6 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 link = measure_link(cluster, link_bytes)
             else:
                 link = _link(net, link_bytes)
-            base["_ray"] = cluster
             basis = None
             for spec in runs:
                 multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
@@ -122,11 +121,12 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     if on_run:
                         on_run(f"{spec.label} (no straggler)")
                     out_runs.append(_one_run(spec, base, work, net, link, basis, None, kill,
-                                             deadline_seconds, on_progress, steps + warmup, tag="-plain"))
+                                             deadline_seconds, on_progress, steps + warmup, tag="-plain",
+                                             cluster=cluster))
                 if on_run:
                     on_run(spec.label + (f" (worker {straggler[0]} slowed {straggler[1]:g}x)" if straggler and multi else ""))
                 out_runs.append(_one_run(spec, base, work, net, link, basis, straggler, kill,
-                                         deadline_seconds, on_progress, steps + warmup))
+                                         deadline_seconds, on_progress, steps + warmup, cluster=cluster))
                 if straggler and multi:
                     plain, slow = out_runs[-2], out_runs[-1]
                     slow["straggler"]["slowdown"] = slow["step_seconds_mean"] / plain["step_seconds_mean"]
@@ -170,13 +170,12 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
 
 
 def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,
-             tag: str = "") -> dict:
+             tag: str = "", cluster=None) -> dict:
+    """One run on local processes (test hosts when `net`), or on Ray when `cluster`."""
     multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
     addresses = [net.address(i) for i in range(spec.replicas)] if (net is not None and multi) else None
     plan = plan_run(spec, addresses, ps_tasks=base["ps_tasks"], straggler=straggler if multi else None)
-    cluster = base.get("_ray")
-    cfg = {k: v for k, v in base.items() if k != "_ray"}
-    cfg.update(strategy=spec.strategy, replicas=spec.replicas)
+    cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas)
     my_kill = kill if (kill and multi) else None
     if my_kill:
         cfg["backup_dir"] = str(work / f"backup-{spec.label.replace(':', '-')}{tag}{'-slow' if straggler else ''}")

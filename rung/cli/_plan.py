@@ -4,7 +4,6 @@ the caveats the decision carries. Pure: no TensorFlow."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
 
 from rung import units as u
 from rung.cli import _hardware
@@ -79,5 +78,5 @@ def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tupl
     return scenario_from_profile(profile, hw, goal, fleet, where=where, workload=clean), caveats
 
 
-def given(args) -> Optional[Any]:
+def given(args) -> bool:
     return args.target_step_seconds is not None or args.step_time_cv is not None

@@ -51,7 +51,7 @@ def check_job(job: Job) -> None:
     if job.verdict not in RUNNABLE + ("fix_input_pipeline",):
         raise InputError("--strategy", None, f"unknown verdict {job.verdict!r}; expected one of "
                                              f"{', '.join(RUNNABLE)}")
-    if job.verdict in ("multi_worker_mirrored",) and job.workers < 2:
+    if job.verdict == "multi_worker_mirrored" and job.workers < 2:
         raise InputError("--workers", None, f"{job.verdict} needs 2 or more workers, received {job.workers}")
     if job.verdict == "parameter_server" and (job.workers < 1 or job.ps_tasks < 1):
         raise InputError("--ps-tasks", None, "parameter_server needs at least one worker and one ps task")

@@ -27,12 +27,6 @@ def _size(dtype) -> int:
     return int(np.dtype(_dtype_name(dtype).replace("bfloat16", "float16")).itemsize)
 
 
-def unpack(batch):
-    x, y = batch[0], batch[1]
-    sw = batch[2] if len(batch) > 2 else None
-    return x, y, sw
-
-
 @dataclass
 class GradientCounts:
     params: int

@@ -67,7 +67,7 @@ def _try_fixes(tf, w, model, step_fn, batch, steps, repeats, on_step) -> dict:
             "steps_per_block": per_block}
 
 
-def _count(phase, what, fn, notes, default=None):
+def _count(what, fn, notes, default=None):
     """A count rung takes from the model; one that fails is a note, not a failed profile."""
     try:
         return fn()
@@ -119,10 +119,10 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
             notes.append("the model's train_step handed no gradients to its optimizer: gradient bytes assume "
                          "one dense gradient per trainable variable")
         opt = counts.optimizer_info(model, g.params, g.param_dtype)
-        act, act_fixed, kept = _count(phase, "activation bytes", lambda: counts.activation_bytes(tf, model, sample),
+        act, act_fixed, kept = _count("activation bytes", lambda: counts.activation_bytes(tf, model, sample),
                                       notes, default=(None, 0, 0))
-        flops = _count(phase, "FLOPs", lambda: counts.flops_per_example(tf, model, sample), notes)
-        kernels = _count(phase, "operations per step", lambda: counts.ops_per_step(tf, model, sample), notes)
+        flops = _count("FLOPs", lambda: counts.flops_per_example(tf, model, sample), notes)
+        kernels = _count("operations per step", lambda: counts.ops_per_step(tf, model, sample), notes)
         dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model)
         pipe = pipeline.inspect_pipeline(tf, ds)
         summary = summarize(times)
