@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO))
 HEAVY = REPO / "rung" / "examples" / "workloads" / "comm_heavy.py"
 MLP = REPO / "rung" / "examples" / "workloads" / "mlp.py"
 CALIBRATION_WORKERS, CALIBRATION_RATES = (2, 4), (50.0, 500.0)
-CALIBRATION_RUNS = ",".join(["one_device"] + [f"multi_worker_mirrored:{w}" for w in CALIBRATION_WORKERS])
+CALIBRATION_RUNS = ",".join(["single_device"] + [f"multi_worker_mirrored:{w}" for w in CALIBRATION_WORKERS])
 WARMUP = 2
 
 
@@ -73,7 +73,7 @@ def main() -> int:
           f"between test hosts costs {k * 1e9:.2f} ns of CPU per byte on the shared cores")
     rows = []
     for rate in [float(r) for r in args.rates.split(",")]:
-        runs = ",".join(["one_device"] + [f"multi_worker_mirrored:{w}" for w in workers])
+        runs = ",".join(["single_device"] + [f"multi_worker_mirrored:{w}" for w in workers])
         b = bench(HEAVY, "--runs", runs, "--hosts", max(workers), "--link-mbit", rate,
                   "--steps", steps_at(rate, args.steps), "--warmup", WARMUP)
         basis = Basis(**{key: b["basis"][key] for key in ("one_device_step_seconds", "dense_gradient_bytes",
@@ -94,7 +94,7 @@ def main() -> int:
                   f"measured {m:6.3f} s  predicted {x['predicted_uncalibrated']:6.3f} s "
                   f"({x['error_uncalibrated']:+.1%})  calibrated {cal_pred:6.3f} s ({x['error_calibrated']:+.1%})"
                   + ("  [calibration configuration]" if x["calibration_configuration"] else ""))
-    local = bench(MLP, "--runs", "one_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2",
+    local = bench(MLP, "--runs", "single_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2",
                   "--steps", 15, "--warmup", 3)
     print("unshaped local runs (mlp, loopback, 2 cores shared):")
     for r in local["runs"]:

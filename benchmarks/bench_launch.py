@@ -68,7 +68,7 @@ def launched(steps: int, engine: str = "local", timeout: str | None = None) -> d
     return json.loads(r.stdout)
 
 
-def hand_written(steps: int, backup: bool = False) -> float:
+def hand_written(steps: int, backup: bool = False, timeout: float = 0) -> float:
     from rung.bench.plan import free_ports
 
     ports = free_ports(2)
@@ -79,7 +79,8 @@ def hand_written(steps: int, backup: bool = False) -> float:
                "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})}
         procs.append(subprocess.Popen([sys.executable, str(REPO / "benchmarks" / "hand_written_mwms.py"),
                                        str(WORKLOAD), "--steps", str(steps), "--epochs", "2", "--batch", "32"]
-                                      + (["--backup", tempfile.mkdtemp(prefix="rung-hand-")] if backup else []),
+                                      + (["--backup", tempfile.mkdtemp(prefix="rung-hand-")] if backup else [])
+                                      + (["--timeout", str(timeout)] if timeout else []),
                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
     outs = [p.communicate(timeout=600)[0] for p in procs]
     lines = [json.loads(ln) for ln in outs[0].splitlines() if ln.startswith("{")]
@@ -106,22 +107,25 @@ def main() -> None:
     pairs = []
     # rung's default keeps a collective timeout (a dead peer fails the step instead of
     # hanging it), which the guide's code does not set; "rung, no timeout" is like for like
-    names = ("rung", "rung, no timeout", "hand+backup")
+    # "hand+backup+timeout" is the guide's code given the same CommunicationOptions timeout
+    names = ("rung", "rung, no timeout", "hand+backup", "hand+backup+timeout")
+    runs = {"rung": lambda: launched(a.steps)["examples_per_second"],
+            "rung, no timeout": lambda: launched(a.steps, timeout="0")["examples_per_second"],
+            "hand+backup": lambda: hand_written(a.steps, backup=True),
+            "hand+backup+timeout": lambda: hand_written(a.steps, backup=True, timeout=600)}
+    compare = (("rung", "hand+backup"), ("rung, no timeout", "hand+backup"), ("rung", "hand+backup+timeout"))
     for i in range(a.pairs):
-        got = {}
-        for who in names[i % 3:] + names[:i % 3]:
-            got[who] = (launched(a.steps)["examples_per_second"] if who == "rung"
-                        else launched(a.steps, timeout="0")["examples_per_second"] if who == "rung, no timeout"
-                        else hand_written(a.steps, backup=True))
+        k = i % len(names)
+        got = {who: runs[who]() for who in names[k:] + names[:k]}
         pairs.append(got)
-        print(f"round {i + 1}: " + ", ".join(f"{k} {v:,.0f} ex/s" for k, v in got.items()) + "; ratios to "
-              f"hand-written {got['rung'] / got['hand+backup']:.3f}, {got['rung, no timeout'] / got['hand+backup']:.3f}")
-    for who in ("rung", "rung, no timeout"):
-        ratios = [p[who] / p["hand+backup"] for p in pairs]
-        result[f"{who} / hand-written"] = {"median": statistics.median(ratios), "of_means": statistics.fmean(
-            p[who] for p in pairs) / statistics.fmean(p["hand+backup"] for p in pairs)}
-        print(f"{who} / hand-written (the guide's fit with BackupAndRestore), steady state: median "
-              f"{statistics.median(ratios):.3f}, of means {result[f'{who} / hand-written']['of_means']:.3f}")
+        print(f"round {i + 1}: " + ", ".join(f"{k} {v:,.0f} ex/s" for k, v in got.items()) + "; ratios "
+              + ", ".join(f"{x}/{y} {got[x] / got[y]:.3f}" for x, y in compare), flush=True)
+    for x, y in compare:
+        ratios = [p[x] / p[y] for p in pairs]
+        key = f"{x} / {y}"
+        result[key] = {"median": statistics.median(ratios), "of_means": statistics.fmean(
+            p[x] for p in pairs) / statistics.fmean(p[y] for p in pairs)}
+        print(f"{key}, steady state: median {statistics.median(ratios):.3f}, of means {result[key]['of_means']:.3f}")
     result["rounds"] = pairs
     if not a.no_ray:
         r = launched(a.steps, "ray")

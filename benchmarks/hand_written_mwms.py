@@ -23,13 +23,16 @@ p.add_argument("--steps", type=int, default=30)
 p.add_argument("--epochs", type=int, default=2)
 p.add_argument("--batch", type=int, default=32)
 p.add_argument("--backup", metavar="DIR", help="with the guide's fault tolerance: BackupAndRestore(DIR)")
+p.add_argument("--timeout", type=float, default=0,
+               help="collective timeout in seconds (CommunicationOptions), as rung's train.py sets it; 0: none")
 args = p.parse_args()
 
 spec = importlib.util.spec_from_file_location("workload", args.workload)
 workload = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(workload)
 
-strategy = tf.distribute.MultiWorkerMirroredStrategy()
+options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=args.timeout) if args.timeout else None
+strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
 with strategy.scope():
     model = workload.build_model()
 dataset = strategy.distribute_datasets_from_function(lambda ctx: workload.make_dataset(args.batch, ctx))

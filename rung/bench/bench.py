@@ -20,6 +20,7 @@ from rung.bench.run import BenchError, execute, step_stats, workdir
 from rung.errors import InputError
 
 SCHEMA = "rung/bench/v1"
+CALIBRATION_SCHEMA = "rung/calibration/v1"
 SAVE_FREQ_STEPS = 5      # BackupAndRestore interval when a kill is requested
 COLLECTIVE_TIMEOUT_SECONDS = 60
 
@@ -50,7 +51,7 @@ def _link(net: Optional[TestNet], nbytes: int) -> dict:
 def _gradient_bytes(strategy: str, n: int, dense: float, sparse: float) -> float:
     """Bytes each replica sends per step: ring all-reduce 2(N-1)/N of the dense gradients
     plus its rows to every other replica (all-gather); PS: push of gradients and rows."""
-    if strategy == "one_device" or n <= 1 and strategy != "parameter_server":
+    if strategy == "single_device" or n <= 1 and strategy != "parameter_server":
         return 0.0
     if strategy == "parameter_server":
         return dense + sparse
@@ -74,9 +75,9 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
     if not Path(workload).is_file():
         raise InputError(workload, None, "no such workload file")
     notes = ["weak scaling: every replica keeps the per-replica batch; the global batch grows with replicas"]
-    if runs[0].strategy != "one_device":
-        runs = [RunSpec("one_device", 1)] + [r for r in runs if r.strategy != "one_device"]
-        notes.append("one_device was added first: it is the basis of every prediction and efficiency")
+    if runs[0].strategy != "single_device":
+        runs = [RunSpec("single_device", 1)] + [r for r in runs if r.strategy != "single_device"]
+        notes.append("single_device was added first: it is the basis of every prediction and efficiency")
     if hosts:
         check_can_make_hosts()
         need = max(r.replicas for r in runs if r.strategy in ("multi_worker_mirrored", "parameter_server")) \
@@ -131,7 +132,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     plain, slow = out_runs[-2], out_runs[-1]
                     slow["straggler"]["slowdown"] = slow["step_seconds_mean"] / plain["step_seconds_mean"]
                     slow["straggler"]["throughput_kept"] = slow["examples_per_second"] / plain["examples_per_second"]
-                if spec.strategy == "one_device" and basis is None:
+                if spec.strategy == "single_device" and basis is None:
                     r0 = out_runs[-1]
                     basis = predict.Basis(r0["step_seconds_mean"], r0["_grads"]["dense"], r0["_grads"]["sparse"],
                                           r0["step_time_cv"] or 0.0, link["bytes_per_second"], link["rtt_seconds"],
@@ -144,7 +145,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
         shutil.rmtree(work, ignore_errors=True)
     used = [d for r in out_runs for d in (r.get("devices") or [])]
     if used and not any(d.startswith("/gpu") for d in used):
-        notes.append("no GPU on this machine: one_device and mirrored ran on (logical) CPU devices; the GPU "
+        notes.append("no GPU on this machine: single_device and mirrored ran on (logical) CPU devices; the GPU "
                      "path (the GPUs present, NCCL) is not measured on this machine")
     if not hosts and any(r.strategy in ("multi_worker_mirrored", "parameter_server") for r in runs):
         notes.append(f"local multi-process runs share this machine's {os.cpu_count()} cores: the predictions count "
@@ -240,7 +241,7 @@ def _attach_prediction(run: dict, basis: predict.Basis, straggler, efficiency: f
     run["gradient_bytes_per_step"] = _gradient_bytes(run["strategy"], run["replicas"], basis.dense_gradient_bytes,
                                                      basis.sparse_gradient_bytes)
     run["predicted_step_seconds"] = p["step"]
-    run["predicted_terms"] = {k: p[k] for k in ("compute", "comm", "straggler")}
+    run["predicted_terms"] = {k: p[k] for k in ("compute", "comm", "sync", "straggler")}
     run["prediction_error"] = predict.relative_error(p["step"], measured)
     one = basis.one_device_step_seconds
     n = run["replicas"]
@@ -268,7 +269,8 @@ def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) ->
             continue
         n = r["replicas"]
         p = predict.predict_step_seconds(basis, "multi_worker_mirrored", n)
-        measured_comm = r["step_seconds_mean"] - p["compute"] - p["straggler"] - predict.latency_seconds(basis, n)
+        measured_comm = (r["step_seconds_mean"] - p["compute"] - p["sync"] - p["straggler"]
+                         - predict.latency_seconds(basis, n))
         points.append({"run": f"multi_worker_mirrored:{n}", "link_mbit": link_mbit, "workers": n,
                        "link_bytes_per_second": basis.link_bytes_per_second, "cores": basis.cores,
                        "wire_seconds": predict.wire_seconds(basis, n), "comm_seconds": measured_comm,
@@ -291,13 +293,13 @@ def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) ->
     share = float(min(max(share, 1e-3), 1.5))
     fitted = replace(basis, cpu_seconds_per_byte=float(c)) if basis else None
     for r in runs:
-        if r["strategy"] != "one_device" and fitted is not None:
+        if r["strategy"] != "single_device" and fitted is not None:
             pred = predict.predict_step_seconds(fitted, r["strategy"], r["replicas"],
                                                 r.get("straggler", {}).get("factor", 1.0), share)["step"]
             r["calibrated_predicted_step_seconds"] = pred
             r["calibrated_prediction_error"] = predict.relative_error(pred, r["step_seconds_mean"])
     nominal = link_mbit * 1e6 / 8 if link_mbit else None
-    return {"fitted": True, "allreduce_share_of_goodput": share, "testbed_cpu_seconds_per_byte": float(c),
+    return {"schema": CALIBRATION_SCHEMA, "fitted": True, "allreduce_share_of_goodput": share, "testbed_cpu_seconds_per_byte": float(c),
             "inter_host_efficiency": (link["bytes_per_second"] * share / nominal) if nominal else None,
             "inter_host_hop_seconds": link["rtt_seconds"] / 2, "link_mbit": link_mbit,
             "fitted_on": [q["run"] + (f" at {q['link_mbit']:g} Mbit/s" if q["link_mbit"] else " unshaped")

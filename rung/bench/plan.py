@@ -11,10 +11,10 @@ from typing import Optional
 
 from rung.errors import InputError
 
-STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "parameter_server")
+STRATEGIES = ("single_device", "mirrored", "multi_worker_mirrored", "parameter_server")
 # Keras 3 runs one-device and mirrored fit; multi-worker and parameter-server fit need
 # tf-keras (DESIGN.md: tensorflow#72388, keras-team/keras#18624).
-KERAS_FOR = {"one_device": "keras3", "mirrored": "keras3",
+KERAS_FOR = {"single_device": "keras3", "mirrored": "keras3",
              "multi_worker_mirrored": "tf_keras", "parameter_server": "tf_keras"}
 
 
@@ -25,20 +25,20 @@ class RunSpec:
 
     @property
     def label(self) -> str:
-        return self.strategy if self.strategy == "one_device" else f"{self.strategy}:{self.replicas}"
+        return self.strategy if self.strategy == "single_device" else f"{self.strategy}:{self.replicas}"
 
 
 def parse_runs(text: str) -> list[RunSpec]:
-    """'one_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2' -> RunSpecs."""
+    """'single_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2' -> RunSpecs."""
     runs = []
     for part in [p.strip() for p in text.split(",") if p.strip()]:
         name, _, count = part.partition(":")
         if name not in STRATEGIES:
             raise InputError("--runs", None, f"unknown strategy {name!r} in {part!r}; expected one of "
                                              f"{', '.join(STRATEGIES)} (with :N replicas)")
-        if name == "one_device":
+        if name == "single_device":
             if count not in ("", "1"):
-                raise InputError("--runs", None, f"one_device runs one replica, received {part!r}")
+                raise InputError("--runs", None, f"single_device runs one replica, received {part!r}")
             runs.append(RunSpec(name, 1))
             continue
         try:
@@ -49,7 +49,7 @@ def parse_runs(text: str) -> list[RunSpec]:
             raise InputError("--runs", None, f"expected 1 to 16 replicas, received {part!r}")
         runs.append(RunSpec(name, n))
     if not runs:
-        raise InputError("--runs", None, "no runs given; expected e.g. one_device,mirrored:2")
+        raise InputError("--runs", None, "no runs given; expected e.g. single_device,mirrored:2")
     return runs
 
 
@@ -107,7 +107,7 @@ def plan_run(spec: RunSpec, addresses: Optional[list[str]] = None, ps_tasks: int
     """The tasks of one run. `addresses[i]` is where worker i runs (test hosts), else loopback;
     the PS and the coordinator share worker 0's host address space when on test hosts."""
     keras = KERAS_FOR[spec.strategy]
-    if spec.strategy in ("one_device", "mirrored"):
+    if spec.strategy in ("single_device", "mirrored"):
         return RunPlan(spec, [Task("single", 0, None)], keras)
     n = spec.replicas
     addrs = addresses or ["127.0.0.1"] * n

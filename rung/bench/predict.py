@@ -1,19 +1,13 @@
-"""The model's prediction for a bench run, from this machine's measurements: the
-measured one-device step, the gradient bytes counted from the real model, and a
-transfer microbenchmark on the link in use. Pure: no TensorFlow.
+"""The model's prediction for a bench run: the very functions `rung advise` decides with
+(`rung.model.throughput.sync_terms` / `ps_terms`), given this machine's measurements as
+their inputs and the test bed's own effects as the model's extra named terms
+(`rung.model.testbed.Testbed`: shared cores, CPU spent streaming between test hosts,
+an injected straggler), which are zero for real hosts. Pure: no TensorFlow.
 
-Every process of a local run shares this machine's cores (namespaces isolate the
-network, not the CPU): N co-located replicas are assumed to take N times the
-one-device compute, since one device already uses every core through TensorFlow's
-intra-op threads. Moving the all-reduce's bytes also costs CPU here (gRPC
-serialisation, and the kernel forwarding every byte through veth, bridge and tbf),
-and all test hosts share the same cores. `cpu_seconds_per_byte` (fitted by
-`--calibrate`) is that cost: with N links each streaming at the measured goodput R,
-the forwarding keeps a share u = N x R x c / cores of the cores busy, and the
-all-reduce reaches (1 - u) of the rate it would reach on idle cores (the
-processor-sharing form S / (1 - u): Kleinrock, "Queueing Systems" vol. 2, 1976).
-Both are properties of this test bed, not of real clusters, where each host has its
-own CPU (so `rung advise` uses only the link efficiency).
+The inputs: the measured one-device step, the gradient bytes counted from the real
+model, and a transfer microbenchmark on the link in use (its TCP goodput stands for the
+link's rate, half its round trip for a ring hop). Logical CPU devices of one process
+(MirroredStrategy) exchange through memory (`LOCAL_COPY_BYTES_PER_SECOND`).
 """
 
 from __future__ import annotations
@@ -21,14 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from rung.model import comm, ps, straggler
+from rung.model import comm, throughput
+from rung.model.testbed import MAX_CPU_SHARE, Testbed  # noqa: F401  (MAX_CPU_SHARE: re-exported for tests)
+from rung.spec.scenario import SCHEMA, Scenario, parse_scenario
 
 # Memory-to-memory bandwidth for MirroredStrategy between logical CPU devices of one
 # process (assumption: a copy through RAM; small beside compute for bench models).
 LOCAL_COPY_BYTES_PER_SECOND = 5e9
-# Beyond this share of the cores the streaming form S / (1 - u) is far outside anything
-# calibrated; the prediction holds u here rather than diverge.
-MAX_CPU_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -43,35 +36,57 @@ class Basis:
     cores: int = 2                     # cores every local process shares
 
 
+def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
+    """The bench configuration as a scenario: one replica step of the measured model (the
+    per-replica batch counted as 1, so examples/s are replica steps/s), `replicas` test
+    hosts of one device (multi-worker, PS) or one host of `replicas` logical devices."""
+    mirrored = strategy == "mirrored"
+    params = (b.dense_gradient_bytes + b.sparse_gradient_bytes) / 4.0  # float32 gradients
+    workload = {"params": max(params, 1.0), "embedding_params": b.sparse_gradient_bytes / 4.0,
+                "optimizer": "sgd", "per_device_batch": 1, "step_seconds": b.one_device_step_seconds,
+                "step_time_cv": b.step_time_cv}
+    if b.sparse_gradient_bytes:
+        workload["sparse_gradient_bytes_per_example"] = b.sparse_gradient_bytes
+    return parse_scenario({
+        "schema": SCHEMA, "name": f"bench {strategy}:{replicas}", "workload": workload,
+        "hardware": {"device": "custom", "device_memory_gib": 1e6, "devices_per_host": replicas if mirrored else 1,
+                     "intra_host": "pcie", "intra_host_gbps": LOCAL_COPY_BYTES_PER_SECOND * 8 / 1e9,
+                     "inter_host_gbps": b.link_bytes_per_second * 8 / 1e9, "max_hosts": max(1, replicas)},
+        "goal": {"target_examples_per_second": 1.0},
+    }, "bench basis")
+
+
+def links_for(b: Basis, efficiency: float = 1.0) -> comm.Links:
+    """The measured link as the model's constants: `efficiency` of the measured goodput
+    (1.0: the all-reduce reaches what a bulk TCP transfer does; `--calibrate` fits it),
+    a hop of half the measured round trip; logical devices copy through memory."""
+    return comm.DEFAULT_LINKS.with_(pcie_efficiency=1.0, intra_host_hop_seconds=0.0,
+                                    inter_host_efficiency=efficiency, inter_host_hop_seconds=b.link_rtt_seconds / 2,
+                                    source="measured link of this bench")
+
+
+def testbed_for(b: Basis, replicas: int, straggle: float = 1.0) -> Testbed:
+    return Testbed(cores=b.cores, replicas=replicas, stream_bytes_per_second=b.link_bytes_per_second,
+                   cpu_seconds_per_byte=b.cpu_seconds_per_byte, straggle=straggle)
+
+
 def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float = 1.0,
                          efficiency: float = 1.0) -> dict:
-    """Predicted step (seconds) and its terms for `strategy` over `replicas` co-located replicas.
-
-    `efficiency` scales the measured link goodput (1.0: the all-reduce achieves what a
-    bulk TCP transfer does; `--calibrate` fits it)."""
-    n = replicas
-    compute = b.one_device_step_seconds * n * straggle
-    if strategy == "one_device":
-        return {"compute": b.one_device_step_seconds, "comm": 0.0, "straggler": 0.0,
+    """Predicted step (seconds) for `strategy` over `replicas` co-located replicas, and its
+    terms (compute, comm, sync, straggler). For parameter servers the step is the mean
+    time between completed worker steps across the fleet."""
+    if strategy == "single_device":
+        return {"compute": b.one_device_step_seconds, "comm": 0.0, "sync": 0.0, "straggler": 0.0,
                 "step": b.one_device_step_seconds, "basis": True}
-    if strategy == "mirrored":
-        c = float(comm.ring_allreduce_seconds(b.dense_gradient_bytes, n, LOCAL_COPY_BYTES_PER_SECOND, 0.0))
-        return {"compute": compute, "comm": c, "straggler": 0.0, "step": compute + c, "basis": False}
-    if strategy == "multi_worker_mirrored":
-        u = testbed_cpu_share(b, n)
-        c = wire_seconds(b, n) / (efficiency * (1.0 - u)) + latency_seconds(b, n)
-        s = float(straggler.straggler_seconds(b.one_device_step_seconds * n, b.step_time_cv, n))
-        return {"compute": compute, "comm": c, "straggler": s, "step": compute + c + s, "basis": False}
-    # parameter servers: each worker pulls weights and rows, pushes gradients; the
-    # fleet's step is the mean time between completed steps across n workers
-    each_way = b.dense_gradient_bytes + b.sparse_gradient_bytes
-    x = float(ps.exchange_seconds(each_way, b.link_bytes_per_second * efficiency, efficiency=1.0))
-    worker_steps = [b.one_device_step_seconds * n + x] * n
-    if straggle > 1.0:
-        worker_steps[-1] = b.one_device_step_seconds * n * straggle + x
-    rate = sum(1.0 / t for t in worker_steps)      # completed worker-steps per second
-    return {"compute": b.one_device_step_seconds * n, "comm": x, "straggler": 0.0,
-            "step": 1.0 / rate, "basis": False}
+    s, links, bed = scenario_for(b, strategy, replicas), links_for(b, efficiency), testbed_for(b, replicas, straggle)
+    if strategy == "parameter_server":
+        t = throughput.ps_terms(s, replicas, 1, links, bed)
+        return {"compute": float(t["compute"]), "comm": float(t["exchange"]), "sync": 0.0, "straggler": 0.0,
+                "step": 1.0 / float(t["rate"]), "basis": False}
+    hosts, devices = (1, replicas) if strategy == "mirrored" else (replicas, 1)
+    t = throughput.sync_terms(s, hosts, devices, links=links, testbed=bed)
+    return {"compute": float(t["compute"]), "comm": float(t["intra"] + t["inter"] + t["sparse"]),
+            "sync": float(t["sync"]), "straggler": float(t["straggler"]), "step": float(t["step"]), "basis": False}
 
 
 def wire_seconds(b: Basis, n: int) -> float:
@@ -89,13 +104,11 @@ def latency_seconds(b: Basis, n: int) -> float:
 
 
 def streaming_bytes_per_core(b: Basis, n: int) -> float:
-    """Bytes per second each shared core must forward when N links stream at the goodput."""
-    return n * b.link_bytes_per_second / max(1, b.cores)
+    return testbed_for(b, n).streaming_bytes_per_core(n)
 
 
 def testbed_cpu_share(b: Basis, n: int) -> float:
-    """Share of the shared cores busy forwarding N links' traffic (0 before calibration)."""
-    return min(MAX_CPU_SHARE, streaming_bytes_per_core(b, n) * b.cpu_seconds_per_byte)
+    return testbed_for(b, n).cpu_share(n)
 
 
 def relative_error(predicted: Optional[float], measured: Optional[float]) -> Optional[float]:

@@ -3,7 +3,7 @@ cluster instead of local processes, so a team can take the honest test — one h
 against N hosts — to its own fleet. Each run returns the record a local run returns,
 and bench puts the same prediction beside it.
 
-- one_device, mirrored: one Ray task.
+- single_device, mirrored: one Ray task.
 - multi_worker_mirrored: Ray Train's TensorflowTrainer, one worker per node where the
   cluster has them (SPREAD); it sets TF_CONFIG; rank 0's record comes back through a
   small actor.
@@ -117,7 +117,7 @@ def _execute(cluster: RayCluster, strategy: str, replicas: int, cfg: dict, ps_ta
     env = {"TF_USE_LEGACY_KERAS": "1"} if KERAS_FOR[strategy] == "tf_keras" else {}
     t0 = time.perf_counter()
     job = _with_source(dict(cfg, role="worker" if strategy != "parameter_server" else "chief", index=0, env=env))
-    if strategy in ("one_device", "mirrored"):
+    if strategy in ("single_device", "mirrored"):
         # max_calls=1: a fresh process per run (logical devices are fixed once TensorFlow starts)
         task = ray.remote(max_calls=1)(_run_task).options(num_cpus=1, runtime_env={"env_vars": env})
         result = ray.get(task.remote(job))

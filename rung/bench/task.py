@@ -31,7 +31,7 @@ def _devices(tf, cfg) -> list[str]:
 
 def _strategy(tf, cfg, devices):
     s = cfg["strategy"]
-    if s == "one_device":
+    if s == "single_device":
         return tf.distribute.OneDeviceStrategy(devices[0])
     if s == "mirrored":
         return tf.distribute.MirroredStrategy(devices)
@@ -85,7 +85,7 @@ def run(cfg) -> dict:
     from rung.measure.workload import build_checked_model, load_workload
 
     tf = tfenv.import_tensorflow(None)  # the runner set TF_USE_LEGACY_KERAS as needed
-    devices = _devices(tf, cfg) if cfg["strategy"] in ("one_device", "mirrored") else []
+    devices = _devices(tf, cfg) if cfg["strategy"] in ("single_device", "mirrored") else []
     if cfg["strategy"] == "parameter_server" and cfg["role"] in ("worker", "ps"):
         resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
         server = tf.distribute.Server(resolver.cluster_spec(), job_name=cfg["role"], task_index=cfg["index"],
@@ -97,7 +97,7 @@ def run(cfg) -> dict:
     with strategy.scope():
         model = build_checked_model(w, tf)
     batch, replicas = cfg["batch"], cfg["replicas"]
-    if cfg["strategy"] in ("one_device", "mirrored"):
+    if cfg["strategy"] in ("single_device", "mirrored"):
         data = w.make_dataset(batch * replicas) if cfg["strategy"] == "mirrored" else w.make_dataset(batch)
     else:
         per_worker = batch  # one replica per worker process: weak scaling, fixed per-replica batch
@@ -111,7 +111,7 @@ def run(cfg) -> dict:
     if sync:
         callbacks.append(timing)
     grads = None
-    if cfg["strategy"] == "one_device":
+    if cfg["strategy"] == "single_device":
         # counted as rung profile counts them: one eager step of the model's own train_step,
         # on a model of its own outside any strategy (the run's model belongs to its scope)
         sample = next(iter(w.make_dataset(batch)))

@@ -57,20 +57,25 @@ def run(args) -> int:
     from rung.model.memory import usable_device_bytes
     from rung.spec import load_scenario
 
+    from rung.model.comm import DEFAULT_LINKS
+
+    links = DEFAULT_LINKS
     if args.calibration:
-        _apply_calibration(args.calibration)
+        from rung.spec.calibration import load_calibration
+
+        links = DEFAULT_LINKS.calibrated(load_calibration(args.calibration))
 
     if args.workload:
         if args.scenario or args.example:
             raise InputError("WORKLOAD.py", None, "give a workload file or --scenario/--example, not both")
-        scenario, decision, path = _from_workload(args)
+        scenario, decision, path = _from_workload(args, links)
     else:
         if _hardware.given(args) or _plan.given(args):
             raise InputError("--hardware", None, "hardware and target flags go with WORKLOAD.py; "
                                                  "a scenario file has its own")
         path = _resolve(args)
         scenario = load_scenario(path)
-        decision = advise(scenario)
+        decision = advise(scenario, links)
     if args.json:
         json.dump(decision.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -83,7 +88,7 @@ def run(args) -> int:
     return 0
 
 
-def _from_workload(args):
+def _from_workload(args, links):
     """Profile WORKLOAD.py on this machine, then advise on the hardware and goal given."""
     from rung.cli.profile import measure
     from rung.ladder import advise
@@ -92,21 +97,6 @@ def _from_workload(args):
     _plan.check_flags(args)
     profile = measure(args, args.workload)
     scenario, caveats = _plan.plan_scenario(profile, args, where=args.hardware or "--device")
-    decision = advise(scenario)
+    decision = advise(scenario, links)
     decision.warnings[0:0] = caveats
     return scenario, decision, args.workload
-
-
-def _apply_calibration(path: str) -> None:
-    from rung.model import comm
-    from rung.spec.yamlio import load_mapping
-
-    data = load_mapping(path, "calibration file")
-    eff, hop = data.get("inter_host_efficiency"), data.get("inter_host_hop_seconds")
-    for key, value in (("inter_host_efficiency", eff), ("inter_host_hop_seconds", hop)):
-        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0):
-            raise InputError(path, key, f"expected a positive number, received {value!r}")
-    if eff is None and hop is None:
-        raise InputError(path, None, "holds neither inter_host_efficiency nor inter_host_hop_seconds "
-                                     "(write it with rung bench --calibrate on shaped test hosts)")
-    comm.calibrate(eff, hop)

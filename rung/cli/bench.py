@@ -17,7 +17,7 @@ def register(sub) -> None:
                                    "compares every measurement with the model's prediction.")
     p.add_argument("workload", metavar="WORKLOAD.py")
     p.add_argument("--batch", type=int, metavar="N", help="per-replica batch (default: the file's BATCH_SIZE, else 32)")
-    p.add_argument("--runs", default="one_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2",
+    p.add_argument("--runs", default="single_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2",
                    help="comma-separated strategy[:replicas] (default: %(default)s)")
     p.add_argument("--steps", type=int, default=20, metavar="N", help="steps timed per run (default 20)")
     p.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
@@ -83,15 +83,9 @@ def run(args) -> int:
         if not args.calibrate:
             raise InputError("--calibration-merge", None, "goes with --calibrate")
         if Path(args.calibration_out).exists():
-            from rung.spec.yamlio import load_mapping
+            from rung.spec.calibration import load_calibration
 
-            points = load_mapping(args.calibration_out, "calibration file").get("points")
-            need = ("workers", "wire_seconds", "comm_seconds", "streaming_bytes_per_core")
-            if not isinstance(points, list) or not all(
-                    isinstance(q, dict) and all(isinstance(q.get(k), (int, float)) for k in need) for q in points):
-                raise InputError(args.calibration_out, "points", "expected the list of points a previous "
-                                 f"rung bench --calibrate wrote, each with {', '.join(need)} (a file from an "
-                                 "older rung: calibrate again without --calibration-merge)")
+            points = [q.model_dump() for q in load_calibration(args.calibration_out).points]
     if args.address and args.engine != "ray":
         raise InputError("--address", None, "goes with --engine ray")
     if args.engine == "ray":
@@ -112,6 +106,9 @@ def run(args) -> int:
                        on_run=progress.phase,
                        on_progress=progress.step, engine=args.engine, address=args.address)
     if args.calibrate and result["calibration"] and result["calibration"].get("fitted"):
+        from rung.spec.calibration import parse_calibration
+
+        parse_calibration(result["calibration"], "the fitted calibration")  # what advise will read back
         write_atomically(args.calibration_out, json.dumps(result["calibration"], indent=2) + "\n",
                          "--calibration-out")
         result["calibration"]["written_to"] = args.calibration_out

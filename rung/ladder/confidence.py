@@ -17,7 +17,7 @@ from typing import Optional
 from rung import units as u
 from rung.ladder import codes as C
 from rung.ladder.decision import Decision, Finding
-from rung.model import estimate, inputs
+from rung.model import comm, estimate, inputs
 from rung.spec.scenario import Scenario
 
 # The least noise a step time carries, measured or declared (assumption, stated): whole
@@ -54,25 +54,25 @@ def _scaled(s: Scenario, step_factor: float = 1.0, wait: Optional[float] = None)
     return s.model_copy(update={"workload": w.model_copy(update=changes), "proposal": None})
 
 
-def _outcome(s: Scenario) -> Outcome:
+def _outcome(s: Scenario, links: comm.Links) -> Outcome:
     from rung.ladder.walk import decide
 
-    d = decide(s)
+    d = decide(s, links)
     return Outcome(d.verdict, d.meets_goal)
 
 
-def _search(s: Scenario, base: Outcome, far: float) -> Optional[Flip]:
+def _search(s: Scenario, base: Outcome, far: float, links: comm.Links) -> Optional[Flip]:
     """The factor closest to 1 (towards `far`) at which the outcome changes, or None."""
-    if _outcome(_scaled(s, far)) == base:
+    if _outcome(_scaled(s, far), links) == base:
         return None
     near = 1.0
     for _ in range(SEARCH_STEPS):
         mid = (near * far) ** 0.5  # geometric: slower and faster are symmetric in log
-        if _outcome(_scaled(s, mid)) == base:
+        if _outcome(_scaled(s, mid), links) == base:
             near = mid
         else:
             far = mid
-    return Flip(far, _outcome(_scaled(s, far)))
+    return Flip(far, _outcome(_scaled(s, far), links))
 
 
 def noise_band(s: Scenario) -> tuple[float, float, str]:
@@ -93,13 +93,13 @@ def _describe(o: Outcome, base: Outcome) -> str:
     return o.verdict + ("" if o.meets_goal else " (short of the goal)")
 
 
-def assess(s: Scenario, d: Decision) -> None:
+def assess(s: Scenario, d: Decision, links: comm.Links = comm.DEFAULT_LINKS) -> None:
     """Fill d.inputs and d.confidence; warn CLOSE_CALL and STEP_TIME_ESTIMATED."""
     w = s.workload
     base = Outcome(d.verdict, d.meets_goal)
     lo, hi, source = noise_band(s)
-    slower = _search(s, base, SEARCH_FACTOR)
-    faster = _search(s, base, 1.0 / SEARCH_FACTOR)
+    slower = _search(s, base, SEARCH_FACTOR, links)
+    faster = _search(s, base, 1.0 / SEARCH_FACTOR, links)
     close = []
     if slower is not None and slower.factor <= hi:
         close.append(("slower", slower))
@@ -111,7 +111,7 @@ def assess(s: Scenario, d: Decision) -> None:
         for wait in w.input_wait_seconds_ci95:
             corner = _scaled(s, wait=wait)
             crosses = inputs.is_input_bound(corner.workload.step_seconds, corner.workload.input_wait_seconds) != bound
-            o = _outcome(corner) if crosses else base
+            o = _outcome(corner, links) if crosses else base
             if o != base:
                 wait_flip = (wait, o)
     d.inputs = {"workload": w.model_dump(exclude_none=True)}

@@ -8,7 +8,7 @@ from typing import Optional
 
 import numpy as np
 
-from rung.model import inputs, memory, ps, throughput
+from rung.model import comm, inputs, memory, ps, throughput
 from rung.model.throughput import Prediction
 from rung.spec.scenario import Scenario
 
@@ -55,8 +55,9 @@ def _runnable_eps(terms: dict, counts: np.ndarray) -> np.ndarray:
 
 
 class Context:
-    def __init__(self, s: Scenario) -> None:
+    def __init__(self, s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> None:
         self.s = s
+        self.links = links
         w, h = s.workload, s.hardware
         self.target = s.goal.target_examples_per_second
         self.devices_per_host = h.devices_per_host
@@ -76,20 +77,20 @@ class Context:
 
     # -- every rung's best configuration ----------------------------------------------
     def _evaluate(self) -> None:
-        s, d, top = self.s, self.devices_per_host, self.max_hosts
-        self.single = Candidate("single_device", throughput.predict_sync(s, "single_device", 1, 1))
-        self.mirrored = Candidate("mirrored", throughput.predict_sync(s, "mirrored", 1, d), allowed=d > 1)
+        s, d, top, L = self.s, self.devices_per_host, self.max_hosts, self.links
+        self.single = Candidate("single_device", throughput.predict_sync(s, "single_device", 1, 1, L))
+        self.mirrored = Candidate("mirrored", throughput.predict_sync(s, "mirrored", 1, d, L), allowed=d > 1)
         self.mwms = Candidate("multi_worker_mirrored", None, allowed=top >= 2)
         if top >= 2:
             hosts = np.arange(2, top + 1)
-            eps = _runnable_eps(throughput.sync_terms(s, hosts, d), hosts)
+            eps = _runnable_eps(throughput.sync_terms(s, hosts, d, links=L), hosts)
             self.mwms.prediction = throughput.predict_sync(
-                s, "multi_worker_mirrored", pick_count(eps, hosts, self.target), d)
+                s, "multi_worker_mirrored", pick_count(eps, hosts, self.target), d, L)
         workers = np.arange(1, top + 1)
-        eps = _runnable_eps(throughput.ps_terms(s, workers, d), workers)
-        self.ps = Candidate("parameter_server", throughput.predict_ps(s, pick_count(eps, workers, self.target), d))
-        tpu_eps = _runnable_eps(throughput.sync_terms(s, workers, d), workers)
-        self.tpu_rung = Candidate("tpu", throughput.predict_sync(s, "tpu", pick_count(tpu_eps, workers, self.target), d))
+        eps = _runnable_eps(throughput.ps_terms(s, workers, d, L), workers)
+        self.ps = Candidate("parameter_server", throughput.predict_ps(s, pick_count(eps, workers, self.target), d, L))
+        tpu_eps = _runnable_eps(throughput.sync_terms(s, workers, d, links=L), workers)
+        self.tpu_rung = Candidate("tpu", throughput.predict_sync(s, "tpu", pick_count(tpu_eps, workers, self.target), d, L))
 
         p = self.mwms.prediction
         self.stragglers = bool(p and p.straggler_seconds >= STRAGGLER_SIGNIFICANT_FRACTION * p.step_seconds)
@@ -114,9 +115,9 @@ class Context:
         if p.examples_per_second is None or p.hosts <= 1:
             return None
         if p.strategy == "parameter_server":
-            one = throughput.predict_ps(self.s, 1, p.devices_per_host)
+            one = throughput.predict_ps(self.s, 1, p.devices_per_host, self.links)
         else:
-            one = throughput.predict_sync(self.s, p.strategy, 1, p.devices_per_host)
+            one = throughput.predict_sync(self.s, p.strategy, 1, p.devices_per_host, self.links)
         if not one.examples_per_second:
             return None
         return p.examples_per_second / (p.hosts * one.examples_per_second)

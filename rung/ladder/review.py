@@ -17,18 +17,18 @@ REPLICATING = ("single_device", "mirrored", "multi_worker_mirrored", "tpu")
 
 def proposal_prediction(ctx: Context) -> Optional[Prediction]:
     """The proposal's strategy on `hosts` hosts of `devices_per_host` devices each."""
-    s, p = ctx.s, ctx.s.proposal
+    s, p, L = ctx.s, ctx.s.proposal, ctx.links
     d = s.hardware.devices_per_host
     if p.strategy in ("single_device", "fix_input_pipeline"):
-        return throughput.predict_sync(s, p.strategy, 1, 1)
+        return throughput.predict_sync(s, p.strategy, 1, 1, L)
     if p.strategy == "mirrored":
-        return throughput.predict_sync(s, "mirrored", 1, d)
+        return throughput.predict_sync(s, "mirrored", 1, d, L)
     if p.strategy == "multi_worker_mirrored":
-        return throughput.predict_sync(s, "multi_worker_mirrored", p.hosts, d)
+        return throughput.predict_sync(s, "multi_worker_mirrored", p.hosts, d, L)
     if p.strategy == "parameter_server":
-        return throughput.predict_ps(s, p.hosts, d)
+        return throughput.predict_ps(s, p.hosts, d, L)
     if p.strategy == "tpu" and ctx.tpu:
-        return throughput.predict_sync(s, "tpu", p.hosts, d)
+        return throughput.predict_sync(s, "tpu", p.hosts, d, L)
     return None
 
 

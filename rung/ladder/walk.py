@@ -17,22 +17,27 @@ from rung.ladder.context import MIN_GAIN_TO_CLIMB, SYNC_WASTE_LIMIT, Candidate, 
 from rung.ladder.decision import Decision, Finding
 from rung.ladder.rejections import multi_host_losses, rejections
 from rung.ladder.review import review
-from rung.model import memory
+from rung.model import comm, memory
 from rung.spec.scenario import Scenario
 
+# A multi-host plan that spends this share of its step exchanging between hosts is
+# interconnect-bound (more than about half of it).
+INTERCONNECT_FRACTION = 0.5
 
-def advise(s: Scenario) -> Decision:
-    """Decide how to distribute training for scenario `s`, and say how sure it is."""
+
+def advise(s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> Decision:
+    """Decide how to distribute training for scenario `s`, and say how sure it is.
+    `links`: the exchange's constants (defaults, or a calibration's)."""
     from rung.ladder.confidence import assess
 
-    d = decide(s)
-    assess(s, d)
+    d = decide(s, links)
+    assess(s, d, links)
     return d
 
 
-def decide(s: Scenario) -> Decision:
+def decide(s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> Decision:
     """The ladder walk alone (no margin analysis): what `advise` re-runs on perturbed inputs."""
-    ctx = Context(s)
+    ctx = Context(s, links)
     if not ctx.fits:
         if ctx.embedding_dominated and ctx.ps_worker_fits and not ctx.reproducible and not ctx.tpu:
             d = _ladder(ctx, sync_blocked=True)
@@ -109,7 +114,7 @@ def _with_smaller_batch(ctx: Context, batch: int) -> Decision:
     smaller = s.model_copy(update={"workload": w.model_copy(update={
         "per_device_batch": batch, "step_seconds": w.step_seconds * k,
         "input_wait_seconds": w.input_wait_seconds * k})})
-    d = decide(smaller)
+    d = decide(smaller, ctx.links)
     d.warnings.insert(0, Finding(C.DOES_NOT_FIT,
         f"at {w.per_device_batch} examples per device a replica needs {u.gib(ctx.replica.total_bytes)} "
         f"of {u.gib(ctx.usable_bytes)} usable; activations are the excess, not the model"))
@@ -130,7 +135,7 @@ def _fix_input(ctx: Context) -> Decision:
         f"one device would do about {u.rate(fixed_eps)} instead of {u.rate(ctx.one_device_eps)}")]
     fixed = s.model_copy(update={"workload": w.model_copy(update={
         "step_seconds": compute, "input_wait_seconds": 0.0}), "proposal": None})
-    after = decide(fixed)
+    after = decide(fixed, ctx.links)
     p = ctx.single.prediction
     d = Decision(verdict="fix_input_pipeline", hosts=1, devices=1, ps_tasks=0, meets_goal=False,
                  prediction=p, memory_bytes_per_device=p.memory_bytes_per_device, reasons=reasons)
@@ -207,7 +212,31 @@ def _reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Finding]:
         out.append(_unreachable(ctx, c))
         if c.verdict in ("single_device", "mirrored") and ctx.mwms.allowed and ctx.fits:
             out.extend(multi_host_losses(ctx))
+    bound = _interconnect_bound(ctx, c, met)
+    if bound is not None:
+        out.append(bound)
     return out
+
+
+def _interconnect_bound(ctx: Context, c: Candidate, met: bool) -> Finding | None:
+    """The chosen multi-host plan spends half its step or more exchanging gradients between
+    hosts, or misses the target with the exchange as its largest loss."""
+    p, s = c.prediction, ctx.s
+    if p is None or p.hosts <= 1 or c.verdict not in ("multi_worker_mirrored", "parameter_server", "tpu"):
+        return None
+    exchange = p.ps_exchange_seconds if c.verdict == "parameter_server" else (
+        p.inter_host_seconds + p.sparse_exchange_seconds)
+    share = exchange / p.step_seconds
+    other_losses = max(p.straggler_seconds, p.input_wait_seconds, p.sync_seconds) / p.step_seconds
+    if not (share >= INTERCONNECT_FRACTION or (not met and share >= 0.10 and share >= other_losses)):
+        return None
+    what = "pulling and pushing variables" if c.verdict == "parameter_server" else "exchanging gradients"
+    return Finding(C.INTERCONNECT_BOUND,
+        f"{what} between hosts over {u.gbps(s.inter_host_bytes_per_second)} takes {u.seconds(exchange)} of "
+        f"each {u.seconds(p.step_seconds)} step ({u.percent(share)}) against {u.seconds(p.compute_seconds)} "
+        f"of compute" + ("" if met else ", the largest reason the target is missed")
+        + "; a faster network, fewer and bigger hosts, or fewer gradient bytes (mixed-precision "
+          "all-reduce, gradient accumulation) buy more than more hosts")
 
 
 def _async_reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Finding]:

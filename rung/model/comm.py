@@ -11,18 +11,72 @@ all-gather inside the host. All functions accept numpy arrays for sweeps.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 
-# Fraction of a link's nominal bandwidth an all-reduce achieves. NCCL's nccl-tests on
-# DGX A100 report ~230 GB/s bus bandwidth over 300 GB/s NVLink (0.77); InfiniBand and
-# well-tuned Ethernet reach ~0.9 of line rate. Assumptions; `rung bench --calibrate`
-# replaces them with this machine's measurement.
-INTRA_HOST_EFFICIENCY = 0.80
-INTER_HOST_EFFICIENCY = 0.90
-# Latency per ring hop (seconds): a few microseconds over NVLink/PCIe (NCCL LL
-# protocol), tens over a host network (TCP/RoCE). Assumptions, same calibration.
-INTRA_HOST_HOP_SECONDS = 5e-6
-INTER_HOST_HOP_SECONDS = 25e-6
+
+@dataclass(frozen=True)
+class Links:
+    """The exchange's constants: an explicit value passed into the model (`rung advise
+    --calibration FILE` replaces some with measured ones; never module state).
+
+    Bus bandwidth NCCL reaches against the link's nominal rate (`efficiency`):
+    nccl-tests all_reduce on DGX A100 reports ~230 GB/s bus bandwidth over NVLink's
+    300 GB/s one way (0.77; NVIDIA, "NCCL tests" README and DGX A100 user guide); PCIe
+    peer-to-peer reaches ~12 of 16 GB/s (gen3) in nccl-tests (0.75); InfiniBand reaches
+    ~0.9 of line rate (nccl-tests on HDR/EDR). Without peer-to-peer access NCCL stages
+    every transfer through host memory (its SHM transport): each byte crosses PCIe twice,
+    halving the rate (`host_staged_factor`). TPU ICI is taken like NVLink.
+    """
+
+    nvlink_efficiency: float = 0.77
+    pcie_efficiency: float = 0.75
+    ici_efficiency: float = 0.77
+    host_staged_factor: float = 0.5
+    inter_host_efficiency: float = 0.90
+    # latency per ring hop: a few microseconds over NVLink/PCIe (NCCL's LL protocol),
+    # tens over a host network (TCP/RoCE); assumptions until calibrated
+    intra_host_hop_seconds: float = 5e-6
+    inter_host_hop_seconds: float = 25e-6
+    # Gradients exchanged in packs of this many bytes as the backward pass produces them
+    # (Horovod's tensor fusion, 64 MiB by default; TF's CommunicationOptions
+    # bytes_per_pack). 0: one pack after the whole backward pass (Keras' default), no overlap.
+    bucket_bytes: float = 0.0
+    # share of a step's compute that is the backward pass: backward costs about twice the
+    # forward pass (Kaplan et al. 2020, "Scaling laws", C = 6N per token: 2N forward, 4N back)
+    backward_fraction: float = 2.0 / 3.0
+    # fixed cost of each synchronous step with more than one replica: launching the
+    # collectives and the barrier at the step's end (see `sync_seconds`)
+    sync_step_seconds: float = 0.0
+    # share of the compute a step loses once it has more than one replica, to what is not
+    # gradient bytes: the host's CPU, memory and PCIe shared by its devices (input
+    # pipeline, kernel launches), the collectives' launch and barrier, clocks under a full
+    # box's power. Fitted on the published results (benchmarks/bench_published.py: the
+    # value that minimises the mean absolute error over all 29 usable rows; leave-one-out
+    # refits it without each row, and the error it reports is out of sample).
+    colocation_overhead: float = 0.07
+    source: str = "defaults"
+
+    def efficiency(self, link: str) -> float:
+        return {"nvlink": self.nvlink_efficiency, "pcie": self.pcie_efficiency,
+                "ici": self.ici_efficiency}.get(link, self.pcie_efficiency)
+
+    def with_(self, **changes) -> "Links":
+        return replace(self, **changes)
+
+    def calibrated(self, c) -> "Links":
+        """These constants with the ones a calibration (rung.spec.calibration.Calibration)
+        measured in place of the defaults."""
+        changes = {"source": f"calibration measured {c.measured_at}"}
+        if c.inter_host_efficiency is not None:
+            changes["inter_host_efficiency"] = c.inter_host_efficiency
+        if c.inter_host_hop_seconds is not None:
+            changes["inter_host_hop_seconds"] = c.inter_host_hop_seconds
+        return replace(self, **changes)
+
+
+DEFAULT_LINKS = Links()
 
 
 def ring_allreduce_seconds(message_bytes, participants, bytes_per_second, hop_seconds):
@@ -38,29 +92,27 @@ def ring_allgather_seconds(bytes_per_participant, participants, bytes_per_second
 
 
 def intra_host_allreduce_seconds(message_bytes, devices_per_host, intra_host_bytes_per_second,
-                                 efficiency=None, hop_seconds=None):
-    """Reduce-scatter plus all-gather among the devices of one host (ring over NVLink/PCIe)."""
-    efficiency = INTRA_HOST_EFFICIENCY if efficiency is None else efficiency
-    hop_seconds = INTRA_HOST_HOP_SECONDS if hop_seconds is None else hop_seconds
+                                 efficiency, hop_seconds):
+    """Reduce-scatter plus all-gather among the devices of one host (ring over NVLink/PCIe);
+    `intra_host_bytes_per_second` nominal, `efficiency` the bus bandwidth's share of it."""
     return ring_allreduce_seconds(message_bytes, devices_per_host,
                                   intra_host_bytes_per_second * efficiency, hop_seconds)
 
 
 def inter_host_allreduce_seconds(message_bytes, hosts, inter_host_bytes_per_second,
-                                 efficiency=None, hop_seconds=None):
+                                 efficiency, hop_seconds):
     """The inter-host stage of a hierarchical all-reduce.
 
     Each of the host's D devices all-reduces a 1/D shard across the H hosts; the
     shards share the host's network, so the host sends 2(H-1)/H x M in all.
     """
-    efficiency = INTER_HOST_EFFICIENCY if efficiency is None else efficiency
-    hop_seconds = INTER_HOST_HOP_SECONDS if hop_seconds is None else hop_seconds
     return ring_allreduce_seconds(message_bytes, hosts,
                                   inter_host_bytes_per_second * efficiency, hop_seconds)
 
 
 def sparse_allgather_seconds(sparse_bytes_per_replica, hosts, devices_per_host,
-                             intra_host_bytes_per_second, inter_host_bytes_per_second):
+                             intra_host_bytes_per_second, inter_host_bytes_per_second,
+                             links: Links = DEFAULT_LINKS, intra_efficiency=None):
     """Embedding (IndexedSlices) gradients are all-gathered, not all-reduced
     (tensorflow#53160): every replica receives every other replica's rows, so the cost
     grows with the number of replicas and with the batch.
@@ -71,20 +123,30 @@ def sparse_allgather_seconds(sparse_bytes_per_replica, hosts, devices_per_host,
     h = np.asarray(hosts, dtype=float)
     d = np.asarray(devices_per_host, dtype=float)
     replicas = h * d
+    eff = links.nvlink_efficiency if intra_efficiency is None else intra_efficiency
     intra = ring_allgather_seconds(sparse_bytes_per_replica, replicas,
-                                   intra_host_bytes_per_second * INTRA_HOST_EFFICIENCY,
-                                   INTRA_HOST_HOP_SECONDS)  # module values read at call time
+                                   intra_host_bytes_per_second * eff, links.intra_host_hop_seconds)
     inter = np.where(h > 1, (h - 1.0) * d * sparse_bytes_per_replica
-                     / (inter_host_bytes_per_second * INTER_HOST_EFFICIENCY)
-                     + (h - 1.0) * INTER_HOST_HOP_SECONDS, 0.0)
+                     / (inter_host_bytes_per_second * links.inter_host_efficiency)
+                     + (h - 1.0) * links.inter_host_hop_seconds, 0.0)
     return intra, inter
 
 
-def calibrate(inter_host_efficiency=None, inter_host_hop_seconds=None) -> None:
-    """Replace the inter-host link constants with measured ones (`rung bench --calibrate`
-    stores them; `rung advise --calibration FILE` applies them for that process)."""
-    global INTER_HOST_EFFICIENCY, INTER_HOST_HOP_SECONDS
-    if inter_host_efficiency is not None:
-        INTER_HOST_EFFICIENCY = float(inter_host_efficiency)
-    if inter_host_hop_seconds is not None:
-        INTER_HOST_HOP_SECONDS = float(inter_host_hop_seconds)
+def exposed_exchange_seconds(exchange_seconds, message_bytes, bucket_bytes, backward_seconds):
+    """The part of a gradient exchange the step waits for when gradients are exchanged in
+    buckets as the backward pass produces them (Horovod's tensor fusion: Sergeev & Del
+    Balso 2018; PyTorch DDP's buckets: Li et al., VLDB 2020; TF CommunicationOptions
+    bytes_per_pack).
+
+    Buckets are ready evenly through the backward pass; the first after b/M of it. The
+    exchange runs as a pipeline behind them and ends at the later of (a) the last
+    bucket's own exchange after the backward pass and (b) the whole exchange started
+    when the first bucket was ready: exposed = max(x b/M, x - (1 - b/M) backward).
+    Without buckets (b = 0, or one bucket holding everything) the whole exchange is exposed.
+    """
+    x = np.asarray(exchange_seconds, dtype=float)
+    m = np.asarray(message_bytes, dtype=float)
+    if bucket_bytes <= 0:
+        return x
+    share = np.minimum(1.0, bucket_bytes / np.maximum(m, 1.0))
+    return np.maximum(x * share, x - (1.0 - share) * np.asarray(backward_seconds, dtype=float))

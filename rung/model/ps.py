@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from rung.model import comm, memory
+from rung.model import memory
 
 # Sparse gradient bytes per example when the scenario does not say: MLPerf's DLRM on
 # Criteo 1TB looks up 26 categorical features with 128-wide float32 embeddings,
@@ -36,16 +36,15 @@ def worker_bytes_each_way(dense_param_bytes: float, sparse_bytes_per_step: float
     return dense_param_bytes + sparse_bytes_per_step
 
 
-def exchange_seconds(bytes_each_way, worker_bytes_per_second, efficiency=None):
-    """Pull at the start of the step plus push at its end, over the worker's network."""
-    efficiency = comm.INTER_HOST_EFFICIENCY if efficiency is None else efficiency
+def exchange_seconds(bytes_each_way, worker_bytes_per_second, efficiency):
+    """Pull at the start of the step plus push at its end, over the worker's network
+    (`efficiency`: the share of its nominal rate a transfer reaches)."""
     return 2.0 * bytes_each_way / (worker_bytes_per_second * efficiency) + PS_STEP_OVERHEAD_SECONDS
 
 
 def tasks_for_bandwidth(workers: int, bytes_each_way: float, worker_step_seconds: float,
-                        ps_bytes_per_second: float, efficiency=None) -> int:
+                        ps_bytes_per_second: float, efficiency: float) -> int:
     """PS tasks whose networks together carry every worker's traffic without becoming the limit."""
-    efficiency = comm.INTER_HOST_EFFICIENCY if efficiency is None else efficiency
     demand = workers * bytes_each_way / worker_step_seconds
     return max(1, math.ceil(demand / (ps_bytes_per_second * efficiency)))
 

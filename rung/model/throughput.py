@@ -2,10 +2,12 @@
 
 Weak scaling: every device keeps the measured per-device batch, so compute per step
 stays the measured one-device compute and the global batch grows with devices.
-The step is compute + input wait + exposed gradient exchange + straggler wait; no
-overlap of communication with the backward pass is assumed (Keras under
-tf.distribute reduces gradients in packs after they are all computed; conservative).
-Throughput is examples per step / step time x goodput under preemption.
+The step is compute + input wait + exposed gradient exchange + the co-location
+overhead + straggler wait (docs/model.md names each term and its source). Keras under
+tf.distribute reduces gradients in one pack after the backward pass, so by default
+nothing of the exchange is hidden (`comm.Links.bucket_bytes`). Throughput is examples
+per step / step time x goodput under preemption. The exchange's constants come in as
+an explicit `comm.Links`; `rung bench` adds its test bed's terms (`testbed.Testbed`).
 
 `sync_terms` and `ps_terms` take scalars or numpy arrays (for sweeps); `predict_*`
 wrap them into a `Prediction` for one configuration.
@@ -19,6 +21,7 @@ from typing import Optional
 import numpy as np
 
 from rung.model import comm, inputs, memory, preemption, ps, straggler
+from rung.model.testbed import Testbed
 from rung.spec.scenario import Scenario
 
 
@@ -46,6 +49,7 @@ class Prediction:
     ps_tasks: int = 0
     staleness_steps: int = 0
     checkpoint_interval_seconds: Optional[float] = None
+    sync_seconds: float = 0.0
 
     @property
     def devices(self) -> int:
@@ -109,35 +113,68 @@ def _scaled_step(s: Scenario, batch):
     return w.step_seconds * k, (w.step_seconds - w.input_wait_seconds) * k, w.input_wait_seconds * k
 
 
+def intra_host_efficiency(s: Scenario, links: comm.Links) -> float:
+    """Bus bandwidth's share of the intra-host link's nominal rate (halved when the host's
+    GPUs have no peer-to-peer access and NCCL stages through host memory)."""
+    eff = links.efficiency(s.intra_host_link)
+    return eff if s.hardware.peer_to_peer else eff * links.host_staged_factor
+
+
 def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second=None,
-               batch=None, intra_host_bytes_per_second=None) -> dict:
-    """Synchronous data parallelism (Mirrored, MultiWorkerMirrored, TPU): every term."""
+               batch=None, intra_host_bytes_per_second=None, links: comm.Links = comm.DEFAULT_LINKS,
+               testbed: Optional[Testbed] = None) -> dict:
+    """Synchronous data parallelism (Mirrored, MultiWorkerMirrored, TPU): every term, per
+    optimizer step (one gradient exchange: `gradient_accumulation_steps` micro-batches).
+    `testbed`: the extra terms of hosts simulated on one machine (`rung bench`); None for
+    real hosts."""
     w = s.workload
     batch = w.per_device_batch if batch is None else batch
     inter_bw = s.inter_host_bytes_per_second if inter_host_bytes_per_second is None else inter_host_bytes_per_second
     intra_bw = s.intra_host_bytes_per_second if intra_host_bytes_per_second is None else intra_host_bytes_per_second
     h = np.asarray(hosts, dtype=float)
     d = np.asarray(devices_per_host, dtype=float)
-    measured, compute, wait = _scaled_step(s, batch)
+    k = float(w.gradient_accumulation_steps)
+    measured, micro_compute, micro_wait = _scaled_step(s, batch)
+    if testbed is not None:  # co-located replicas share the cores
+        micro_compute = micro_compute * testbed.replicas
+    compute, wait = k * micro_compute, k * micro_wait
     grad_bytes = dense_params(s) * memory.BYTES_PER_DTYPE[w.param_dtype]
-    intra = np.where(d > 1, comm.intra_host_allreduce_seconds(grad_bytes, d, intra_bw), 0.0)
-    inter = np.where(h > 1, comm.inter_host_allreduce_seconds(grad_bytes, h, inter_bw), 0.0)
-    sparse_bytes = sparse_bytes_per_example(s) * np.asarray(batch, dtype=float)
-    sp_intra, sp_inter = comm.sparse_allgather_seconds(sparse_bytes, h, d, intra_bw, inter_bw)
-    sparse = np.where((h * d > 1) & (sparse_bytes > 0), sp_intra + sp_inter, 0.0)
-    strag = straggler.straggler_seconds(compute, w.step_time_cv, h)
-    step = compute + wait + intra + inter + sparse + strag
+    intra_eff = intra_host_efficiency(s, links)
+    intra = np.where(d > 1, comm.intra_host_allreduce_seconds(grad_bytes, d, intra_bw, intra_eff,
+                                                               links.intra_host_hop_seconds), 0.0)
+    inter = np.where(h > 1, comm.inter_host_allreduce_seconds(grad_bytes, h, inter_bw, links.inter_host_efficiency,
+                                                               links.inter_host_hop_seconds), 0.0)
+    slowdown = 1.0
+    if testbed is not None:  # streaming between test hosts takes CPU from the shared cores
+        slowdown = 1.0 / (1.0 - testbed.cpu_share(h))
+        inter_latency = np.where(h > 1, 2.0 * (h - 1.0) * links.inter_host_hop_seconds, 0.0)
+        inter = (inter - inter_latency) * slowdown + inter_latency
+    # only the last micro-batch's backward pass can hide the exchange
+    exchange = intra + inter
+    exposed = comm.exposed_exchange_seconds(exchange, grad_bytes, links.bucket_bytes,
+                                            links.backward_fraction * micro_compute)
+    share = np.where(exchange > 0, exposed / np.where(exchange > 0, exchange, 1.0), 0.0)
+    intra, inter = intra * share, inter * share
+    sparse_bytes = sparse_bytes_per_example(s) * np.asarray(batch, dtype=float) * k
+    sp_intra, sp_inter = comm.sparse_allgather_seconds(sparse_bytes, h, d, intra_bw, inter_bw, links, intra_eff)
+    sparse = np.where((h * d > 1) & (sparse_bytes > 0), np.where(d > 1, sp_intra, 0.0) + sp_inter * slowdown, 0.0)
+    sync = np.where(h * d > 1, links.sync_step_seconds + links.colocation_overhead * compute, 0.0)
+    # k independent micro-batches: the sum's spread grows as sqrt(k), not k
+    strag = straggler.straggler_seconds(micro_compute * np.sqrt(k), w.step_time_cv, h)
+    if testbed is not None and testbed.straggle > 1.0:  # the step waits for the slowed worker
+        strag = strag + compute * (testbed.straggle - 1.0)
+    step = compute + wait + intra + inter + sparse + sync + strag
     capped = np.zeros_like(step, dtype=bool)
     if input_bound(s):
-        floor = inputs.pipeline_step_floor(measured, d)
+        floor = k * inputs.pipeline_step_floor(measured, d)
         capped = floor > step
         step = np.maximum(step, floor)
     rep = replica(s, batch)
     goodput = preemption.sync_goodput(h, s.preemptions_per_host_second, s.fleet.restart_seconds,
                                       preemption.checkpoint_seconds(rep.state_bytes))
     mem = rep.total_bytes
-    eps = h * d * batch / step * goodput
-    return dict(compute=compute, wait=wait, intra=intra, inter=inter, sparse=sparse,
+    eps = h * d * batch * k / step * goodput
+    return dict(compute=compute, wait=wait, intra=intra, inter=inter, sparse=sparse, sync=sync,
                 straggler=strag, step=step, goodput=goodput, examples_per_second=eps,
                 memory=mem, fits=mem <= memory.usable_device_bytes(s.device_memory_bytes),
                 capped=capped)
@@ -152,17 +189,22 @@ def ps_worker_memory_bytes(s: Scenario, devices_per_host: int = 1) -> float:
     return 2 * dense + 2 * rows + w.activation_bytes_per_example * w.per_device_batch
 
 
-def ps_terms(s: Scenario, workers, devices_per_host) -> dict:
+def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DEFAULT_LINKS,
+             testbed: Optional[Testbed] = None) -> dict:
     """Asynchronous parameter-server training: a worker's step and the fleet's throughput."""
     w = s.workload
     h = np.asarray(workers, dtype=float)
     d = np.asarray(devices_per_host, dtype=float)
     measured, compute, wait = _scaled_step(s, w.per_device_batch)
+    if testbed is not None:
+        compute = compute * testbed.replicas
     dense_bytes = dense_params(s) * memory.BYTES_PER_DTYPE[w.param_dtype]
     rows = sparse_bytes_per_example(s) * w.per_device_batch * d
     each_way = ps.worker_bytes_each_way(dense_bytes, rows)
-    intra = np.where(d > 1, comm.intra_host_allreduce_seconds(dense_bytes, d, s.intra_host_bytes_per_second), 0.0)
-    exchange = ps.exchange_seconds(each_way, s.inter_host_bytes_per_second)
+    intra = np.where(d > 1, comm.intra_host_allreduce_seconds(dense_bytes, d, s.intra_host_bytes_per_second,
+                                                               intra_host_efficiency(s, links),
+                                                               links.intra_host_hop_seconds), 0.0)
+    exchange = ps.exchange_seconds(each_way, s.inter_host_bytes_per_second, links.inter_host_efficiency)
     step = compute + wait + intra + exchange + 0.0 * h
     capped = np.zeros_like(step, dtype=bool)
     if input_bound(s):
@@ -171,8 +213,11 @@ def ps_terms(s: Scenario, workers, devices_per_host) -> dict:
         step = np.maximum(step, floor)
     goodput = preemption.async_goodput(s.preemptions_per_host_second, s.fleet.restart_seconds)
     mem = ps_worker_memory_bytes(s)
-    eps = h * d * w.per_device_batch / step * goodput
-    return dict(compute=compute, wait=wait, intra=intra, exchange=exchange, step=step,
+    rate = h / step  # worker steps completed per second
+    if testbed is not None and testbed.straggle > 1.0:  # one worker slowed: the others do not wait
+        rate = (h - 1.0) / step + 1.0 / (step + compute * (testbed.straggle - 1.0))
+    eps = d * w.per_device_batch * rate * goodput
+    return dict(compute=compute, wait=wait, intra=intra, exchange=exchange, step=step, rate=rate,
                 goodput=goodput, examples_per_second=eps, memory=mem, each_way=each_way,
                 fits=mem <= memory.usable_device_bytes(s.device_memory_bytes), capped=capped)
 
@@ -185,8 +230,13 @@ def _efficiency(s: Scenario, eps: Optional[float], devices: int) -> Optional[flo
     return eps / (devices * one_device_examples_per_second(s))
 
 
-def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int) -> Prediction:
-    t = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in sync_terms(s, hosts, devices_per_host).items()}
+def _scalars(terms: dict) -> dict:
+    return {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in terms.items()}
+
+
+def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int,
+                 links: comm.Links = comm.DEFAULT_LINKS) -> Prediction:
+    t = _scalars(sync_terms(s, hosts, devices_per_host, links=links))
     fits = bool(t["fits"])
     eps = float(t["examples_per_second"]) if fits else None
     state = replica(s).state_bytes
@@ -196,6 +246,7 @@ def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int) 
         intra_host_seconds=float(t["intra"]), inter_host_seconds=float(t["inter"]),
         sparse_exchange_seconds=float(t["sparse"]), ps_exchange_seconds=0.0,
         straggler_seconds=float(t["straggler"]), step_seconds=float(t["step"]),
+        sync_seconds=float(t["sync"]),
         goodput=float(t["goodput"]), examples_per_second=eps,
         scaling_efficiency=_efficiency(s, eps, hosts * devices_per_host),
         memory_bytes_per_device=float(t["memory"]), fits=fits, input_capped=bool(t["capped"]),
@@ -204,14 +255,15 @@ def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int) 
     )
 
 
-def predict_ps(s: Scenario, workers: int, devices_per_host: int) -> Prediction:
-    t = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in ps_terms(s, workers, devices_per_host).items()}
+def predict_ps(s: Scenario, workers: int, devices_per_host: int,
+               links: comm.Links = comm.DEFAULT_LINKS) -> Prediction:
+    t = _scalars(ps_terms(s, workers, devices_per_host, links))
     w = s.workload
     var_bytes = ps.variable_bytes_on_ps(w.params, w.optimizer, w.param_dtype, w.mixed_precision,
                                         w.optimizer_slot_bytes)
     tasks = max(ps.tasks_for_memory(var_bytes, s.host_memory_bytes),
                 ps.tasks_for_bandwidth(workers, float(t["each_way"]), float(t["step"]),
-                                       s.inter_host_bytes_per_second))
+                                       s.inter_host_bytes_per_second, links.inter_host_efficiency))
     fits = bool(t["fits"])
     eps = float(t["examples_per_second"]) if fits else None
     return Prediction(

@@ -22,14 +22,14 @@ def render(b: dict, console: Console | None = None) -> None:
     t = Table(box=None, pad_edge=False, header_style="bold")
     for col in ("run", "keras", "ex/s", "p50", "p95", "eff.", "grad B/step", "predicted", "error"):
         t.add_column(col, justify="left" if col in ("run", "keras") else "right")
-    short = {"one_device": "one_device", "mirrored": "mirrored", "multi_worker_mirrored": "mwms",
+    short = {"single_device": "single_device", "mirrored": "mirrored", "multi_worker_mirrored": "mwms",
              "parameter_server": "ps"}
     for r in b["runs"]:
-        label = r["strategy"] if r["strategy"] == "one_device" else f"{short[r['strategy']]}:{r['replicas']}"
+        label = r["strategy"] if r["strategy"] == "single_device" else f"{short[r['strategy']]}:{r['replicas']}"
         if r.get("straggler"):
             label += f" w{r['straggler']['worker']}×{r['straggler']['factor']:g}"
         err = r.get("prediction_error")
-        err_cell = Text("basis" if r["strategy"] == "one_device" else (f"{err:+.0%}" if err is not None else "-"),
+        err_cell = Text("basis" if r["strategy"] == "single_device" else (f"{err:+.0%}" if err is not None else "-"),
                         style="" if err is None or abs(err) <= 0.1 else "yellow")
         t.add_row(label, r.get("keras") or "-", f"{r['examples_per_second']:,.0f}",
                   u.seconds(r["step_seconds_p50"]), u.seconds(r["step_seconds_p95"]),

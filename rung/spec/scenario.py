@@ -70,6 +70,9 @@ class Workload(_Block):
     # where step_seconds comes from: measured on the target device, estimated for it
     # from another device (STEP_TIME_ESTIMATED), or declared by hand (the default).
     step_seconds_source: StepSource = "declared"
+    # v1 extension (optional): micro-batches whose gradients are summed before one
+    # exchange (gradient accumulation); the step above is one micro-batch's.
+    gradient_accumulation_steps: Count = 1
 
 
 class Hardware(_Block):
@@ -81,6 +84,10 @@ class Hardware(_Block):
     inter_host_gbps: Positive = 25.0
     max_hosts: Count = 1
     host_memory_gib: Positive = 256.0
+    # v1 extension (optional): false when the host's GPUs cannot reach each other's
+    # memory directly (consumer cards, some PCIe topologies): NCCL then stages every
+    # transfer through host memory.
+    peer_to_peer: bool = True
 
 
 class Fleet(_Block):

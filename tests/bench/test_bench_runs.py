@@ -42,14 +42,14 @@ def nothing_left_behind():
 
 
 def test_every_strategy_runs_for_real():
-    r, b = bench(MLP, "--runs", "one_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2",
+    r, b = bench(MLP, "--runs", "single_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2",
                  "--steps", "6", "--warmup", "2")
     assert r.returncode == 0, r.stderr[-800:]
     assert b["schema"] == "rung/bench/v1" and b["weak_scaling"]
     runs = {x["strategy"]: x for x in b["runs"]}
-    assert [x["strategy"] for x in b["runs"]] == ["one_device", "mirrored", "multi_worker_mirrored", "parameter_server"]
+    assert [x["strategy"] for x in b["runs"]] == ["single_device", "mirrored", "multi_worker_mirrored", "parameter_server"]
     assert {k: v["keras"] for k, v in runs.items()} == {
-        "one_device": "keras3", "mirrored": "keras3", "multi_worker_mirrored": "tf_keras", "parameter_server": "tf_keras"}
+        "single_device": "keras3", "mirrored": "keras3", "multi_worker_mirrored": "tf_keras", "parameter_server": "tf_keras"}
     assert runs["multi_worker_mirrored"]["processes"] == 2 and runs["parameter_server"]["processes"] == 4
     for x in b["runs"]:
         for key in ("strategy", "replicas", "hosts", "link_mbit", "examples_per_second", "step_seconds_p50",
@@ -64,7 +64,7 @@ def test_every_strategy_runs_for_real():
 @root_only
 def test_two_test_hosts_on_a_shaped_link(tmp_path):
     cal = tmp_path / "cal.json"
-    r, b = bench(HEAVY, "--runs", "one_device,multi_worker_mirrored:2", "--hosts", "2", "--link-mbit", "200",
+    r, b = bench(HEAVY, "--runs", "single_device,multi_worker_mirrored:2", "--hosts", "2", "--link-mbit", "200",
                  "--steps", "3", "--warmup", "1", "--calibrate", "--calibration-out", str(cal))
     assert r.returncode == 0, r.stderr[-800:]
     assert b["link"]["where"] == "test hosts 0 -> 1"
@@ -88,7 +88,7 @@ def test_a_straggler_slows_synchronous_steps_not_parameter_servers():
     # 30 steps, not fewer: a parameter-server run is timed by a whole fit, whose start and
     # final join weigh on a short run (8 steps once kept 0.29 of PS throughput, where
     # 30-step runs keep 0.67-0.87); the synchronous slowdown shows at any length
-    r, b = bench(MLP, "--runs", "one_device,multi_worker_mirrored:2,parameter_server:2", "--straggler", "1:4",
+    r, b = bench(MLP, "--runs", "single_device,multi_worker_mirrored:2,parameter_server:2", "--straggler", "1:4",
                  "--steps", "30", "--warmup", "2")
     assert r.returncode == 0, r.stderr[-800:]
     slow = {x["strategy"]: x["straggler"] for x in b["runs"] if x.get("straggler")}
@@ -99,7 +99,7 @@ def test_a_straggler_slows_synchronous_steps_not_parameter_servers():
 def test_killed_workers_restart_synchronous_and_not_asynchronous_runs():
     # 30 steps: a parameter-server step takes ~40 ms here, and the kill needs the run
     # still going when its progress (polled every 0.1 s) shows step 6
-    r, b = bench(MLP, "--runs", "one_device,multi_worker_mirrored:2,parameter_server:2", "--kill", "1@6",
+    r, b = bench(MLP, "--runs", "single_device,multi_worker_mirrored:2,parameter_server:2", "--kill", "1@6",
                  "--steps", "30", "--warmup", "2")
     assert r.returncode == 0, r.stderr[-800:]
     kills = {x["strategy"]: x["kill"] for x in b["runs"] if x.get("kill")}
@@ -116,7 +116,7 @@ def test_killed_workers_restart_synchronous_and_not_asynchronous_runs():
 
 
 def test_ctrl_c_reaps_every_process(tmp_path):
-    args = [sys.executable, "-m", "rung", "bench", HEAVY, "--runs", "one_device,multi_worker_mirrored:2",
+    args = [sys.executable, "-m", "rung", "bench", HEAVY, "--runs", "single_device,multi_worker_mirrored:2",
             "--steps", "200"]
     if os.geteuid() == 0:
         args += ["--hosts", "2", "--link-mbit", "50"]
@@ -132,7 +132,7 @@ def test_ctrl_c_reaps_every_process(tmp_path):
 
 @pytest.mark.parametrize("args,words", [
     (["--runs", "horovod:2"], "unknown strategy"),
-    (["--runs", "one_device", "--calibrate", "--calibration-out", "/no/such/folder/cal.json"], "does not exist"),
+    (["--runs", "single_device", "--calibrate", "--calibration-out", "/no/such/folder/cal.json"], "does not exist"),
     (["--link-mbit", "100"], "give --hosts too"),
     (["--straggler", "5:2", "--runs", "multi_worker_mirrored:2"], "does not exist"),
     (["--kill", "1@999", "--runs", "parameter_server:2"], "past the run"),
@@ -145,7 +145,7 @@ def test_bad_bench_input_exits_2(args, words):
 def test_a_broken_workload_exits_2(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import not_a_module_rung\n")
-    r = subprocess.run([sys.executable, "-m", "rung", "bench", str(bad), "--runs", "one_device"],
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", str(bad), "--runs", "single_device"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "ModuleNotFoundError" in r.stderr and r.stdout == ""
 
@@ -156,7 +156,7 @@ def test_merging_an_old_or_foreign_calibration_file_exits_2(tmp_path):
     old = tmp_path / "cal.json"
     old.write_text(json.dumps({"points": [{"run": "multi_worker_mirrored:2", "wire_seconds": 1.0,
                                            "cpu_seconds_at_one_second_per_byte": 1.6e7, "comm_seconds": 1.2}]}))
-    r = subprocess.run([sys.executable, "-m", "rung", "bench", MLP, "--runs", "one_device", "--calibrate",
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", MLP, "--runs", "single_device", "--calibrate",
                         "--calibration-merge", "--calibration-out", str(old)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "calibrate again" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert r.stdout == "" and "wire_seconds" in old.read_text()  # nothing written over it

@@ -10,11 +10,11 @@ from rung.errors import InputError
 
 
 def test_parse_runs():
-    assert parse_runs("one_device,mirrored:2,multi_worker_mirrored:3,parameter_server") == [
-        RunSpec("one_device", 1), RunSpec("mirrored", 2), RunSpec("multi_worker_mirrored", 3),
+    assert parse_runs("single_device,mirrored:2,multi_worker_mirrored:3,parameter_server") == [
+        RunSpec("single_device", 1), RunSpec("mirrored", 2), RunSpec("multi_worker_mirrored", 3),
         RunSpec("parameter_server", 2)]
     for bad, words in (("horovod:2", "unknown strategy"), ("mirrored:x", "whole number"),
-                       ("mirrored:0", "1 to 16"), ("one_device:2", "one replica"), ("", "no runs")):
+                       ("mirrored:0", "1 to 16"), ("single_device:2", "one replica"), ("", "no runs")):
         with pytest.raises(InputError, match=words):
             parse_runs(bad)
 
@@ -49,42 +49,61 @@ def test_predictions_by_hand():
     # two co-located replicas: 2 x 10 ms compute; ring: 2 x 1/2 x 16 MB / 25 MB/s + 2 hops x 50 us
     assert p["compute"] == pytest.approx(0.02)
     assert p["comm"] == pytest.approx(0.64 + 2 * 5e-5)
+    # the model's co-location overhead (0.07 of compute) is advise's term, here too
+    assert p["sync"] == pytest.approx(0.07 * 0.02)
+    assert p["step"] == pytest.approx(0.02 + 0.64 + 1e-4 + 0.07 * 0.02)
     assert predict_step_seconds(b, "multi_worker_mirrored", 2, efficiency=0.5)["comm"] == pytest.approx(1.28 + 1e-4)
-    assert predict_step_seconds(b, "one_device", 1)["step"] == 0.01
+    assert predict_step_seconds(b, "single_device", 1)["step"] == 0.01
+    # parameter servers, 2 workers: each worker step 2 x 10 ms + pull and push of 16 MB at
+    # 25 MB/s + 2 ms dispatch = 1.302 s; the fleet completes a step every 1.302 / 2 s
+    assert predict_step_seconds(b, "parameter_server", 2)["step"] == pytest.approx((0.02 + 1.28 + 0.002) / 2)
+    # one of them 3x slower in compute: 1 / (1/1.302 + 1/1.342)
     slow = predict_step_seconds(b, "parameter_server", 2, straggle=3.0)["step"]
-    assert slow > predict_step_seconds(b, "parameter_server", 2)["step"]
+    assert slow == pytest.approx(1 / (1 / 1.302 + 1 / 1.342))
     assert relative_error(1.1, 1.0) == pytest.approx(0.1) and relative_error(None, 1.0) is None
 
 
-def test_calibration_recovers_known_link_constants():
-    """Runs generated from a known share of goodput (0.8) and CPU cost per byte streamed
-    (5 ns) are fitted back to those constants, and the calibrated errors vanish."""
+def _measured_step(n, share=0.8, cpu_per_byte=5e-9, rate=25e6, cores=2, one=0.01, grads=16e6, rtt=1e-4):
+    """A multi-worker step written out by hand (not through rung's functions): n co-located
+    replicas' compute plus the co-location overhead, ring hops, and the ring's bytes at
+    `share` of the goodput, slowed by the cores' share u = n x rate x c / cores."""
+    compute = one * n
+    u = n * rate / cores * cpu_per_byte
+    wire = 2 * (n - 1) / n * grads / rate
+    return compute + 0.07 * compute + 2 * (n - 1) * rtt / 2 + wire / (share * (1 - u))
+
+
+def test_calibration_recovers_link_constants_from_hand_written_runs():
+    """Runs written by hand from a known share of goodput (0.8) and CPU cost per byte
+    streamed (5 ns) are fitted back to those constants, and the calibrated errors vanish."""
     from dataclasses import replace
 
     from rung.bench.bench import _calibrate
+    from rung.spec.calibration import parse_calibration
 
     b = Basis(one_device_step_seconds=0.01, dense_gradient_bytes=16e6, sparse_gradient_bytes=0,
               step_time_cv=0.0, link_bytes_per_second=25e6, link_rtt_seconds=1e-4, cores=2)
-    truth = replace(b, cpu_seconds_per_byte=5e-9)
-    runs = [{"strategy": "one_device", "replicas": 1, "step_seconds_mean": 0.01}]
+    runs = [{"strategy": "single_device", "replicas": 1, "step_seconds_mean": 0.01}]
     for n in (2, 3, 4):
-        runs.append({"strategy": "multi_worker_mirrored", "replicas": n,
-                     "step_seconds_mean": predict_step_seconds(truth, "multi_worker_mirrored", n, efficiency=0.8)["step"]})
-    cal = _calibrate(runs, b, {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, 200.0, None)
+        runs.append({"strategy": "multi_worker_mirrored", "replicas": n, "step_seconds_mean": _measured_step(n)})
+    link = {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}
+    cal = _calibrate(runs, b, link, 200.0, None)
     assert cal["fitted"]
     assert cal["allreduce_share_of_goodput"] == pytest.approx(0.8, rel=1e-6)
     assert cal["testbed_cpu_seconds_per_byte"] == pytest.approx(5e-9, rel=1e-6)
     assert cal["inter_host_efficiency"] == pytest.approx(25e6 * 0.8 / 25e6, rel=1e-6)
     assert all(abs(r["calibrated_prediction_error"]) < 1e-9 for r in runs[1:])
+    assert parse_calibration(cal).inter_host_efficiency == pytest.approx(0.8)  # what advise reads back
     # one worker count alone fits the share of goodput only (lower: it carries the CPU's share)
-    single = _calibrate(runs[:2], b, {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, 200.0, None)
+    single = _calibrate(runs[:2], b, link, 200.0, None)
     assert single["testbed_cpu_seconds_per_byte"] == 0.0 and 0.5 < single["allreduce_share_of_goodput"] < 0.8
-    assert _calibrate(runs[:1], b, {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, None, None)["fitted"] is False
+    assert _calibrate(runs[:1], b, link, None, None)["fitted"] is False
     # the same worker count at a second link rate, merged, separates the two constants again
     fast = replace(b, link_bytes_per_second=100e6)
-    fast_run = [runs[0], {"strategy": "multi_worker_mirrored", "replicas": 2, "step_seconds_mean": predict_step_seconds(
-        replace(fast, cpu_seconds_per_byte=5e-9), "multi_worker_mirrored", 2, efficiency=0.8)["step"]}]
-    merged = _calibrate(fast_run, fast, {"bytes_per_second": 100e6, "rtt_seconds": 1e-4}, 800.0, None, single["points"])
+    fast_run = [runs[0], {"strategy": "multi_worker_mirrored", "replicas": 2,
+                          "step_seconds_mean": _measured_step(2, rate=100e6)}]
+    merged = _calibrate(fast_run, fast, {"bytes_per_second": 100e6, "rtt_seconds": 1e-4}, 800.0, None,
+                        single["points"])
     assert merged["fitted_on"] == ["multi_worker_mirrored:2 at 200 Mbit/s",
                                    "multi_worker_mirrored:2 at 800 Mbit/s"]
     assert merged["allreduce_share_of_goodput"] == pytest.approx(0.8, rel=1e-6)

@@ -115,7 +115,7 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(no_ray_left):
             assert workers == {head, node}, d["tasks"]  # one worker on each side of the link
         # the honest test on the cluster: one device against two hosts, beside the predictions
         r = subprocess.run(net.wrap(0, [sys.executable, "-m", "rung", "bench", str(MLP), "--engine", "ray",
-                                        "--address", f"{head}:6379", "--runs", "one_device,multi_worker_mirrored:2",
+                                        "--address", f"{head}:6379", "--runs", "single_device,multi_worker_mirrored:2",
                                         "--steps", "6", "--warmup", "2", "--json"]),
                            env=env, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr[-1500:]
@@ -128,15 +128,15 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(no_ray_left):
 
 def test_bench_on_ray_runs_every_strategy_beside_its_prediction(no_ray_left):
     r = subprocess.run([sys.executable, "-m", "rung", "bench", str(MLP), "--engine", "ray", "--runs",
-                        "one_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2", "--steps", "6",
+                        "single_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2", "--steps", "6",
                         "--warmup", "2", "--json"], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-1500:]
     b = json.loads(r.stdout)
     runs = {(x["strategy"], x["replicas"]): x for x in b["runs"]}
-    assert set(runs) == {("one_device", 1), ("mirrored", 2), ("multi_worker_mirrored", 2), ("parameter_server", 2)}
+    assert set(runs) == {("single_device", 1), ("mirrored", 2), ("multi_worker_mirrored", 2), ("parameter_server", 2)}
     for x in runs.values():
         assert x["engine"] == "ray" and x["examples_per_second"] > 0 and x["predicted_step_seconds"] > 0
-    assert runs[("multi_worker_mirrored", 2)]["keras"] == "tf_keras" and runs[("one_device", 1)]["keras"] == "keras3"
+    assert runs[("multi_worker_mirrored", 2)]["keras"] == "tf_keras" and runs[("single_device", 1)]["keras"] == "keras3"
 
 
 def test_bench_on_ray_refuses_what_only_local_runs_do():

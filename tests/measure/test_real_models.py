@@ -131,12 +131,12 @@ def test_verdicts_are_stable_over_repeated_profiles():
 
 def test_bench_runs_a_subclassed_model_under_its_strategies(tmp_path):
     r = subprocess.run([sys.executable, "-m", "rung", "bench", str(HERE / "custom_step.py"), "--runs",
-                        "one_device,mirrored:2", "--steps", "4", "--warmup", "1", "--json"],
+                        "single_device,mirrored:2", "--steps", "4", "--warmup", "1", "--json"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-800:]
     out = json.loads(r.stdout)
     runs = {(run["strategy"], run["replicas"]): run for run in out["runs"]}
-    assert set(runs) == {("one_device", 1), ("mirrored", 2)}
+    assert set(runs) == {("single_device", 1), ("mirrored", 2)}
     assert all(run["examples_per_second"] > 0 for run in runs.values())
 
 

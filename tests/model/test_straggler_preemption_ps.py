@@ -47,7 +47,7 @@ def test_ps_sizing():
     assert ps.tasks_for_memory(32e9, 256 * 2**30) == 1
     assert ps.tasks_for_memory(600e9, 256 * 2**30) == 3
     # 10 workers x 100 MB each way every 0.1 s = 10 GB/s over 6.25 GB/s NICs at 90% -> 2
-    assert ps.tasks_for_bandwidth(10, 100e6, 0.1, 6.25e9) == 2
+    assert ps.tasks_for_bandwidth(10, 100e6, 0.1, 6.25e9, 0.9) == 2
     assert ps.staleness_steps(1) == 0 and ps.staleness_steps(17) == 16
     assert ps.embedding_dominated(4.05e9, 4e9) and not ps.embedding_dominated(1e9, 1e8)
     # a text classifier's 2.6 MB token table is 98% of a small model, but not large
@@ -55,7 +55,7 @@ def test_ps_sizing():
     # 256 MiB of float32 rows (67,108,864 params) is the smallest "large" table; bf16 halves bytes
     assert ps.embedding_dominated(7e7, 2**26) and not ps.embedding_dominated(7e7, 2**26 - 1)
     assert not ps.embedding_dominated(7e7, 2**26, "bfloat16")
-    assert ps.exchange_seconds(1e8, 1e9) == pytest.approx(2e8 / 0.9e9 + ps.PS_STEP_OVERHEAD_SECONDS)
+    assert ps.exchange_seconds(1e8, 1e9, 0.9) == pytest.approx(2e8 / 0.9e9 + ps.PS_STEP_OVERHEAD_SECONDS)
 
 
 def test_input_bound_threshold():

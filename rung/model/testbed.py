@@ -1,0 +1,41 @@
+"""What a test bed adds to a step: `rung bench` runs its "hosts" as processes (or
+logical devices) on one machine. These are extra named terms of the one model in
+`throughput`, and every one is zero for real hosts (`testbed=None`).
+
+- Shared compute: every replica's process shares this machine's cores, and one device
+  already uses every core through TensorFlow's intra-op threads, so N co-located
+  replicas take N times the one-device compute.
+- Streaming cost: moving the all-reduce's bytes between test hosts costs CPU here
+  (gRPC serialisation, and the kernel forwarding every byte through veth, bridge and
+  tbf) on the same shared cores. With N links each streaming at the measured goodput
+  R, forwarding keeps a share u = N x R x c / cores busy (c: CPU seconds per byte,
+  fitted by `rung bench --calibrate`), and the exchange reaches (1 - u) of the rate it
+  would reach on idle cores (the processor-sharing form S / (1 - u): Kleinrock,
+  "Queueing Systems" vol. 2, 1976).
+- An injected straggler (`rung bench --straggler W:F`): one worker's compute x F.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Beyond this share of the cores the streaming form S / (1 - u) is far outside anything
+# calibrated; the prediction holds u here rather than diverge.
+MAX_CPU_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class Testbed:
+    cores: int                        # cores every local process shares
+    replicas: int                     # replicas whose compute shares them
+    stream_bytes_per_second: float = 0.0  # measured TCP goodput of one link between test hosts
+    cpu_seconds_per_byte: float = 0.0     # CPU cost of streaming a byte between test hosts (calibrated)
+    straggle: float = 1.0             # one worker's compute slowed by this factor
+
+    def streaming_bytes_per_core(self, links: int) -> float:
+        """Bytes per second each shared core must forward when `links` links stream at the goodput."""
+        return links * self.stream_bytes_per_second / max(1, self.cores)
+
+    def cpu_share(self, links: int) -> float:
+        """Share of the shared cores busy forwarding `links` links' traffic (0 before calibration)."""
+        return min(MAX_CPU_SHARE, self.streaming_bytes_per_core(links) * self.cpu_seconds_per_byte)

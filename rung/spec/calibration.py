@@ -1,0 +1,80 @@
+"""Calibration v1: link constants `rung bench --calibrate` measured on real runs, which
+`rung advise --calibration FILE` decides with. Validated like a scenario: a bad file is
+one line naming the field (exit 2). Pure: no TensorFlow.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rung.errors import InputError
+from rung.spec.scenario import Count, NonNegative, Positive, _describe, _message
+from rung.spec.yamlio import load_mapping
+
+SCHEMA = "rung/calibration/v1"
+# a measured all-reduce share above 1.5 of the nominal rate is a broken measurement
+Efficiency = Annotated[float, Field(gt=0, le=1.5)]
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+
+
+class Point(_Block):
+    """One multi-worker run the fit used: what its all-reduce should take on the measured
+    goodput (`wire_seconds`) against what it took (`comm_seconds`)."""
+
+    run: str
+    link_mbit: Optional[Positive] = None
+    workers: Count
+    link_bytes_per_second: Positive
+    cores: Count
+    wire_seconds: NonNegative
+    comm_seconds: float
+    streaming_bytes_per_core: NonNegative
+
+
+class Calibration(_Block):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True,
+                              populate_by_name=True)
+
+    schema_: Literal["rung/calibration/v1"] = Field(alias="schema")
+    fitted: Literal[True]
+    # what rung advise uses: the share of a link's nominal rate an all-reduce reaches, and
+    # the latency of one ring hop (half the measured round trip)
+    inter_host_efficiency: Optional[Efficiency] = None
+    inter_host_hop_seconds: Optional[Positive] = None
+    # properties of the test bed (shared cores): for the bench's own predictions only
+    allreduce_share_of_goodput: Positive
+    testbed_cpu_seconds_per_byte: NonNegative = 0.0
+    link_mbit: Optional[Positive] = None
+    fitted_on: list[str] = []
+    points: list[Point] = []
+    measured_at: str
+    note: str = ""
+    written_to: Optional[str] = None
+
+
+def parse_calibration(data, where: str = "<calibration>") -> Calibration:
+    if not isinstance(data, dict):
+        raise InputError(where, None, f"expected a mapping of keys, received {_describe(data)}")
+    if data.get("schema") != SCHEMA:
+        got = "no schema key" if "schema" not in data else f"schema {_describe(data['schema'])}"
+        raise InputError(where, "schema", f"expected {SCHEMA!r}, received {got} (a file from an older rung: "
+                                          "write it again with rung bench --calibrate)")
+    try:
+        c = Calibration.model_validate(data)
+    except ValidationError as e:
+        path, msg = _message(e.errors()[0], Calibration)
+        raise InputError(where, path, msg) from None
+    if c.inter_host_efficiency is None and c.inter_host_hop_seconds is None:
+        raise InputError(where, "inter_host_efficiency", "neither inter_host_efficiency nor inter_host_hop_seconds "
+                                                         "is given: nothing to calibrate with")
+    return c
+
+
+def load_calibration(path: str | Path) -> Calibration:
+    return parse_calibration(load_mapping(path, "calibration file"), str(path))

@@ -1,0 +1,129 @@
+"""Published 1-GPU vs N-GPU throughputs (benchmarks/published/scaling-results.json, a
+copy of the team's shared file) turned into scenarios: the published configuration is
+the `proposal`, the published 1-GPU step is the measured step. Pure: no TensorFlow.
+
+A row becomes a scenario only when the source gives what the model needs: a 1-GPU
+step time (or a per-GPU batch with a throughput in examples), weak scaling (the
+per-GPU batch stays the same), and a synchronous exchange of every gradient. The rest
+are returned with the reason they were left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from rung.spec import catalog
+from rung.spec.scenario import SCHEMA, Scenario, parse_scenario
+
+PUBLISHED = Path(__file__).resolve().parents[2] / "benchmarks" / "published" / "scaling-results.json"
+
+# Devices outside rung's catalog: memory (GiB) and PCIe generation from the vendors' sheets.
+_CUSTOM = {
+    "K80": (12.0, catalog.PCIE_GEN3_GBPS),          # one GK210 die of a Tesla K80 board
+    "P100": (16.0, catalog.PCIE_GEN3_GBPS),
+    "2080 Ti": (11.0, catalog.PCIE_GEN3_GBPS),
+    "3090": (24.0, catalog.PCIE_GEN4_GBPS),
+}
+# NVLink per GPU, one direction, Gb/s: P100 NVLink1 4 links x 20 GB/s (cube mesh)
+_P100_NVLINK_GBPS = 640.0
+
+_OPTIMIZERS = {"lamb": "adam", "adam": "adam", "adamw": "adamw", "rmsprop": "rmsprop",
+               "sgd momentum": "momentum", "sgd": "sgd"}
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    group: str          # "one host, NVLink" | "one host, PCIe" | "several hosts"
+    published_efficiency: float
+    scenario: Optional[Scenario]
+    left_out: Optional[str] = None
+    raw: Optional[dict] = None
+
+
+def group(row: dict) -> str:
+    if row["hosts"] > 1:
+        return "several hosts"
+    return "one host, NVLink" if row["intra_host_link"].startswith("nvlink") else "one host, PCIe"
+
+
+def _leading_int(value) -> Optional[int]:
+    if isinstance(value, (int, float)):
+        return int(value)
+    m = re.match(r"\s*(\d+)", str(value or ""))
+    return int(m.group(1)) if m else None
+
+
+def accumulation_at_n(row: dict) -> int:
+    """Micro-batches per gradient exchange in the N-GPU configuration ('32 @32 GPUs')."""
+    text = row.get("grad_accum")
+    if not text or text == "not stated":
+        return 1
+    for part in str(text).split(";"):
+        m = re.match(r"\s*(\d+)\s*@\s*(\d+)\s*GPU", part)
+        if m and int(m.group(2)) == row["n_gpus"]:
+            return int(m.group(1))
+    return 1
+
+
+def _hardware(row: dict) -> dict:
+    name = row["device"]
+    p2p = "NO P2P" not in row["intra_host_link"].upper()
+    link = "nvlink" if row["intra_host_link"].startswith("nvlink") else "pcie"
+    hw: dict = {"devices_per_host": row["gpus_per_host"], "max_hosts": max(1, row["hosts"])}
+    for key, (gib, pcie) in _CUSTOM.items():
+        if key in name:
+            hw.update(device="custom", device_memory_gib=gib)
+            hw["intra_host_gbps"] = _P100_NVLINK_GBPS if (key == "P100" and link == "nvlink") else pcie
+            break
+    else:
+        if "A100" in name:
+            hw["device"] = "A100-80GB" if "80GB" in name else "A100-40GB"
+        elif "V100" in name:
+            hw["device"] = "V100-16GB" if "16GB" in name else "V100-32GB"
+        else:
+            raise ValueError(f"{row['id']}: no catalog device for {name!r}")
+        hw["intra_host"] = link
+    if not p2p:
+        hw["peer_to_peer"] = False
+    if row["hosts"] > 1:
+        hw["inter_host_gbps"] = float(row["inter_host_gbps_per_host"])
+    return hw
+
+
+def to_scenario(row: dict) -> tuple[Optional[Scenario], Optional[str]]:
+    """(scenario, None), or (None, why the row cannot be one)."""
+    batch = _leading_int(row["per_gpu_batch"])
+    if "STRONG" in str(row["per_gpu_batch"]).upper():
+        return None, "strong scaling (the per-GPU batch shrinks with N); rung models weak scaling"
+    if batch is None:
+        return None, "the source does not state the per-GPU batch"
+    step = row.get("step_time_1gpu_s_computed")
+    if step is None:
+        return None, "no 1-GPU step time (throughput in tokens, sentence length not given)"
+    opt = row["optimizer"].lower()
+    optimizer = next((v for k, v in _OPTIMIZERS.items() if opt.startswith(k)), "adam")
+    mixed = any(t in row["precision"].upper() for t in ("AMP", "FP16"))
+    strategy = "mirrored" if row["hosts"] == 1 else "multi_worker_mirrored"
+    data = {
+        "schema": SCHEMA, "name": f"published {row['id']}: {row['model']}",
+        "workload": {"params": row["params_M"] * 1e6, "optimizer": optimizer, "per_device_batch": batch,
+                     "step_seconds": step, "mixed_precision": mixed,
+                     "gradient_accumulation_steps": accumulation_at_n(row)},
+        "hardware": _hardware(row),
+        "goal": {"target_examples_per_second": row["throughput_ngpu"] / row["throughput_1gpu"] * batch / step},
+        "proposal": {"strategy": strategy, "hosts": row["hosts"]},
+    }
+    return parse_scenario(data, f"published row {row['id']}"), None
+
+
+def load(path: Path = PUBLISHED) -> list[Row]:
+    out = []
+    for row in json.loads(Path(path).read_text()):
+        s, why = to_scenario(row)
+        out.append(Row(row["id"], group(row), row["efficiency"], s, why, row))
+    return out
