@@ -48,6 +48,22 @@ def _link(net: Optional[TestNet], nbytes: int) -> dict:
     return m
 
 
+def _ps_costs(link: dict, workers: int) -> Optional[dict]:
+    """Parameter-server dispatch and remote-variable costs on this machine with `workers`
+    workers (rung.bench.psbench, over loopback). Across test hosts each variable's read
+    and update also pay the link's extra round trip over loopback's."""
+    try:
+        out = subprocess.run([sys.executable, "-m", "rung.bench.psbench", str(workers)], capture_output=True,
+                             text=True, timeout=300, check=True)
+        m = json.loads(out.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, ValueError, IndexError):
+        return None
+    m["variable_seconds_loopback"] = m["variable_seconds"]
+    if link.get("where", "").startswith("test hosts"):
+        m["variable_seconds"] += 2 * max(0.0, link["rtt_seconds"] - m.get("loopback_rtt_seconds", 0.0))
+    return m
+
+
 def _gradient_bytes(strategy: str, n: int, dense: float, sparse: float) -> float:
     """Bytes each replica sends per step: ring all-reduce 2(N-1)/N of the dense gradients
     plus its rows to every other replica (all-gather); PS: push of gradients and rows."""
@@ -114,6 +130,12 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 link = measure_link(cluster, link_bytes)
             else:
                 link = _link(net, link_bytes)
+            ps_costs = None
+            if any(r.strategy == "parameter_server" for r in runs) and cluster is None:
+                if on_run:
+                    on_run("measuring parameter-server costs")
+                ps_costs = {str(r.replicas): _ps_costs(link, r.replicas)
+                            for r in runs if r.strategy == "parameter_server"}
             basis = None
             for spec in runs:
                 multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
@@ -136,7 +158,8 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     r0 = out_runs[-1]
                     basis = predict.Basis(r0["step_seconds_mean"], r0["_grads"]["dense"], r0["_grads"]["sparse"],
                                           r0["step_time_cv"] or 0.0, link["bytes_per_second"], link["rtt_seconds"],
-                                          cores=os.cpu_count() or 1)
+                                          cores=os.cpu_count() or 1, variables=r0["_grads"].get("variables"),
+                                          ps_costs=ps_costs)
                     r0["predicted_step_seconds"] = r0["step_seconds_mean"]
                     r0["prediction_error"] = 0.0
                     r0["scaling_efficiency"] = 1.0
@@ -161,13 +184,14 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
             "steps": steps, "warmup": warmup, "hosts": hosts or 1, "link_mbit": link_mbit,
             "link": link, "straggler": straggler and {"worker": straggler[0], "factor": straggler[1]},
             "kill": kill and {"worker": kill[0], "step": kill[1]}, "runs": out_runs,
-            "calibration": calibration, "cores": os.cpu_count(), "notes": notes,
+            "calibration": calibration, "cores": os.cpu_count(), "notes": notes, "ps_costs": ps_costs,
             "basis": basis and {"one_device_step_seconds": basis.one_device_step_seconds,
                                 "dense_gradient_bytes": basis.dense_gradient_bytes,
                                 "sparse_gradient_bytes": basis.sparse_gradient_bytes,
                                 "step_time_cv": basis.step_time_cv,
                                 "link_bytes_per_second": basis.link_bytes_per_second,
-                                "link_rtt_seconds": basis.link_rtt_seconds, "cores": basis.cores}}
+                                "link_rtt_seconds": basis.link_rtt_seconds, "cores": basis.cores,
+                                "variables": basis.variables}}
 
 
 def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,

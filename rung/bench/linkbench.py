@@ -67,6 +67,37 @@ def probe(host: str, port: int, nbytes: int) -> dict:
     return {"bytes_per_second": sent / elapsed, "rtt_seconds": statistics.median(rtts), "bytes": sent}
 
 
+def rtt_loopback() -> float:
+    """Median round trip of one byte over loopback (a server thread here)."""
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+
+    def echo():
+        conn, _ = srv.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with conn:
+            for _ in range(PINGS):
+                conn.sendall(conn.recv(1))
+
+    t = threading.Thread(target=echo, daemon=True)
+    t.start()
+    rtts = []
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(PINGS):
+            start = time.perf_counter()
+            s.sendall(b"p")
+            s.recv(1)
+            rtts.append(time.perf_counter() - start)
+    t.join(timeout=5)
+    srv.close()
+    return statistics.median(rtts)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "serve":
         serve(int(sys.argv[2]))

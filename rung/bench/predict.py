@@ -34,6 +34,10 @@ class Basis:
     link_rtt_seconds: float           # measured round trip on it
     cpu_seconds_per_byte: float = 0.0  # test-bed CPU cost of streaming a byte between hosts (calibrated)
     cores: int = 2                     # cores every local process shares
+    variables: Optional[int] = None    # trainable variables of the model
+    # parameter-server costs rung.bench.psbench measured on this machine, by worker count
+    # (absent: the model's defaults)
+    ps_costs: Optional[dict] = None
 
 
 def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
@@ -45,6 +49,8 @@ def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
     workload = {"params": max(params, 1.0), "embedding_params": b.sparse_gradient_bytes / 4.0,
                 "optimizer": "sgd", "per_device_batch": 1, "step_seconds": b.one_device_step_seconds,
                 "step_time_cv": b.step_time_cv}
+    if b.variables:
+        workload["trainable_variables"] = b.variables
     if b.sparse_gradient_bytes:
         workload["sparse_gradient_bytes_per_example"] = b.sparse_gradient_bytes
     return parse_scenario({
@@ -56,13 +62,18 @@ def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
     }, "bench basis")
 
 
-def links_for(b: Basis, efficiency: float = 1.0) -> comm.Links:
+def links_for(b: Basis, efficiency: float = 1.0, workers: int = 1) -> comm.Links:
     """The measured link as the model's constants: `efficiency` of the measured goodput
     (1.0: the all-reduce reaches what a bulk TCP transfer does; `--calibrate` fits it),
-    a hop of half the measured round trip; logical devices copy through memory."""
+    a hop of half the measured round trip; logical devices copy through memory; the
+    parameter-server costs measured with `workers` workers."""
+    m = (b.ps_costs or {}).get(str(workers)) or {}
+    ps = {"ps_dispatch_seconds": m.get("keras_dispatch_seconds"), "ps_variable_seconds": m.get("variable_seconds"),
+          "ps_transfer_bytes_per_second": m.get("remote_bytes_per_second")}
+    ps = {k: v for k, v in ps.items() if v is not None}
     return comm.DEFAULT_LINKS.with_(pcie_efficiency=1.0, intra_host_hop_seconds=0.0,
                                     inter_host_efficiency=efficiency, inter_host_hop_seconds=b.link_rtt_seconds / 2,
-                                    source="measured link of this bench")
+                                    source="measured link of this bench", **ps)
 
 
 def testbed_for(b: Basis, replicas: int, straggle: float = 1.0) -> Testbed:
@@ -78,7 +89,8 @@ def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float
     if strategy == "single_device":
         return {"compute": b.one_device_step_seconds, "comm": 0.0, "sync": 0.0, "straggler": 0.0,
                 "step": b.one_device_step_seconds, "basis": True}
-    s, links, bed = scenario_for(b, strategy, replicas), links_for(b, efficiency), testbed_for(b, replicas, straggle)
+    s, bed = scenario_for(b, strategy, replicas), testbed_for(b, replicas, straggle)
+    links = links_for(b, efficiency, replicas)
     if strategy == "parameter_server":
         t = throughput.ps_terms(s, replicas, 1, links, bed)
         return {"compute": float(t["compute"]), "comm": float(t["exchange"]), "sync": 0.0, "straggler": 0.0,

@@ -116,7 +116,7 @@ def run(cfg) -> dict:
         # on a model of its own outside any strategy (the run's model belongs to its scope)
         sample = next(iter(w.make_dataset(batch)))
         g = counts.gradient_counts(tf, build_checked_model(w, tf), sample)
-        grads = {"dense": g.dense_bytes, "sparse": g.sparse_bytes, "params": g.params}
+        grads = {"dense": g.dense_bytes, "sparse": g.sparse_bytes, "params": g.params, "variables": g.variables}
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
             "gradients": grads, "devices": devices}
     if not sync:

@@ -63,4 +63,5 @@ PROPOSAL_WRONG_HARDWARE = "PROPOSAL_WRONG_HARDWARE"  # TPUStrategy on GPUs or a 
 CLOSE_CALL = "CLOSE_CALL"                        # the verdict's margin is inside the measurement's noise
 STEP_TIME_ESTIMATED = "STEP_TIME_ESTIMATED"      # the step time was estimated for the device, not measured
 MEASURED_ON_THIS_MACHINE = "MEASURED_ON_THIS_MACHINE"  # the plan assumes devices as fast as the one profiled
+COORDINATOR_BOUND = "COORDINATOR_BOUND"          # parameter servers: one coordinator's dispatch caps the fleet
 EMULATED_PRECISION = "EMULATED_PRECISION"        # a 16-bit policy timed on a CPU that emulates it

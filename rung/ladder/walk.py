@@ -290,6 +290,12 @@ def _warnings(ctx: Context, c: Candidate) -> list[Finding]:
             f"with {p.hosts} asynchronous workers an update is computed against parameters about "
             f"{p.staleness_steps} steps old: convergence differs from synchronous training (retune the "
             "learning rate), runs are not reproducible step for step, and there is no global step to debug from"))
+        if p.dispatch_bound:
+            L = ctx.links
+            out.append(Finding(C.COORDINATOR_BOUND,
+                f"one coordinator dispatches every worker's steps ({u.seconds(L.ps_dispatch_seconds)} each), so "
+                f"the fleet completes at most {1 / L.ps_dispatch_seconds:,.0f} steps a second whatever its size; "
+                "compile with steps_per_execution > 1 to run several steps per dispatch"))
     else:
         out.extend(_sync_warnings(ctx, p))
     if c.verdict in ("multi_worker_mirrored", "parameter_server"):

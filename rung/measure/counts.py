@@ -34,7 +34,8 @@ class GradientCounts:
     dense_bytes: int
     sparse_bytes: int
     param_dtype: str
-    observed: bool = True  # False: no gradient reached the optimizer; dense bytes assumed
+    observed: bool = True
+    variables: int = 0  # trainable variable tensors (each a remote read and update under parameter servers)  # False: no gradient reached the optimizer; dense bytes assumed
 
 
 @contextlib.contextmanager
@@ -97,7 +98,7 @@ def gradient_counts(tf, model, batch, step_fn=None) -> GradientCounts:
     params = sum(_n(v.shape) for v in variables)
     if not calls:
         dense = sum(_n(v.shape) * v.dtype.size for v in variables)
-        return GradientCounts(params, 0, dense, 0, dtype, observed=False)
+        return GradientCounts(params, 0, dense, 0, dtype, observed=False, variables=len(variables))
     grads, tvars = calls[-1]
     dense = sparse = emb = 0
     for v, g in zip(tvars, grads):
@@ -108,7 +109,7 @@ def gradient_counts(tf, model, batch, step_fn=None) -> GradientCounts:
             emb += _n(v.shape)
         else:
             dense += _n(g.shape) * g.dtype.size
-    return GradientCounts(params, emb, dense, sparse, dtype)
+    return GradientCounts(params, emb, dense, sparse, dtype, variables=len(variables))
 
 
 def optimizer_info(model, params: int, param_dtype: str) -> dict:

@@ -152,6 +152,7 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
         "keras": tfenv.keras_flavor(tf),
         "params": g.params,
         "embedding_params": g.embedding_params,
+        "trainable_variables": g.variables,
         "param_dtype": g.param_dtype,
         # Keras mixed precision keeps float32 variables (the master copy) and casts them
         # to 16 bits in every layer: param_dtype float32 with mixed_precision true.

@@ -56,6 +56,17 @@ class Links:
     # value that minimises the mean absolute error over all 29 usable rows; leave-one-out
     # refits it without each row, and the error it reports is out of sample).
     colocation_overhead: float = 0.07
+    # Parameter servers (rung/bench/psbench.py measures all three on the machine in use):
+    # Keras fit's cost per scheduled step at the coordinator (ClusterCoordinator.schedule
+    # and Keras' per-step work): one coordinator dispatches every worker's steps, so the
+    # fleet completes at most 1 / this many steps a second. Measured 10-14 ms (best of
+    # five rounds) for a one-layer model on this project's 2-core machine; an assumption
+    # for a dedicated coordinator (steps_per_execution > 1 divides it).
+    ps_dispatch_seconds: float = 0.010
+    # one trainable variable's remote read and update per step: measured 0.14-0.15 ms over loopback
+    ps_variable_seconds: float = 1.5e-4
+    # remote variable transfer rate (gRPC tensor transfer); None: the link's
+    ps_transfer_bytes_per_second: float | None = None
     source: str = "defaults"
 
     def efficiency(self, link: str) -> float:

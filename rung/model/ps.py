@@ -16,10 +16,9 @@ from rung.model import memory
 # Criteo 1TB looks up 26 categorical features with 128-wide float32 embeddings,
 # 26 x 128 x 4 = 13,312 bytes per example (MLPerf Training v1.0 reference).
 DEFAULT_SPARSE_GRADIENT_BYTES_PER_EXAMPLE = 26 * 128 * 4
-# Per-step cost of ClusterCoordinator.schedule: one dispatch RPC plus the remote
-# variable reads' round trips. Assumption: 2 ms (the TensorFlow PS guide advises
-# steps_per_execution > 1 to amortise it).
-PS_STEP_OVERHEAD_SECONDS = 0.002
+# Trainable variables when the scenario does not say (each costs a remote read and update
+# per step): ResNet-50 has 161 in Keras, BERT-base about 200; assumption.
+DEFAULT_TRAINABLE_VARIABLES = 100
 # Embedding variables share of all parameters at which they "dominate" the variables.
 EMBEDDING_DOMINANCE_FRACTION = 0.5
 # ...and the size at which that matters: tables of 256 MiB or more (assumption, stated).
@@ -36,10 +35,16 @@ def worker_bytes_each_way(dense_param_bytes: float, sparse_bytes_per_step: float
     return dense_param_bytes + sparse_bytes_per_step
 
 
-def exchange_seconds(bytes_each_way, worker_bytes_per_second, efficiency):
+def exchange_seconds(bytes_each_way, worker_bytes_per_second, efficiency, variables=0, variable_seconds=0.0,
+                     transfer_cap=None):
     """Pull at the start of the step plus push at its end, over the worker's network
-    (`efficiency`: the share of its nominal rate a transfer reaches)."""
-    return 2.0 * bytes_each_way / (worker_bytes_per_second * efficiency) + PS_STEP_OVERHEAD_SECONDS
+    (`efficiency`: the share of its nominal rate a transfer reaches; `transfer_cap`: the
+    rate remote variable transfers reach, when lower), plus each variable's remote read
+    and update."""
+    rate = worker_bytes_per_second * efficiency
+    if transfer_cap is not None:
+        rate = min(rate, transfer_cap)
+    return 2.0 * bytes_each_way / rate + variables * variable_seconds
 
 
 def tasks_for_bandwidth(workers: int, bytes_each_way: float, worker_step_seconds: float,

@@ -50,6 +50,7 @@ class Prediction:
     staleness_steps: int = 0
     checkpoint_interval_seconds: Optional[float] = None
     sync_seconds: float = 0.0
+    dispatch_bound: bool = False  # parameter servers: the coordinator's dispatch caps the fleet
 
     @property
     def devices(self) -> int:
@@ -189,37 +190,54 @@ def ps_worker_memory_bytes(s: Scenario, devices_per_host: int = 1) -> float:
     return 2 * dense + 2 * rows + w.activation_bytes_per_example * w.per_device_batch
 
 
+def trainable_variables(s: Scenario) -> int:
+    v = s.workload.trainable_variables
+    return ps.DEFAULT_TRAINABLE_VARIABLES if v is None else v
+
+
 def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DEFAULT_LINKS,
              testbed: Optional[Testbed] = None) -> dict:
-    """Asynchronous parameter-server training: a worker's step and the fleet's throughput."""
+    """Asynchronous parameter-server training: a worker's step and the fleet's throughput.
+
+    A worker's step is its compute, input wait, intra-host all-reduce (several devices),
+    the pull and push of dense weights and looked-up rows, and one remote read and update
+    per trainable variable. The coordinator dispatches every step (`ps_dispatch_seconds`
+    each), so the fleet completes at most 1 / dispatch steps a second. On a test bed
+    every process shares the cores and the fleet's steps run one at a time: a round of
+    N worker steps takes the sum of (step + dispatch) over the workers."""
     w = s.workload
     h = np.asarray(workers, dtype=float)
     d = np.asarray(devices_per_host, dtype=float)
     measured, compute, wait = _scaled_step(s, w.per_device_batch)
-    if testbed is not None:
-        compute = compute * testbed.replicas
     dense_bytes = dense_params(s) * memory.BYTES_PER_DTYPE[w.param_dtype]
     rows = sparse_bytes_per_example(s) * w.per_device_batch * d
     each_way = ps.worker_bytes_each_way(dense_bytes, rows)
     intra = np.where(d > 1, comm.intra_host_allreduce_seconds(dense_bytes, d, s.intra_host_bytes_per_second,
                                                                intra_host_efficiency(s, links),
                                                                links.intra_host_hop_seconds), 0.0)
-    exchange = ps.exchange_seconds(each_way, s.inter_host_bytes_per_second, links.inter_host_efficiency)
+    exchange = ps.exchange_seconds(each_way, s.inter_host_bytes_per_second, links.inter_host_efficiency,
+                                   trainable_variables(s), links.ps_variable_seconds,
+                                   links.ps_transfer_bytes_per_second)
     step = compute + wait + intra + exchange + 0.0 * h
     capped = np.zeros_like(step, dtype=bool)
     if input_bound(s):
         floor = inputs.pipeline_step_floor(measured, d)
         capped = floor > step
         step = np.maximum(step, floor)
+    if testbed is None:
+        rate = np.minimum(h / step, 1.0 / links.ps_dispatch_seconds)  # worker steps a second
+        dispatch_bound = h / step > 1.0 / links.ps_dispatch_seconds
+    else:
+        # one step at a time: a round of every worker's step takes the sum of their steps
+        one_round = h * (step + links.ps_dispatch_seconds) + compute * (testbed.straggle - 1.0)
+        rate = h / one_round
+        dispatch_bound = np.zeros_like(step, dtype=bool)
     goodput = preemption.async_goodput(s.preemptions_per_host_second, s.fleet.restart_seconds)
     mem = ps_worker_memory_bytes(s)
-    rate = h / step  # worker steps completed per second
-    if testbed is not None and testbed.straggle > 1.0:  # one worker slowed: the others do not wait
-        rate = (h - 1.0) / step + 1.0 / (step + compute * (testbed.straggle - 1.0))
     eps = d * w.per_device_batch * rate * goodput
     return dict(compute=compute, wait=wait, intra=intra, exchange=exchange, step=step, rate=rate,
-                goodput=goodput, examples_per_second=eps, memory=mem, each_way=each_way,
-                fits=mem <= memory.usable_device_bytes(s.device_memory_bytes), capped=capped)
+                dispatch_bound=dispatch_bound, goodput=goodput, examples_per_second=eps, memory=mem,
+                each_way=each_way, fits=mem <= memory.usable_device_bytes(s.device_memory_bytes), capped=capped)
 
 
 # -- one configuration -------------------------------------------------------------------
@@ -274,5 +292,5 @@ def predict_ps(s: Scenario, workers: int, devices_per_host: int,
         step_seconds=float(t["step"]), goodput=float(t["goodput"]), examples_per_second=eps,
         scaling_efficiency=_efficiency(s, eps, workers * devices_per_host),
         memory_bytes_per_device=float(t["memory"]), fits=fits, input_capped=bool(t["capped"]),
-        ps_tasks=tasks, staleness_steps=ps.staleness_steps(workers),
+        ps_tasks=tasks, staleness_steps=ps.staleness_steps(workers), dispatch_bound=bool(t["dispatch_bound"]),
     )

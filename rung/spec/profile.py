@@ -15,7 +15,7 @@ PROFILE_SCHEMA = "rung/profile/v1"
 WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision", "optimizer",
                  "activation_bytes_per_example", "per_device_batch", "step_seconds", "input_wait_seconds",
                  "dynamic_shapes", "sparse_gradient_bytes_per_example", "optimizer_slot_bytes",
-                 "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95")
+                 "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95", "trainable_variables")
 _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -23,6 +23,8 @@ _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse
 def workload_block(profile: dict[str, Any], step_time_cv: Optional[float] = None) -> dict[str, Any]:
     """The scenario's `workload` block: the measurement, with floats where the contract has numbers."""
     block = {k: profile[k] for k in WORKLOAD_KEYS if profile.get(k) is not None}
+    if not block.get("trainable_variables"):
+        block.pop("trainable_variables", None)
     for k in _FLOATS:
         if k in block:
             block[k] = float(block[k])

@@ -73,6 +73,9 @@ class Workload(_Block):
     # v1 extension (optional): micro-batches whose gradients are summed before one
     # exchange (gradient accumulation); the step above is one micro-batch's.
     gradient_accumulation_steps: Count = 1
+    # v1 extension (optional): trainable variable tensors; under parameter servers each is
+    # read and updated remotely every step (rung profile counts them)
+    trainable_variables: Optional[Count] = None
 
 
 class Hardware(_Block):

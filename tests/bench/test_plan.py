@@ -43,6 +43,8 @@ def test_parameter_server_cluster_on_test_hosts_with_a_straggler():
 
 
 def test_predictions_by_hand():
+    from dataclasses import replace
+
     b = Basis(one_device_step_seconds=0.01, dense_gradient_bytes=16e6, sparse_gradient_bytes=0,
               step_time_cv=0.0, link_bytes_per_second=25e6, link_rtt_seconds=1e-4)
     p = predict_step_seconds(b, "multi_worker_mirrored", 2)
@@ -54,12 +56,18 @@ def test_predictions_by_hand():
     assert p["step"] == pytest.approx(0.02 + 0.64 + 1e-4 + 0.07 * 0.02)
     assert predict_step_seconds(b, "multi_worker_mirrored", 2, efficiency=0.5)["comm"] == pytest.approx(1.28 + 1e-4)
     assert predict_step_seconds(b, "single_device", 1)["step"] == 0.01
-    # parameter servers, 2 workers: each worker step 2 x 10 ms + pull and push of 16 MB at
-    # 25 MB/s + 2 ms dispatch = 1.302 s; the fleet completes a step every 1.302 / 2 s
-    assert predict_step_seconds(b, "parameter_server", 2)["step"] == pytest.approx((0.02 + 1.28 + 0.002) / 2)
-    # one of them 3x slower in compute: 1 / (1/1.302 + 1/1.342)
-    slow = predict_step_seconds(b, "parameter_server", 2, straggle=3.0)["step"]
-    assert slow == pytest.approx(1 / (1 / 1.302 + 1 / 1.342))
+    # parameter servers on a test bed: the cores are shared, so the fleet's steps run one
+    # after another, each 10 ms of compute + pull and push of 16 MB at 25 MB/s + 6 variables'
+    # remote read and update (0.15 ms each) + the coordinator's 10 ms dispatch = 1.3009 s
+    ps = replace(b, variables=6)
+    assert predict_step_seconds(ps, "parameter_server", 2)["step"] == pytest.approx(0.01 + 1.28 + 0.0009 + 0.01)
+    # one of two workers 3x slower in compute: 2 steps per (1.3009 + 1.3209) s
+    slow = predict_step_seconds(ps, "parameter_server", 2, straggle=3.0)["step"]
+    assert slow == pytest.approx((1.3009 + 1.3209) / 2)
+    # the costs rung.bench.psbench measured for 2 workers replace the defaults
+    measured = replace(ps, ps_costs={"2": {"keras_dispatch_seconds": 0.02, "variable_seconds": 1e-3,
+                                           "remote_bytes_per_second": 16e6}})
+    assert predict_step_seconds(measured, "parameter_server", 2)["step"] == pytest.approx(0.01 + 2.0 + 0.006 + 0.02)
     assert relative_error(1.1, 1.0) == pytest.approx(0.1) and relative_error(None, 1.0) is None
 
 

@@ -133,3 +133,20 @@ def test_tpu_hardware_and_dynamic_shapes(dynamic):
                hardware={"device": "TPU-v4-8", "devices_per_host": 4, "intra_host": None})
     assert d.verdict == "tpu" and "TPU_HARDWARE" in reasons(d)
     assert ("DYNAMIC_SHAPES" in warnings(d)) == dynamic
+
+
+def test_coordinator_bound_when_short_steps_outrun_one_coordinator():
+    # the tables do not fit a device, so parameter servers are the way; 20 ms steps on 16
+    # workers ask for 800 steps a second, eight times what a 10 ms dispatch allows
+    d = decide(workload={"params": 4.05e9, "embedding_params": 4e9, "optimizer": "adagrad",
+                         "activation_bytes_per_example": 0, "step_seconds": 0.02},
+               hardware={"device": "V100-16GB", "devices_per_host": 1, "intra_host": None, "max_hosts": 16},
+               goal={"target_examples_per_second": 256 * 500})
+    assert d.verdict == "parameter_server" and "COORDINATOR_BOUND" in warnings(d)
+    assert d.prediction.examples_per_second == pytest.approx(256 * 100, rel=0.01)
+    # 1 s steps on the same fleet: 16 steps a second, far under the cap
+    slow = decide(workload={"params": 4.05e9, "embedding_params": 4e9, "optimizer": "adagrad",
+                            "activation_bytes_per_example": 0, "step_seconds": 1.0},
+                  hardware={"device": "V100-16GB", "devices_per_host": 1, "intra_host": None, "max_hosts": 16},
+                  goal={"target_examples_per_second": 256 * 10})
+    assert slow.verdict == "parameter_server" and "COORDINATOR_BOUND" not in slow.codes

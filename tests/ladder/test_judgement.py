@@ -96,15 +96,30 @@ def test_mild_preemption_stays_synchronous_with_a_checkpoint_interval():
 
 
 def test_stragglers_push_a_large_sync_fleet_to_parameter_servers():
+    # 1 s steps: 40 workers ask the coordinator for 40 steps a second, well under its cap
     base = dict(workload={"params": 5e6, "optimizer": "sgd", "per_device_batch": 256,
-                          "step_seconds": 0.1, "activation_bytes_per_example": 0},
+                          "step_seconds": 1.0, "activation_bytes_per_example": 0},
                 hardware={"device": "T4", "devices_per_host": 1, "intra_host": None,
                           "inter_host_gbps": 100, "max_hosts": 64},
-                goal={"target_examples_per_second": 2560 * 40})
+                goal={"target_examples_per_second": 256 * 40})
     steady = decide(**base)
     noisy = decide(**{**base, "workload": {**base["workload"], "step_time_cv": 0.4}})
     assert steady.verdict == "multi_worker_mirrored"
     assert noisy.verdict == "parameter_server" and "STRAGGLERS" in noisy.codes
+
+
+def test_a_fleet_of_short_steps_is_bound_by_the_coordinator():
+    """Parameter servers: one coordinator dispatches every worker's steps (10 ms each by
+    default), so the fleet completes at most 100 steps a second whatever its size: 0.05 s
+    steps on 40 workers would need 800."""
+    d = decide(workload={"params": 5e6, "optimizer": "sgd", "per_device_batch": 256, "step_seconds": 0.05,
+                         "activation_bytes_per_example": 0, "step_time_cv": 0.4},
+               hardware={"device": "T4", "devices_per_host": 1, "intra_host": None,
+                         "inter_host_gbps": 100, "max_hosts": 64},
+               goal={"target_examples_per_second": 256 * 100 * 1.5})
+    ps = next(r for r in d.rejected if r.verdict == "parameter_server")
+    assert ps.prediction.examples_per_second == pytest.approx(256 * 100, rel=0.01)
+    assert d.verdict != "parameter_server"
 
 
 def test_embedding_tables_beyond_the_device_go_to_parameter_servers_not_sharding():

@@ -55,7 +55,10 @@ def test_ps_sizing():
     # 256 MiB of float32 rows (67,108,864 params) is the smallest "large" table; bf16 halves bytes
     assert ps.embedding_dominated(7e7, 2**26) and not ps.embedding_dominated(7e7, 2**26 - 1)
     assert not ps.embedding_dominated(7e7, 2**26, "bfloat16")
-    assert ps.exchange_seconds(1e8, 1e9, 0.9) == pytest.approx(2e8 / 0.9e9 + ps.PS_STEP_OVERHEAD_SECONDS)
+    assert ps.exchange_seconds(1e8, 1e9, 0.9) == pytest.approx(2e8 / 0.9e9)
+    # 50 variables at 0.15 ms each, and a remote-transfer rate below the link's
+    assert ps.exchange_seconds(1e8, 1e9, 0.9, 50, 1.5e-4) == pytest.approx(2e8 / 0.9e9 + 0.0075)
+    assert ps.exchange_seconds(1e8, 1e9, 0.9, transfer_cap=0.5e9) == pytest.approx(2e8 / 0.5e9)
 
 
 def test_input_bound_threshold():

@@ -1,0 +1,133 @@
+"""A microbenchmark of parameter-server overheads on the machine in use, like `linkbench`
+for the network: a local cluster of one PS task and N workers (real
+`tf.distribute.Server`s in their own processes) and a `ClusterCoordinator` here.
+
+- dispatch: one scheduled step that touches no variable (schedule, run on a worker,
+  return), per step;
+- keras dispatch: Keras fit's own per-step cost on that cluster (a one-layer model of
+  two variables, SGD, so its compute is nil), the coordinator's share of every step;
+- per variable: a step that reads and updates V small variables on the PS, at two
+  values of V; the slope is one variable's remote read plus update;
+- transfer: a step that reads and updates a 4 MiB variable: the rate remote variable
+  transfers reach (gRPC tensor transfer, below raw TCP).
+
+Each figure is the best of several rounds (the least disturbed on a shared machine).
+
+    python -m rung.bench.psbench [WORKERS]   -> one JSON line
+    python -m rung.bench.psbench serve ROLE INDEX CLUSTER_JSON   (the servers it starts)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+STEPS = 40
+ROUNDS = 3
+VARIABLES = (4, 64)
+BIG_FLOATS = 1 << 20  # a 4 MiB variable
+
+
+def serve(role: str, index: int, cluster: dict) -> None:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow as tf
+
+    server = tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name=role, task_index=index,
+                                  protocol="grpc", start=True)
+    server.join()
+
+
+def _best(fn, steps: int, rounds: int = ROUNDS) -> float:
+    """Seconds per step of fn(steps), best of `rounds` after one warm-up."""
+    fn(max(2, steps // 4))
+    out = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        fn(steps)
+        out.append((time.perf_counter() - t) / steps)
+    return min(out)
+
+
+def measure(workers: int = 1, steps: int = STEPS) -> dict:
+    from rung.bench.linkbench import rtt_loopback
+    from rung.bench.plan import free_ports
+    from rung.measure import tfenv
+
+    ports = free_ports(1 + workers)
+    cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]}
+    tasks = [("ps", 0)] + [("worker", i) for i in range(workers)]
+    procs = [subprocess.Popen([sys.executable, "-m", "rung.bench.psbench", "serve", role, str(i), json.dumps(cluster)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+             for role, i in tasks]
+    try:
+        os.environ["TF_USE_LEGACY_KERAS"] = "1"  # parameter servers need tf-keras (Keras 3 cannot run them)
+        tf = tfenv.import_tensorflow(None)
+        resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(tf.train.ClusterSpec(cluster),
+                                                                        rpc_layer="grpc")
+        strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+        coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+        with strategy.scope():
+            sets = {v: [tf.Variable(tf.zeros([16])) for _ in range(v)] for v in VARIABLES}
+            big = [tf.Variable(tf.zeros([BIG_FLOATS]))]
+            inp = tf.keras.Input((4,))
+            model = tf.keras.Model(inp, tf.keras.layers.Dense(4)(inp))
+            model.compile("sgd", "mse")
+
+        def scheduled(step_fn):
+            def run(n):
+                for _ in range(n):
+                    coordinator.schedule(step_fn)
+                coordinator.join()
+            return run
+
+        @tf.function
+        def nothing():
+            return tf.constant(1.0)
+
+        def touching(vs):
+            @tf.function
+            def step():
+                for v in vs:
+                    v.assign_add(v.read_value() * 0.0 + 1.0)
+                return tf.constant(1.0)
+            return step
+
+        data = tf.keras.utils.experimental.DatasetCreator(
+            lambda ctx: tf.data.Dataset.from_tensors((tf.zeros([8, 4]), tf.zeros([8, 4]))).repeat())
+
+        def fit(n):
+            model.fit(data, epochs=1, steps_per_epoch=n, verbose=0)
+
+        dispatch = _best(scheduled(nothing), steps)
+        keras = _best(fit, steps)
+        times = {v: _best(scheduled(touching(vs)), steps) for v, vs in sets.items()}
+        lo, hi = VARIABLES
+        per_var = max(0.0, (times[hi] - times[lo]) / (hi - lo))
+        big_step = _best(scheduled(touching(big)), max(5, steps // 4))
+        moved = 2 * 4 * BIG_FLOATS  # read to the worker, update back
+        per_byte = max(0.0, big_step - dispatch - per_var) / moved
+        return {"workers": workers, "dispatch_seconds": dispatch, "keras_dispatch_seconds": keras,
+                "variable_seconds": per_var, "remote_bytes_per_second": (1.0 / per_byte) if per_byte > 0 else None,
+                "step_seconds_by_variables": {str(k): v for k, v in times.items()},
+                "loopback_rtt_seconds": rtt_loopback(), "steps": steps, "rounds": ROUNDS, "cores": os.cpu_count()}
+    finally:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait(timeout=30)
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "serve":
+        serve(argv[1], int(argv[2]), json.loads(argv[3]))
+        return 0
+    print(json.dumps(measure(int(argv[0]) if argv else 1)), flush=True)
+    os._exit(0)  # skip the eager context's teardown, which reports the servers it just stopped
+
+
+if __name__ == "__main__":
+    sys.exit(main())
