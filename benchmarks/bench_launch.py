@@ -6,7 +6,8 @@
 2. Throughput: 2-worker MultiWorkerMirrored training of the same workload launched by
    `rung launch --engine local` (the generated train.py; as it is, and with its
    collective timeout off, RUNG_COLLECTIVE_TIMEOUT=0) and written by hand the TensorFlow
-   guide's way with its fault tolerance (benchmarks/hand_written_mwms.py --backup), in
+   guide's way with its fault tolerance (benchmarks/hand_written_mwms.py --backup; and
+   the same with rung's collective timeout, --timeout 600: like for like), in
    interleaved rounds on this machine; ratios of steady-state examples/s (the last epoch).
 3. Ray: the same job through `rung launch --engine ray`: Ray's start-up apart from the
    steady-state throughput, against the local launch's.

@@ -24,8 +24,11 @@ def t975(dof: int) -> float:
     return _T975.get(dof, T975_MANY)
 
 
-def mean_ci95(values: list[float]) -> tuple[float, float]:
-    """95% interval of the mean of a series of step measurements, by batch means."""
+def mean_ci95(values: list[float], floor_at_min: bool = False) -> tuple[float, float]:
+    """95% interval of the mean of a series of step measurements, by batch means. With
+    `floor_at_min` (a duration: positive, skewed by the odd slow step) the low end is no
+    lower than the fastest step seen: the symmetric t-interval of a few blocks, one of
+    them holding an outlier, can otherwise reach below zero."""
     x = np.asarray(values, dtype=float)
     n = len(x)
     mean = float(x.mean())
@@ -34,4 +37,5 @@ def mean_ci95(values: list[float]) -> tuple[float, float]:
     blocks = max(2, min(MAX_BLOCKS, n // MIN_STEPS_PER_BLOCK))
     means = np.array([b.mean() for b in np.array_split(x, blocks)])
     half = t975(blocks - 1) * float(means.std(ddof=1)) / np.sqrt(blocks)
-    return float(mean - half), float(mean + half)
+    low = max(mean - half, float(x.min())) if floor_at_min else mean - half
+    return float(low), float(mean + half)

@@ -171,9 +171,10 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
         notes.append("no GPU on this machine: single_device and mirrored ran on (logical) CPU devices; the GPU "
                      "path (the GPUs present, NCCL) is not measured on this machine")
     if not hosts and any(r.strategy in ("multi_worker_mirrored", "parameter_server") for r in runs):
-        notes.append(f"local multi-process runs share this machine's {os.cpu_count()} cores: the predictions count "
-                     "compute and the link, not the per-step gRPC and coordinator work those processes also do "
-                     "on the same cores, so they come out faster than measured here (docs/results.md)")
+        notes.append(f"local multi-process runs share this machine's {os.cpu_count()} cores: the multi-worker "
+                     "prediction counts compute, the link and the co-location overhead, not the gRPC collective "
+                     "work those processes also do on the same cores, so it comes out faster than measured on "
+                     "an unshaped loopback link (docs/results.md)")
     calibration = _calibrate(out_runs, basis, link, link_mbit, straggler, calibration_points) if calibrate else None
     if calibrate and not link_mbit:
         notes.append("calibrated on an unshaped link (" + link["where"] + "): it gives rung advise a hop latency "

@@ -27,7 +27,7 @@ def summarize(times: timing.StepTimes) -> dict:
     wait = statistics.fmean(waits)
     return {
         "step_seconds": mean,
-        "step_seconds_ci95": list(mean_ci95(totals)),
+        "step_seconds_ci95": list(mean_ci95(totals, floor_at_min=True)),
         "input_wait_seconds": wait,
         "input_wait_seconds_ci95": [max(0.0, x) for x in mean_ci95(waits)],
         "input_wait_seconds_raw": statistics.fmean(times.waits),

@@ -36,6 +36,16 @@ def render(b: dict, console: Console | None = None) -> None:
                   u.percent(r.get("scaling_efficiency")), u.gib(r.get("gradient_bytes_per_step")),
                   u.seconds(r.get("predicted_step_seconds")), err_cell)
     console.print(t)
+    console.print(Text("predicted: rung advise's own model (rung.model.throughput) on this machine's measurements, "
+                       "plus the test bed's terms (replicas sharing the cores, CPU spent streaming between test "
+                       "hosts), which are zero for real hosts", style="dim"))
+    for n, m in sorted((b.get("ps_costs") or {}).items()):
+        if m:
+            console.print(Text(f"parameter-server costs measured here with {n} worker(s): Keras dispatch "
+                               f"{u.seconds(m['keras_dispatch_seconds'])} per step, "
+                               f"{u.seconds(m['variable_seconds'])} per variable read and update"
+                               + (f", remote transfers {m['remote_bytes_per_second'] / 1e9:.2f} GB/s"
+                                  if m.get("remote_bytes_per_second") else ""), style="dim"))
     for r in b["runs"]:
         s = r.get("straggler")
         if s and "slowdown" in s:

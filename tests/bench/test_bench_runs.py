@@ -158,5 +158,14 @@ def test_merging_an_old_or_foreign_calibration_file_exits_2(tmp_path):
                                            "cpu_seconds_at_one_second_per_byte": 1.6e7, "comm_seconds": 1.2}]}))
     r = subprocess.run([sys.executable, "-m", "rung", "bench", MLP, "--runs", "single_device", "--calibrate",
                         "--calibration-merge", "--calibration-out", str(old)], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and "calibrate again" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert r.returncode == 2 and "rung/calibration/v1" in r.stderr and "--calibrate" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
     assert r.stdout == "" and "wire_seconds" in old.read_text()  # nothing written over it
+    # a v1 file whose points lack a field the fit needs names that field
+    old.write_text(json.dumps({"schema": "rung/calibration/v1", "fitted": True, "inter_host_hop_seconds": 1e-4,
+                               "allreduce_share_of_goodput": 0.9, "measured_at": "2026-11-30T00:00:00Z",
+                               "points": [{"run": "multi_worker_mirrored:2", "workers": 2, "cores": 2,
+                                           "link_bytes_per_second": 1e7, "wire_seconds": 1.0, "comm_seconds": 1.2}]}))
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", MLP, "--runs", "single_device", "--calibrate",
+                        "--calibration-merge", "--calibration-out", str(old)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "points.0.streaming_bytes_per_core" in r.stderr and r.stdout == ""

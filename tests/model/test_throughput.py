@@ -108,3 +108,14 @@ def test_percentile_interpolates_like_numpy():
     assert percentile(vals, 0.5) == np.percentile(vals, 50)
     assert percentile(vals, 0.95) == pytest.approx(np.percentile(vals, 95))
     assert percentile([7.0], 0.95) == 7.0
+
+
+def test_a_step_interval_never_reaches_below_the_fastest_step():
+    from rung.stats import mean_ci95
+    # 30 steps of 10 ms and one of 1 s: the block holding the outlier makes the symmetric
+    # interval reach below zero; a duration's interval stops at the fastest step seen
+    steps = [0.01] * 30 + [1.0]
+    lo, hi = mean_ci95(steps)
+    assert lo < 0
+    lo, hi = mean_ci95(steps, floor_at_min=True)
+    assert lo == pytest.approx(0.01) and hi > sum(steps) / len(steps)
