@@ -201,7 +201,7 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
     addresses = [net.address(i) for i in range(spec.replicas)] if (net is not None and multi) else None
     plan = plan_run(spec, addresses, ps_tasks=base["ps_tasks"], straggler=straggler if multi else None)
-    cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas)
+    cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas, option=spec.option)
     my_kill = kill if (kill and multi) else None
     if my_kill:
         cfg["backup_dir"] = str(work / f"backup-{spec.label.replace(':', '-')}{tag}{'-slow' if straggler else ''}")
@@ -223,7 +223,7 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
         raise
     global_batch = base["batch"] * (1 if spec.strategy == "parameter_server" else spec.replicas)
     stats = step_stats(outcome.result, base["warmup"], global_batch)
-    run = {"strategy": spec.strategy, "replicas": spec.replicas,
+    run = {"strategy": spec.strategy, "replicas": spec.replicas, "option": spec.option,
            "engine": "ray" if cluster is not None else "local",
            "hosts": spec.replicas if ((net is not None or (cluster is not None and cluster.nodes >= spec.replicas))
                                       and multi) else 1,
@@ -261,7 +261,7 @@ def _completed(result: dict) -> bool:
 
 def _attach_prediction(run: dict, basis: predict.Basis, straggler, efficiency: float = 1.0) -> None:
     factor = run.get("straggler", {}).get("factor", 1.0)
-    p = predict.predict_step_seconds(basis, run["strategy"], run["replicas"], factor, efficiency)
+    p = predict.predict_step_seconds(basis, run["strategy"], run["replicas"], factor, efficiency, run.get("option"))
     measured = run["step_seconds_mean"]
     run["gradient_bytes_per_step"] = _gradient_bytes(run["strategy"], run["replicas"], basis.dense_gradient_bytes,
                                                      basis.sparse_gradient_bytes)

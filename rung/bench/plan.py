@@ -18,21 +18,34 @@ KERAS_FOR = {"single_device": "keras3", "mirrored": "keras3",
              "multi_worker_mirrored": "tf_keras", "parameter_server": "tf_keras"}
 
 
+# Strategy options a run may take (`--runs mirrored:2:hierarchical`): MirroredStrategy's
+# cross_device_ops, and a variable partitioner for parameter servers.
+OPTIONS = {"mirrored": {"nccl": "ring", "hierarchical": "tree", "reduction": "one_device"},
+           "parameter_server": {"partitioned": "partitioned"}}
+
+
 @dataclass(frozen=True)
 class RunSpec:
     strategy: str
     replicas: int
+    option: Optional[str] = None
 
     @property
     def label(self) -> str:
-        return self.strategy if self.strategy == "single_device" else f"{self.strategy}:{self.replicas}"
+        base = self.strategy if self.strategy == "single_device" else f"{self.strategy}:{self.replicas}"
+        return base + (f":{self.option}" if self.option else "")
 
 
 def parse_runs(text: str) -> list[RunSpec]:
-    """'single_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2' -> RunSpecs."""
+    """'single_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2' -> RunSpecs;
+    a third field takes a strategy option: mirrored:2:hierarchical, parameter_server:2:partitioned."""
     runs = []
     for part in [p.strip() for p in text.split(",") if p.strip()]:
-        name, _, count = part.partition(":")
+        name, _, rest = part.partition(":")
+        count, _, option = rest.partition(":")
+        if option and option not in OPTIONS.get(name, {}):
+            known = ", ".join(f"{s}:N:{o}" for s, opts in OPTIONS.items() for o in opts)
+            raise InputError("--runs", None, f"unknown option {option!r} in {part!r}; expected one of {known}")
         if name not in STRATEGIES:
             raise InputError("--runs", None, f"unknown strategy {name!r} in {part!r}; expected one of "
                                              f"{', '.join(STRATEGIES)} (with :N replicas)")
@@ -47,7 +60,7 @@ def parse_runs(text: str) -> list[RunSpec]:
             raise InputError("--runs", None, f"expected {name}:N with N a whole number, received {part!r}") from None
         if not 1 <= n <= 16:
             raise InputError("--runs", None, f"expected 1 to 16 replicas, received {part!r}")
-        runs.append(RunSpec(name, n))
+        runs.append(RunSpec(name, n, option or None))
     if not runs:
         raise InputError("--runs", None, "no runs given; expected e.g. single_device,mirrored:2")
     return runs

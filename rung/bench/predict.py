@@ -82,7 +82,7 @@ def testbed_for(b: Basis, replicas: int, straggle: float = 1.0) -> Testbed:
 
 
 def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float = 1.0,
-                         efficiency: float = 1.0) -> dict:
+                         efficiency: float = 1.0, option: Optional[str] = None) -> dict:
     """Predicted step (seconds) for `strategy` over `replicas` co-located replicas, and its
     terms (compute, comm, sync, straggler). For parameter servers the step is the mean
     time between completed worker steps across the fleet."""
@@ -91,6 +91,10 @@ def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float
                 "step": b.one_device_step_seconds, "basis": True}
     s, bed = scenario_for(b, strategy, replicas), testbed_for(b, replicas, straggle)
     links = links_for(b, efficiency, replicas)
+    if strategy == "mirrored" and option:
+        from rung.bench.plan import OPTIONS
+
+        links = links.with_(intra_host_algorithm=OPTIONS["mirrored"][option])
     if strategy == "parameter_server":
         t = throughput.ps_terms(s, replicas, 1, links, bed)
         return {"compute": float(t["compute"]), "comm": float(t["exchange"]), "sync": 0.0, "straggler": 0.0,

@@ -34,12 +34,18 @@ def _strategy(tf, cfg, devices):
     if s == "single_device":
         return tf.distribute.OneDeviceStrategy(devices[0])
     if s == "mirrored":
-        return tf.distribute.MirroredStrategy(devices)
+        ops = {"nccl": tf.distribute.NcclAllReduce, "hierarchical": tf.distribute.HierarchicalCopyAllReduce,
+               "reduction": tf.distribute.ReductionToOneDevice}.get(cfg.get("option"))
+        return tf.distribute.MirroredStrategy(devices, cross_device_ops=ops() if ops else None)
     if s == "multi_worker_mirrored":
         opts = tf.distribute.experimental.CommunicationOptions(timeout_seconds=cfg["collective_timeout"])
         return tf.distribute.MultiWorkerMirroredStrategy(communication_options=opts)
     resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
-    return tf.distribute.experimental.ParameterServerStrategy(resolver)
+    partitioner = None
+    if cfg.get("option") == "partitioned":  # the TensorFlow PS guide's partitioner
+        partitioner = tf.distribute.experimental.partitioners.MinSizePartitioner(
+            min_shard_bytes=256 << 10, max_shards=cfg["ps_tasks"])
+    return tf.distribute.experimental.ParameterServerStrategy(resolver, variable_partitioner=partitioner)
 
 
 def _timing_callback(tf, cfg, sync: bool):

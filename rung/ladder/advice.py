@@ -41,6 +41,19 @@ _CODE = {
 
 
 def code_for(d: Decision, ctx) -> str:
+    """The lines that create the strategy, with the decision's strategy_options."""
+    o = d.strategy_options
+    if d.verdict == "mirrored" and o.get("cross_device_ops"):
+        return (f"strategy = tf.distribute.MirroredStrategy(  # all devices of this host\n"
+                f"    cross_device_ops=tf.distribute.{o['cross_device_ops']}())")
+    if d.verdict == "multi_worker_mirrored" and o.get("communication"):
+        return _CODE[d.verdict].replace("CommunicationImplementation.NCCL",
+                                        f"CommunicationImplementation.{o['communication']}").replace(
+            "timeout_seconds=600", f"timeout_seconds={o['timeout_seconds']}")
+    if d.verdict == "parameter_server" and not o.get("variable_partitioner"):
+        return ("resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()\n"
+                "strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)\n"
+                "coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)")
     return _CODE[d.verdict].format(ps_tasks=max(1, d.ps_tasks))
 
 

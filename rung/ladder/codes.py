@@ -46,6 +46,12 @@ LINEAR_SCALING_ASSUMED = "LINEAR_SCALING_ASSUMED"
 STALE_GRADIENTS_IGNORED = "STALE_GRADIENTS_IGNORED"
 TPU_WITHOUT_STATIC_SHAPES = "TPU_WITHOUT_STATIC_SHAPES"
 
+# The contract's capacity-planning codes (scenario v1 additions).
+BIGGER_HOST = "BIGGER_HOST"
+BIGGER_DEVICE = "BIGGER_DEVICE"
+CHEAPER_OPTION = "CHEAPER_OPTION"
+OVER_BUDGET = "OVER_BUDGET"
+
 # rung's own codes.
 BELOW_TARGET = "BELOW_TARGET"                    # this rung alone does not reach the target
 NOT_INPUT_BOUND = "NOT_INPUT_BOUND"              # the device waits under 20% of the step
@@ -63,5 +69,6 @@ PROPOSAL_WRONG_HARDWARE = "PROPOSAL_WRONG_HARDWARE"  # TPUStrategy on GPUs or a 
 CLOSE_CALL = "CLOSE_CALL"                        # the verdict's margin is inside the measurement's noise
 STEP_TIME_ESTIMATED = "STEP_TIME_ESTIMATED"      # the step time was estimated for the device, not measured
 MEASURED_ON_THIS_MACHINE = "MEASURED_ON_THIS_MACHINE"  # the plan assumes devices as fast as the one profiled
+STRATEGY_OPTIONS = "STRATEGY_OPTIONS"            # the arguments the strategy is created with, and why
 COORDINATOR_BOUND = "COORDINATOR_BOUND"          # parameter servers: one coordinator's dispatch caps the fleet
 EMULATED_PRECISION = "EMULATED_PRECISION"        # a 16-bit policy timed on a CPU that emulates it

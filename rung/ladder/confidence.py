@@ -129,7 +129,8 @@ def assess(s: Scenario, d: Decision, links: comm.Links = comm.DEFAULT_LINKS) -> 
         findings.append(Finding(C.STEP_TIME_ESTIMATED,
             f"the step time ({u.seconds(w.step_seconds)}) is an estimate for {s.device.name}, not a measurement: "
             f"its 95% interval is {u.seconds(w.step_seconds * lo)}-{u.seconds(w.step_seconds * hi)}; measure "
-            "one step on that device (--target-step-seconds, or rung profile there) before you rent a fleet"))
+            "one step on that device (--target-step-seconds, rung profile there, or an offer's step_seconds) "
+            "before you rent a fleet"))
     for direction, flip in close:
         findings.append(Finding(C.CLOSE_CALL,
             f"a step {abs(flip.factor - 1):.0%} {direction} would make it {_describe(flip.outcome, base)}, inside the "

@@ -85,6 +85,10 @@ class Decision:
     after_fix: Optional[dict] = None
     inputs: Optional[dict] = None
     confidence: Optional[dict] = None
+    option: str = "hardware"
+    options: list[dict] = field(default_factory=list)
+    strategy_options: dict = field(default_factory=dict)
+    sharding: Optional[list[dict]] = None
 
     @property
     def strategy(self) -> Optional[str]:
@@ -113,6 +117,7 @@ class Decision:
             "sparse_exchange_seconds": p.sparse_exchange_seconds,
             "ps_exchange_seconds": p.ps_exchange_seconds,
             "straggler_seconds": p.straggler_seconds,
+            "sync_seconds": p.sync_seconds,
             "goodput": p.goodput,
             "input_capped": p.input_capped,
             "staleness_steps": p.staleness_steps,
@@ -144,4 +149,9 @@ class Decision:
         out["after_fix"] = _round(self.after_fix)
         out["inputs"] = _round(self.inputs)
         out["confidence"] = _round(self.confidence)
+        out["option"] = self.option
+        out["options"] = _round(self.options)
+        out["strategy_options"] = dict(self.strategy_options)
+        if self.sharding is not None:
+            out["sharding"] = _round(self.sharding)
         return out

@@ -17,6 +17,7 @@ from rung.ladder.context import MIN_GAIN_TO_CLIMB, SYNC_WASTE_LIMIT, Candidate, 
 from rung.ladder.decision import Decision, Finding
 from rung.ladder.rejections import multi_host_losses, rejections
 from rung.ladder.review import review
+from rung.ladder.strategy_options import sharding, strategy_options
 from rung.model import comm, memory
 from rung.spec.scenario import Scenario
 
@@ -30,7 +31,18 @@ def advise(s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> Decision:
     `links`: the exchange's constants (defaults, or a calibration's)."""
     from rung.ladder.confidence import assess
 
+    if s.offers:
+        from rung.ladder.options import advise_options
+
+        d, chosen = advise_options(s, lambda option: decide(option, links))
+        assess(chosen, d, links)
+        return d
     d = decide(s, links)
+    from rung.ladder.options import option_scenarios
+
+    team = option_scenarios(s)[0]
+    team.decision = d
+    d.options = [team.to_json()]
     assess(s, d, links)
     return d
 
@@ -62,6 +74,11 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     d.name = s.name
     d.target_examples_per_second = ctx.target
     d.rejected = rejections(ctx, d)
+    p = d.prediction
+    d.strategy_options, why = strategy_options(s, d.verdict, p.devices_per_host if p else 1, d.ps_tasks, ctx.links)
+    d.reasons.extend(why)
+    if d.verdict == "needs_sharding":
+        d.sharding = sharding(ctx)
     d.code = code_for(d, ctx)
     d.takes_on = takes_on(d, ctx)
     if s.proposal is not None:

@@ -43,6 +43,9 @@ class Links:
     # (Horovod's tensor fusion, 64 MiB by default; TF's CommunicationOptions
     # bytes_per_pack). 0: one pack after the whole backward pass (Keras' default), no overlap.
     bucket_bytes: float = 0.0
+    # how the devices of one host all-reduce (MirroredStrategy's cross_device_ops): "ring"
+    # (NcclAllReduce), "tree" (HierarchicalCopyAllReduce), "one_device" (ReductionToOneDevice)
+    intra_host_algorithm: str = "ring"
     # share of a step's compute that is the backward pass: backward costs about twice the
     # forward pass (Kaplan et al. 2020, "Scaling laws", C = 6N per token: 2N forward, 4N back)
     backward_fraction: float = 2.0 / 3.0
@@ -102,12 +105,33 @@ def ring_allgather_seconds(bytes_per_participant, participants, bytes_per_second
     return (n - 1.0) * bytes_per_participant / bytes_per_second + (n - 1.0) * hop_seconds
 
 
+def tree_allreduce_seconds(message_bytes, participants, bytes_per_second, hop_seconds):
+    """A binary tree: log2(N) stages reducing M up and log2(N) broadcasting it down, one
+    link at a time (TensorFlow's HierarchicalCopyAllReduce copies along such a tree)."""
+    n = np.asarray(participants, dtype=float)
+    stages = np.log2(np.maximum(n, 1.0))
+    return 2.0 * stages * message_bytes / bytes_per_second + 2.0 * np.ceil(stages) * hop_seconds
+
+
+def one_device_allreduce_seconds(message_bytes, participants, bytes_per_second, hop_seconds):
+    """Every device sends M to one device, which sends the sum back: 2(N-1) x M through
+    that device's link (ReductionToOneDevice)."""
+    n = np.asarray(participants, dtype=float)
+    return np.where(n > 1, 2.0 * (n - 1.0) * message_bytes / bytes_per_second + 2.0 * hop_seconds, 0.0)
+
+
+INTRA_HOST_ALGORITHMS = {"ring": ring_allreduce_seconds, "tree": tree_allreduce_seconds,
+                         "one_device": one_device_allreduce_seconds}
+CROSS_DEVICE_OPS = {"ring": "NcclAllReduce", "tree": "HierarchicalCopyAllReduce",
+                    "one_device": "ReductionToOneDevice"}
+
+
 def intra_host_allreduce_seconds(message_bytes, devices_per_host, intra_host_bytes_per_second,
-                                 efficiency, hop_seconds):
-    """Reduce-scatter plus all-gather among the devices of one host (ring over NVLink/PCIe);
+                                 efficiency, hop_seconds, algorithm: str = "ring"):
+    """All-reduce among the devices of one host (ring over NVLink/PCIe by default);
     `intra_host_bytes_per_second` nominal, `efficiency` the bus bandwidth's share of it."""
-    return ring_allreduce_seconds(message_bytes, devices_per_host,
-                                  intra_host_bytes_per_second * efficiency, hop_seconds)
+    return INTRA_HOST_ALGORITHMS[algorithm](message_bytes, devices_per_host,
+                                            intra_host_bytes_per_second * efficiency, hop_seconds)
 
 
 def inter_host_allreduce_seconds(message_bytes, hosts, inter_host_bytes_per_second,

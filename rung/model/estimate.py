@@ -71,3 +71,23 @@ def compute_seconds(flops_per_example: float, batch: int, device: Device, param_
 def interval(seconds: float) -> tuple[float, float]:
     """The 95% interval an estimate carries."""
     return seconds / ESTIMATE_SPREAD, seconds * ESTIMATE_SPREAD
+
+
+def effective_flops(device: Device, param_dtype: str, mixed_precision: bool) -> Optional[float]:
+    """What training reaches of the device: its peak at the precision in use x utilisation."""
+    unit = precision(device, param_dtype, mixed_precision)
+    peak = peak_flops(device, unit)
+    return None if peak is None else peak * utilisation(unit)
+
+
+def scale_compute(seconds: float, measured_on: Device, to: Device, param_dtype: str,
+                  mixed_precision: bool) -> Optional[float]:
+    """A step's compute measured on one device, moved to another by the two devices'
+    effective throughput (None when the catalog lacks either's). An assumption that the
+    step is arithmetic-bound on both; memory-bound steps scale with memory bandwidth
+    (`Throughput.memory_bytes_per_second`), which the decision's interval (÷2 to ×2) covers."""
+    a = effective_flops(measured_on, param_dtype, mixed_precision)
+    b = effective_flops(to, param_dtype, mixed_precision)
+    if not a or not b:
+        return None
+    return seconds * a / b

@@ -142,7 +142,8 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     grad_bytes = dense_params(s) * memory.BYTES_PER_DTYPE[w.param_dtype]
     intra_eff = intra_host_efficiency(s, links)
     intra = np.where(d > 1, comm.intra_host_allreduce_seconds(grad_bytes, d, intra_bw, intra_eff,
-                                                               links.intra_host_hop_seconds), 0.0)
+                                                               links.intra_host_hop_seconds,
+                                                               links.intra_host_algorithm), 0.0)
     inter = np.where(h > 1, comm.inter_host_allreduce_seconds(grad_bytes, h, inter_bw, links.inter_host_efficiency,
                                                                links.inter_host_hop_seconds), 0.0)
     slowdown = 1.0

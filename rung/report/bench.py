@@ -26,6 +26,8 @@ def render(b: dict, console: Console | None = None) -> None:
              "parameter_server": "ps"}
     for r in b["runs"]:
         label = r["strategy"] if r["strategy"] == "single_device" else f"{short[r['strategy']]}:{r['replicas']}"
+        if r.get("option"):
+            label += f":{r['option']}"
         if r.get("straggler"):
             label += f" w{r['straggler']['worker']}×{r['straggler']['factor']:g}"
         err = r.get("prediction_error")

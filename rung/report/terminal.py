@@ -164,8 +164,34 @@ def margin_line(d: Decision) -> Text | None:
     return Text(text, style="bold yellow" if c["close_call"] else "dim")
 
 
+def options_table(d: Decision) -> Table:
+    """Every option side by side: the team's hardware and each offer."""
+    t = Table(title="Options", title_justify="left", box=None, pad_edge=False, header_style="bold")
+    for name, kw in (("option", {"no_wrap": True}), ("rung", {}), ("plan", {"justify": "right"}),
+                     ("ex/s", {"justify": "right"}), ("$/hour", {"justify": "right"}),
+                     ("$/M examples", {"justify": "right"}), ("meets target", {})):
+        t.add_column(name, **kw)
+    for o in d.options:
+        plan = f"{o['hosts']}×{o['devices'] // o['hosts']}" if o["hosts"] else "-"
+        mark = "✓ chosen" if o["name"] == d.option else ""
+        t.add_row(o["name"] + (" (step estimated)" if o.get("step_seconds_estimated") else ""), o["verdict"], plan,
+                  f"{o['examples_per_second']:,.0f}" if o["examples_per_second"] else "-",
+                  f"{o['usd_per_hour']:,.2f}" if o["usd_per_hour"] is not None else "-",
+                  f"{o['usd_per_million_examples']:,.2f}" if o["usd_per_million_examples"] is not None else "-",
+                  ("yes" if o["meets_goal"] else "no") + (f"  {mark}" if mark else ""),
+                  style="bold" if mark else "")
+    return t
+
+
 def render(s: Scenario, d: Decision, usable_bytes: float, console: Console | None = None) -> None:
     console = console or Console()
+    if d.option != "hardware":  # the ladder below is walked on the chosen offer's hardware
+        from rung.ladder.options import option_scenarios
+        from rung.model.memory import usable_device_bytes
+
+        chosen = next(o.scenario for o in option_scenarios(s) if o.name == d.option)
+        s = chosen.model_copy(update={"proposal": s.proposal})
+        usable_bytes = usable_device_bytes(s.device_memory_bytes)
     title = s.name or "scenario"
     console.print(Text.assemble(("rung advise", "bold"), f" · {title}"))
     console.print(Text(f"target {u.rate(s.goal.target_examples_per_second)}"
@@ -174,6 +200,9 @@ def render(s: Scenario, d: Decision, usable_bytes: float, console: Console | Non
     first = caveats(d)
     if first is not None:
         console.print(first)
+    if len(d.options) > 1:
+        console.print(options_table(d))
+        console.print(Text(f"The ladder below is {d.option}'s.", style="dim"))
     console.print(ladder_table(s, d, usable_bytes))
     console.print(passed_over(d))
     console.print(recommendation(s, d))

@@ -26,6 +26,7 @@ Verdict = Literal[
 Optimizer = Literal["sgd", "momentum", "adam", "adamw", "adagrad", "rmsprop", "adafactor"]
 DType = Literal["float32", "bfloat16", "float16"]
 StepSource = Literal["measured", "estimated", "declared"]
+Prefer = Literal["simplicity", "cost"]
 
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
@@ -91,6 +92,16 @@ class Hardware(_Block):
     # memory directly (consumer cards, some PCIe topologies): NCCL then stages every
     # transfer through host memory.
     peer_to_peer: bool = True
+    # contract addition (optional): price of one host of this kind
+    usd_per_host_hour: Optional[NonNegative] = None
+
+
+class Offer(Hardware):
+    """Hardware the team could rent instead (contract addition "Offers")."""
+
+    name: str
+    usd_per_host_hour: NonNegative
+    step_seconds: Optional[Positive] = None  # the workload's step measured on this device
 
 
 class Fleet(_Block):
@@ -102,6 +113,8 @@ class Fleet(_Block):
 class Goal(_Block):
     target_examples_per_second: Positive
     reproducible: bool = False
+    prefer: Prefer = "simplicity"
+    max_usd_per_hour: Optional[Positive] = None  # a budget for the whole job
 
 
 class Proposal(_Block):
@@ -117,6 +130,7 @@ class Scenario(_Block):
     fleet: Fleet = Fleet()
     goal: Goal
     proposal: Optional[Proposal] = None
+    offers: list[Offer] = Field(default_factory=list)
 
     model_config = ConfigDict(
         extra="forbid", strict=True, allow_inf_nan=False, frozen=True, populate_by_name=True
@@ -174,6 +188,8 @@ class Scenario(_Block):
 def _fields_at(model: type[BaseModel], loc: tuple) -> list[str]:
     """The keys a block accepts, for 'unknown key' messages."""
     for part in loc:
+        if part.isdigit():  # an item of a list: the list's model already applies
+            continue
         field = model.model_fields.get(part) or next(
             (f for f in model.model_fields.values() if f.alias == part), None
         )
@@ -239,29 +255,43 @@ def _check(s: Scenario, where: str) -> None:
         raise InputError(where, "workload.input_wait_seconds",
                          f"{w.input_wait_seconds:g} s is not shorter than workload.step_seconds "
                          f"({w.step_seconds:g} s); the wait is part of the step")
-    if h.device == "custom":
-        if h.device_memory_gib is None:
-            raise InputError(where, "hardware.device_memory_gib",
-                             "required when hardware.device is 'custom'")
-    elif catalog.lookup(h.device) is None:
-        near = difflib.get_close_matches(h.device, list(catalog.CATALOG), n=1, cutoff=0.5)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        raise InputError(where, "hardware.device",
-                         f"unknown device {h.device!r}; expected 'custom' or a catalog name "
-                         f"(see `rung catalog`){hint}")
-    dev = s.device
-    if dev.is_tpu and h.intra_host is not None:
-        raise InputError(where, "hardware.intra_host",
-                         f"{h.intra_host!r} given for TPU {dev.name}, whose chips are joined by ICI; "
-                         "leave it out (or set hardware.intra_host_gbps)")
-    if h.intra_host is not None and h.intra_host not in dev.links_gbps:
-        raise InputError(where, "hardware.intra_host",
-                         f"{dev.name} has no {h.intra_host}; expected one of {sorted(dev.links_gbps)}")
+    _check_hardware(h, "hardware", where)
+    names = set()
+    for i, o in enumerate(s.offers):
+        _check_hardware(o, f"offers.{i}", where)
+        if not o.name.strip() or o.name == "hardware":
+            raise InputError(where, f"offers.{i}.name", f"{o.name!r} is reserved or empty; expected a name of "
+                                                        "its own ('hardware' is the team's hardware block)")
+        if o.name in names:
+            raise InputError(where, f"offers.{i}.name", f"{o.name!r} is used by an earlier offer; expected "
+                                                        "unique names")
+        names.add(o.name)
     p = s.proposal
     if p is not None and p.strategy in ("single_device", "mirrored", "fix_input_pipeline") and p.hosts != 1:
         raise InputError(where, "proposal.hosts",
                          f"{p.strategy} runs on one host, received hosts: {p.hosts} "
                          "(several hosts is multi_worker_mirrored or parameter_server)")
+
+
+def _check_hardware(h: Hardware, at: str, where: str) -> None:
+    if h.device == "custom":
+        if h.device_memory_gib is None:
+            raise InputError(where, f"{at}.device_memory_gib", "required when device is 'custom'")
+    elif catalog.lookup(h.device) is None:
+        near = difflib.get_close_matches(h.device, list(catalog.CATALOG), n=1, cutoff=0.5)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise InputError(where, f"{at}.device",
+                         f"unknown device {h.device!r}; expected 'custom' or a catalog name "
+                         f"(see `rung catalog`){hint}")
+    dev = catalog.lookup(h.device)
+    if dev is not None and dev.is_tpu and h.intra_host is not None:
+        raise InputError(where, f"{at}.intra_host",
+                         f"{h.intra_host!r} given for TPU {dev.name}, whose chips are joined by ICI; "
+                         "leave it out (or set intra_host_gbps)")
+    links = dev.links_gbps if dev is not None else catalog.CUSTOM_LINKS_GBPS
+    if h.intra_host is not None and h.intra_host not in links:
+        raise InputError(where, f"{at}.intra_host",
+                         f"{h.device} has no {h.intra_host}; expected one of {sorted(links)}")
 
 
 def parse_scenario(data: dict[str, Any], where: str = "<scenario>") -> Scenario:

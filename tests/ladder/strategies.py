@@ -51,3 +51,31 @@ def scenarios(draw, proposal: bool = True) -> dict:
         hosts = 1 if strategy in ("single_device", "mirrored", "fix_input_pipeline") else draw(st.integers(1, 32))
         data["proposal"] = {"strategy": strategy, "hosts": hosts}
     return data
+
+
+@st.composite
+def scenarios_with_offers(draw) -> dict:
+    """A scenario without a proposal, with 1-4 offers of catalog GPUs (or the same device),
+    priced, some with a measured step; a preference and sometimes a budget."""
+    data = draw(scenarios(proposal=False))
+    data["hardware"]["device"] = draw(st.sampled_from(GPUS))
+    if draw(st.booleans()):
+        data["hardware"]["usd_per_host_hour"] = draw(st.sampled_from([0.0, 0.5, 1.0, 3.0]))
+    offers = []
+    for i in range(draw(st.integers(1, 4))):
+        offer = {"name": f"offer{i}", "usd_per_host_hour": draw(st.sampled_from([0.0, 1.0, 4.0, 16.0, 40.0])),
+                 "device": draw(st.sampled_from(GPUS + [data["hardware"]["device"]])),
+                 "devices_per_host": draw(st.sampled_from([1, 4, 8])),
+                 "inter_host_gbps": draw(st.sampled_from([10, 100, 400])),
+                 "max_hosts": draw(st.sampled_from([1, 2, 8, 32]))}
+        if draw(st.booleans()):
+            offer["step_seconds"] = data["workload"]["step_seconds"] * draw(st.sampled_from([0.25, 0.5, 1.0, 2.0]))
+        offers.append(offer)
+    data["offers"] = offers
+    data["goal"]["prefer"] = draw(st.sampled_from(["simplicity", "cost"]))
+    if draw(st.booleans()):
+        data["goal"]["max_usd_per_hour"] = draw(st.sampled_from([1.0, 10.0, 100.0, 1000.0]))
+    return data
+
+
+GPUS = sorted(name for name, d in CATALOG.items() if not d.is_tpu and d.throughput is not None)

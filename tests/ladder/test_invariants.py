@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 import rung
 from rung.ladder.codes import VERDICTS
 from rung.model.throughput import predict_sync
 from rung.spec import parse_scenario
-from tests.ladder.strategies import scenarios
+from tests.ladder.strategies import scenarios, scenarios_with_offers
 
 RUNGS = ["single_device", "mirrored", "multi_worker_mirrored", "parameter_server"]
 SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -102,3 +103,34 @@ def test_input_bound_job_that_misses_the_target_is_told_to_fix_its_pipeline(data
             assert d.verdict == "fix_input_pipeline"
         else:
             assert d.verdict in ("single_device", "tpu") and "INPUT_BOUND" in d.codes
+
+
+ORDER = ["single_device", "mirrored", "tpu", "multi_worker_mirrored", "parameter_server", "fix_input_pipeline",
+         "needs_sharding"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios_with_offers())
+def test_choice_across_offers(data):
+    s = parse_scenario(data)
+    d = rung.advise(s)
+    j = json.loads(json.dumps(d.to_json(), allow_nan=False))
+    names = [o["name"] for o in j["options"]]
+    assert names == ["hardware"] + [o["name"] for o in data["offers"]]
+    chosen = next(o for o in j["options"] if o["name"] == j["option"])
+    assert (chosen["verdict"], chosen["hosts"], chosen["meets_goal"]) == (j["verdict"], j["hosts"], j["meets_goal"])
+    budget = s.goal.max_usd_per_hour
+    within = [o for o in j["options"] if budget is None or o["usd_per_hour"] is None or o["usd_per_hour"] <= budget]
+    meeting = [o for o in within if o["meets_goal"]]
+    if meeting:
+        # an option within the budget meets the target: the choice is one of them
+        assert chosen in meeting
+        if s.goal.prefer == "simplicity":
+            assert ORDER.index(chosen["verdict"]) == min(ORDER.index(o["verdict"]) for o in meeting)
+        else:
+            cheapest = min((o["usd_per_hour"] if o["usd_per_hour"] is not None else math.inf) for o in meeting)
+            assert (chosen["usd_per_hour"] if chosen["usd_per_hour"] is not None else math.inf) == cheapest
+    for o in j["options"]:
+        if o["usd_per_hour"] is not None and o["examples_per_second"]:
+            assert o["usd_per_million_examples"] == pytest.approx(
+                o["usd_per_hour"] / (o["examples_per_second"] * 3600) * 1e6, rel=1e-4)

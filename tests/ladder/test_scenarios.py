@@ -21,6 +21,10 @@ def test_example_scenario(path, exp):
     codes = {f["code"] for f in j["reasons"] + j["warnings"]}
     assert set(exp.get("codes", [])) <= codes
     assert not set(exp.get("forbid_codes", [])) & codes
+    if "option" in exp:
+        assert j["option"] == exp["option"]
+    for key, value in exp.get("strategy_options", {}).items():
+        assert j["strategy_options"].get(key) == value, key
     if "review" in exp or "forbid_review" in exp:
         review = {f["code"] for f in j["review"]}
         assert set(exp.get("review", [])) <= review
@@ -31,6 +35,7 @@ def test_bundled_examples_match_shared_when_present():
     from tests.conftest import BUNDLED, SHARED
     if not (SHARED / "expected.json").exists():
         pytest.skip("../shared/scenarios not beside this checkout")
+    # the bundled set is the shared one plus rung's own capacity-planning examples (11-)
     for p in SHARED.glob("*.yaml"):
         bundled = BUNDLED / p.name
         assert bundled.exists(), f"{p.name} is not bundled"
