@@ -33,15 +33,15 @@ def check_flags(args) -> None:
 
 
 def _estimated(profile: dict, block: dict, device: catalog.Device) -> dict:
-    flops = profile.get("flops_per_example")
+    flops = profile.flops_per_example
     if not flops:
-        raise InputError("--device", None, f"the workload was profiled on {profile['device_name']}, not "
+        raise InputError("--device", None, f"the workload was profiled on {profile.device_name}, not "
                                            f"{device.name}, and rung could not count its FLOPs to estimate "
                                            "the step there: give --target-step-seconds (measured on that device)")
     compute = estimate.compute_seconds(flops, block["per_device_batch"], device, block["param_dtype"],
-                                       block["mixed_precision"], profile.get("ops_per_step") or 0)
+                                       block["mixed_precision"], profile.ops_per_step or 0)
     # the pipeline as fast as it ran here: a faster device waits for what it cannot deliver
-    wait = max(0.0, (profile.get("pipeline_seconds_per_batch") or 0.0) - compute)
+    wait = max(0.0, (profile.pipeline_seconds_per_batch or 0.0) - compute)
     lo, hi = estimate.interval(compute)
     return {**block, "step_seconds": compute + wait, "input_wait_seconds": wait,
             "step_seconds_ci95": [lo + wait, hi + wait], "input_wait_seconds_ci95": None,
@@ -51,19 +51,19 @@ def _estimated(profile: dict, block: dict, device: catalog.Device) -> dict:
 def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tuple[Scenario, list[Finding]]:
     """The scenario for the plan's hardware, and the caveats to put first in the decision."""
     check_flags(args)
-    eps = profile["per_device_batch"] / profile["step_seconds"]
+    eps = profile.per_device_batch / profile.step_seconds
     hw, fleet, goal = _hardware.blocks(args, measured_eps=eps, require=require)
     block = workload_block(profile, step_time_cv=args.step_time_cv)
     device = catalog.lookup(hw["device"]) if hw["device"] != "custom" else None
-    measured_on = catalog.match_device_name(profile["device_name"]) if profile["device"].startswith("GPU") else None
-    here = f"{profile['device']} ({profile['device_name']}) of this machine"
+    measured_on = catalog.match_device_name(profile.device_name) if profile.device.startswith("GPU") else None
+    here = f"{profile.device} ({profile.device_name}) of this machine"
     caveats: list[Finding] = []
     if device is None:
         caveats.append(Finding(C.MEASURED_ON_THIS_MACHINE,
             f"the workload was measured on {here}; the plan assumes hosts whose devices run it as fast"))
-        if profile.get("mixed_precision") and profile["device"].startswith("CPU"):
+        if profile.mixed_precision and profile.device.startswith("CPU"):
             caveats.append(Finding(C.EMULATED_PRECISION,
-                f"the {profile.get('mixed_precision_policy')} policy was timed on a CPU that emulates 16-bit "
+                f"the {profile.mixed_precision_policy} policy was timed on a CPU that emulates 16-bit "
                 "math: the step is far slower than on a GPU or TPU; plan for a catalog device (--device) "
                 "to have it estimated from FLOPs"))
     elif args.target_step_seconds is not None:

@@ -112,13 +112,16 @@ def run(args) -> int:
         write_atomically(args.calibration_out, json.dumps(result["calibration"], indent=2) + "\n",
                          "--calibration-out")
         result["calibration"]["written_to"] = args.calibration_out
+    from rung.spec.benchresult import BenchResult
+
+    typed = BenchResult.model_validate(result)  # the seam: what the report and a saved file read
     if args.json:
-        json.dump(result, sys.stdout, indent=2)
+        json.dump(typed.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     from rung.report.bench import render
 
-    render(result)
+    render(typed)
     return 0
 
 

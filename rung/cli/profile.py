@@ -47,15 +47,18 @@ def resolve_workload(args) -> str:
     return str(pick(examples, args.example))
 
 
-def measure(args, path: str) -> dict:
+def measure(args, path: str):
+    """The measurement, as the typed `Profile` planning reads."""
     from rung.measure.profile import profile
+    from rung.spec.profile import Profile
 
     with Progress() as progress:
-        return profile(path, batch=args.batch, steps=args.steps, warmup=args.warmup, keras=args.keras,
-                       try_fixes=args.try_fixes, on_phase=progress.phase, on_step=progress.step)
+        measured = profile(path, batch=args.batch, steps=args.steps, warmup=args.warmup, keras=args.keras,
+                           try_fixes=args.try_fixes, on_phase=progress.phase, on_step=progress.step)
+    return Profile.model_validate(measured)
 
 
-def scenario_text(profile: dict, args) -> str:
+def scenario_text(profile, args) -> str:
     import yaml
 
 
@@ -63,8 +66,8 @@ def scenario_text(profile: dict, args) -> str:
     data = s.model_dump(by_alias=True, exclude_none=True, exclude_defaults=False)
     source = {"measured": "the measurement", "estimated": "estimated for the plan's device from counted FLOPs "
               "(step_seconds_source: estimated)", "declared": "declared"}[s.workload.step_seconds_source]
-    header = (f"# Written by `rung profile` from {profile['workload']}, measured on {profile['device']} "
-              f"({profile['device_name']}).\n"
+    header = (f"# Written by `rung profile` from {profile.workload}, measured on {profile.device} "
+              f"({profile.device_name}).\n"
               f"# The workload's step time is {source}. step_time_cv is the fleet's (across workers), not\n"
               "# the profile's. Edit hardware, fleet and goal to the training you plan, then:\n"
               "# rung advise --scenario THIS_FILE\n"
@@ -90,12 +93,12 @@ def run(args) -> int:
     if args.scenario_out:
         write_atomically(args.scenario_out, scenario_text(profile, args), "--scenario-out")
     if args.json:
-        json.dump(profile, sys.stdout, indent=2)
+        json.dump(profile.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     from rung.report.profile import render
 
-    render(profile)
+    render(profile.to_json())
     if args.scenario_out:
         print(f"scenario written to {args.scenario_out}")
     return 0

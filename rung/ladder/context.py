@@ -57,7 +57,10 @@ def _runnable_eps(terms: dict, counts: np.ndarray) -> np.ndarray:
 class Context:
     def __init__(self, s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> None:
         self.s = s
-        self.links = links
+        from rung.ladder.strategy_options import host_algorithm
+
+        # devices without NCCL all-reduce another way, which the model then predicts
+        self.links = links.with_(intra_host_algorithm=host_algorithm(s, s.hardware.devices_per_host, links))
         w, h = s.workload, s.hardware
         self.target = s.goal.target_examples_per_second
         self.devices_per_host = h.devices_per_host

@@ -44,6 +44,15 @@ def on_gpus(s: Scenario) -> bool:
     return not s.is_tpu and s.hardware.device != "custom"
 
 
+def host_algorithm(s: Scenario, devices: int, links: comm.Links) -> str:
+    """The intra-host all-reduce MirroredStrategy would use: NCCL's ring on GPUs, else the
+    faster of the tree and the one-device reduction (TPUs: their ICI ring)."""
+    if on_gpus(s) or s.is_tpu or devices < 2:
+        return "ring"
+    times = cross_device_seconds(s, devices, links)
+    return min(("tree", "one_device"), key=lambda a: times[comm.CROSS_DEVICE_OPS[a]])
+
+
 def strategy_options(s: Scenario, verdict: str, devices_per_host: int, ps_tasks: int,
                      links: comm.Links) -> tuple[dict, list[Finding]]:
     if verdict == "mirrored" and devices_per_host > 1:

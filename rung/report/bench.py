@@ -7,66 +7,63 @@ from rich.table import Table
 from rich.text import Text
 
 from rung import units as u
+from rung.spec.benchresult import BenchResult
 
 
-def render(b: dict, console: Console | None = None) -> None:
+def render(b: BenchResult, console: Console | None = None) -> None:
     console = console or Console()
-    link = b["link"]
-    console.print(Text.assemble(("rung bench", "bold"), f" · {b['workload']}"))
-    console.print(Text(f"per-replica batch {b['per_replica_batch']} (weak scaling: the global batch grows with "
-                       f"replicas) · {b['steps']} steps timed after {b['warmup']} · {b['cores']} cores shared by "
-                       f"every process · link: {link['where']}, measured {link['bytes_per_second'] * 8 / 1e6:,.0f} "
-                       f"Mbit/s, RTT {u.seconds(link['rtt_seconds'])}"
-                       + (f" · test hosts: {b['hosts']}, shaped to {b['link_mbit']:g} Mbit/s" if b["link_mbit"] else ""),
+    link = b.link
+    console.print(Text.assemble(("rung bench", "bold"), f" · {b.workload}"))
+    console.print(Text(f"per-replica batch {b.per_replica_batch} (weak scaling: the global batch grows with "
+                       f"replicas) · {b.steps} steps timed after {b.warmup} · {b.cores} cores shared by "
+                       f"every process · link: {link.where}, measured {link.bytes_per_second * 8 / 1e6:,.0f} "
+                       f"Mbit/s, RTT {u.seconds(link.rtt_seconds)}"
+                       + (f" · test hosts: {b.hosts}, shaped to {b.link_mbit:g} Mbit/s" if b.link_mbit else ""),
                        style="dim"))
     t = Table(box=None, pad_edge=False, header_style="bold")
     for col in ("run", "keras", "ex/s", "p50", "p95", "eff.", "grad B/step", "predicted", "error"):
         t.add_column(col, justify="left" if col in ("run", "keras") else "right")
-    short = {"single_device": "single_device", "mirrored": "mirrored", "multi_worker_mirrored": "mwms",
-             "parameter_server": "ps"}
-    for r in b["runs"]:
-        label = r["strategy"] if r["strategy"] == "single_device" else f"{short[r['strategy']]}:{r['replicas']}"
-        if r.get("option"):
-            label += f":{r['option']}"
-        if r.get("straggler"):
-            label += f" w{r['straggler']['worker']}×{r['straggler']['factor']:g}"
-        err = r.get("prediction_error")
-        err_cell = Text("basis" if r["strategy"] == "single_device" else (f"{err:+.0%}" if err is not None else "-"),
+    for r in b.runs:
+        label = r.label
+        if r.straggler:
+            label += f" w{r.straggler.worker}×{r.straggler.factor:g}"
+        err = r.prediction_error
+        err_cell = Text("basis" if r.strategy == "single_device" else (f"{err:+.0%}" if err is not None else "-"),
                         style="" if err is None or abs(err) <= 0.1 else "yellow")
-        t.add_row(label, r.get("keras") or "-", f"{r['examples_per_second']:,.0f}",
-                  u.seconds(r["step_seconds_p50"]), u.seconds(r["step_seconds_p95"]),
-                  u.percent(r.get("scaling_efficiency")), u.gib(r.get("gradient_bytes_per_step")),
-                  u.seconds(r.get("predicted_step_seconds")), err_cell)
+        t.add_row(label, r.keras or "-", f"{r.examples_per_second:,.0f}" if r.examples_per_second else "-",
+                  u.seconds(r.step_seconds_p50), u.seconds(r.step_seconds_p95),
+                  u.percent(r.scaling_efficiency), u.gib(r.gradient_bytes_per_step),
+                  u.seconds(r.predicted_step_seconds), err_cell)
     console.print(t)
     console.print(Text("predicted: rung advise's own model (rung.model.throughput) on this machine's measurements, "
                        "plus the test bed's terms (replicas sharing the cores, CPU spent streaming between test "
                        "hosts), which are zero for real hosts", style="dim"))
-    for n, m in sorted((b.get("ps_costs") or {}).items()):
+    for n, m in sorted((b.ps_costs or {}).items()):
         if m:
             console.print(Text(f"parameter-server costs measured here with {n} worker(s): Keras dispatch "
                                f"{u.seconds(m['keras_dispatch_seconds'])} per step, "
                                f"{u.seconds(m['variable_seconds'])} per variable read and update"
                                + (f", remote transfers {m['remote_bytes_per_second'] / 1e9:.2f} GB/s"
                                   if m.get("remote_bytes_per_second") else ""), style="dim"))
-    for r in b["runs"]:
-        s = r.get("straggler")
-        if s and "slowdown" in s:
-            console.print(Text(f"  straggler: {r['strategy']}:{r['replicas']} with worker {s['worker']} slowed "
-                               f"{s['factor']:g}x steps {s['slowdown']:.2f}x slower and keeps "
-                               f"{s['throughput_kept']:.0%} of its throughput", style="cyan"))
-        if r.get("kill") and not r["kill"].get("happened", True):
-            k = r["kill"]
-            console.print(Text(f"  kill: {r['strategy']}:{r['replicas']}: the run finished before step {k['step']}; "
-                               f"worker {k['worker']} was never killed (give it more --steps)", style="yellow"))
-        elif r.get("kill"):
-            k = r["kill"]
-            console.print(Text(f"  kill: {r['strategy']}:{r['replicas']}: worker {k['worker']} killed at step "
-                               f"{k.get('killed_at_step', k['step'])}; steps lost {k['steps_lost']}; restarts "
-                               f"{k.get('restarts', 0)}; completed {'every' if k.get('completed_all_steps') else 'not every'} step"
-                               + (f"; recovered in {u.seconds(k['recovery_seconds'])}" if k.get("recovery_seconds") else ""),
+    for r in b.runs:
+        s = r.straggler
+        if s and s.slowdown is not None:
+            console.print(Text(f"  straggler: {r.strategy}:{r.replicas} with worker {s.worker} slowed "
+                               f"{s.factor:g}x steps {s.slowdown:.2f}x slower and keeps "
+                               f"{s.throughput_kept:.0%} of its throughput", style="cyan"))
+        k = r.kill
+        if k and not k.happened:
+            console.print(Text(f"  kill: {r.strategy}:{r.replicas}: the run finished before step {k.step}; "
+                               f"worker {k.worker} was never killed (give it more --steps)", style="yellow"))
+        elif k:
+            console.print(Text(f"  kill: {r.strategy}:{r.replicas}: worker {k.worker} killed at step "
+                               f"{k.killed_at_step if k.killed_at_step is not None else k.step}; steps lost "
+                               f"{k.steps_lost}; restarts {k.restarts}; completed "
+                               f"{'every' if k.completed_all_steps else 'not every'} step"
+                               + (f"; recovered in {u.seconds(k.recovery_seconds)}" if k.recovery_seconds else ""),
                                style="cyan"))
-    if b.get("calibration"):
-        c = b["calibration"]
+    c = b.calibration
+    if c:
         console.print(Text(f"calibration: not fitted: {c.get('why')}" if not c.get("fitted") else
                            f"calibration: {'on idle cores ' if c.get('testbed_cpu_seconds_per_byte') else ''}the all-reduce "
                            f"achieves {c['allreduce_share_of_goodput']:.2f} "
@@ -76,5 +73,5 @@ def render(b: dict, console: Console | None = None) -> None:
                               "of CPU per byte on the shared cores" if c.get("testbed_cpu_seconds_per_byte") else "")
                            + f"; fitted on {', '.join(c['fitted_on'])}"
                            + (f"; written to {c['written_to']}" if c.get("written_to") else ""), style="cyan"))
-    for n in b["notes"]:
+    for n in b.notes:
         console.print(Text(f"note: {n}", style="dim"))

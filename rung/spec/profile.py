@@ -1,8 +1,14 @@
-"""Profile v1 -> the workload block of a scenario v1 (pure: no TensorFlow)."""
+"""Profile v1 -> the workload block of a scenario v1 (pure: no TensorFlow).
+
+`Profile` is the typed seam between `rung.measure` (which produces the measurement)
+and planning: the fields planning reads are typed; the rest of the measurement (report
+details, pipeline findings) rides along as extra fields and comes back out in JSON."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from rung.errors import InputError
 from rung.spec.scenario import SCHEMA as SCENARIO_SCHEMA, Scenario, parse_scenario
@@ -20,9 +26,42 @@ _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse
            "optimizer_slot_bytes", "flops_per_example")
 
 
-def workload_block(profile: dict[str, Any], step_time_cv: Optional[float] = None) -> dict[str, Any]:
+class Profile(BaseModel):
+    """A `rung profile` measurement (profile v1)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+
+    schema_: Literal["rung/profile/v1"] = Field(alias="schema")
+    workload: str
+    device: str                      # "CPU:0", "GPU:0" ...
+    device_name: str                 # the framework's name for it
+    params: float
+    embedding_params: float = 0.0
+    param_dtype: str = "float32"
+    mixed_precision: bool = False
+    mixed_precision_policy: Optional[str] = None
+    optimizer: str
+    optimizer_slot_bytes: Optional[float] = None
+    activation_bytes_per_example: float = 0.0
+    per_device_batch: int
+    step_seconds: float
+    input_wait_seconds: float = 0.0
+    step_seconds_ci95: Optional[list[float]] = None
+    input_wait_seconds_ci95: Optional[list[float]] = None
+    dynamic_shapes: bool = False
+    sparse_gradient_bytes_per_example: Optional[float] = None
+    flops_per_example: Optional[float] = None
+    ops_per_step: Optional[int] = None
+    trainable_variables: Optional[int] = None
+    pipeline_seconds_per_batch: Optional[float] = None
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, mode="json")
+
+
+def workload_block(profile: Profile, step_time_cv: Optional[float] = None) -> dict[str, Any]:
     """The scenario's `workload` block: the measurement, with floats where the contract has numbers."""
-    block = {k: profile[k] for k in WORKLOAD_KEYS if profile.get(k) is not None}
+    block = {k: getattr(profile, k) for k in WORKLOAD_KEYS if getattr(profile, k) is not None}
     if not block.get("trainable_variables"):
         block.pop("trainable_variables", None)
     for k in _FLOATS:
@@ -51,10 +90,10 @@ def load_hardware(path: str) -> dict[str, Any]:
     return data
 
 
-def scenario_from_profile(profile: dict[str, Any], hardware: dict[str, Any], goal: dict[str, Any],
+def scenario_from_profile(profile: Profile, hardware: dict[str, Any], goal: dict[str, Any],
                           fleet: Optional[dict[str, Any]] = None, name: Optional[str] = None,
                           where: str = "<profile>", workload: Optional[dict[str, Any]] = None) -> Scenario:
-    data = {"schema": SCENARIO_SCHEMA, "name": name or f"profiled {profile.get('workload', '')}",
+    data = {"schema": SCENARIO_SCHEMA, "name": name or f"profiled {profile.workload}",
             "workload": workload if workload is not None else workload_block(profile),
             "hardware": hardware, "goal": goal}
     if fleet:

@@ -159,13 +159,43 @@ def test_the_report_says_when_a_kill_never_happened():
            "step_seconds_p50": 0.04, "step_seconds_p95": 0.05, "scaling_efficiency": 0.5,
            "gradient_bytes_per_step": 1e6, "predicted_step_seconds": 0.03, "prediction_error": -0.2,
            "kill": {"worker": 1, "step": 6, "happened": False, "steps_lost": 0, "completed_all_steps": True}}
-    b = {"workload": "w.py", "per_replica_batch": 8, "steps": 10, "warmup": 2, "cores": 2, "hosts": 1,
-         "link_mbit": None, "link": {"where": "loopback", "bytes_per_second": 1e9, "rtt_seconds": 1e-4},
+    from rung.spec.benchresult import BenchResult
+
+    b = {"schema": "rung/bench/v1", "workload": "w.py", "per_replica_batch": 8, "steps": 10, "warmup": 2,
+         "cores": 2, "hosts": 1, "link_mbit": None,
+         "link": {"where": "loopback", "bytes_per_second": 1e9, "rtt_seconds": 1e-4},
          "runs": [run], "calibration": None, "notes": []}
     out = io.StringIO()
-    render(b, Console(file=out, width=200))
+    render(BenchResult.model_validate(b), Console(file=out, width=200))
     assert "never killed" in out.getvalue() and "killed at step" not in out.getvalue()
     run["kill"].update(happened=True, killed_at_step=7, restarts=0)
     out = io.StringIO()
-    render(b, Console(file=out, width=200))
+    render(BenchResult.model_validate(b), Console(file=out, width=200))
     assert "killed at step 7" in out.getvalue()
+
+
+def test_runs_take_a_strategy_option():
+    from rung.bench.plan import parse_runs
+    from rung.errors import InputError
+
+    runs = parse_runs("single_device,mirrored:2:hierarchical,mirrored:2:reduction,parameter_server:2:partitioned")
+    assert [(r.strategy, r.replicas, r.option) for r in runs] == [
+        ("single_device", 1, None), ("mirrored", 2, "hierarchical"), ("mirrored", 2, "reduction"),
+        ("parameter_server", 2, "partitioned")]
+    assert runs[1].label == "mirrored:2:hierarchical"
+    with pytest.raises(InputError, match="unknown option 'fast'"):
+        parse_runs("mirrored:2:fast")
+    with pytest.raises(InputError, match="unknown option 'hierarchical'"):
+        parse_runs("multi_worker_mirrored:2:hierarchical")
+
+
+def test_cross_device_ops_predictions_by_hand():
+    """Logical devices of one process copy through memory (5 GB/s, no hop latency): 16 MB
+    of gradients on 4 devices, ring 2 x 3/4 x 16 MB, tree 2 x log2(4) x 16 MB, one device
+    2 x 3 x 16 MB."""
+    b = Basis(one_device_step_seconds=0.01, dense_gradient_bytes=16e6, sparse_gradient_bytes=0,
+              step_time_cv=0.0, link_bytes_per_second=1e9, link_rtt_seconds=1e-4)
+    comm = {o: predict_step_seconds(b, "mirrored", 4, option=o)["comm"] for o in ("nccl", "hierarchical", "reduction")}
+    assert comm["nccl"] == pytest.approx(1.5 * 16e6 / 5e9)
+    assert comm["hierarchical"] == pytest.approx(4 * 16e6 / 5e9)
+    assert comm["reduction"] == pytest.approx(6 * 16e6 / 5e9)

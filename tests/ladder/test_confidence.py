@@ -72,12 +72,13 @@ def test_json_carries_the_inputs_it_decided_from():
 def test_the_profiles_cv_never_reaches_the_fleet():
     """A profile whose own steps vary by 30% (a noisy laptop) must not make identical
     hosts look like stragglers: the scenario keeps the declared cross-worker CV."""
-    from rung.spec.profile import workload_block
+    from rung.spec.profile import Profile, workload_block
 
-    profile = {"params": 25.6e6, "embedding_params": 0, "param_dtype": "float32", "mixed_precision": False,
+    profile = {"schema": "rung/profile/v1", "workload": "noisy.py", "device": "CPU:0", "device_name": "a laptop",
+               "params": 25.6e6, "embedding_params": 0, "param_dtype": "float32", "mixed_precision": False,
                "optimizer": "momentum", "activation_bytes_per_example": 1e7, "per_device_batch": 64,
                "step_seconds": 0.1, "input_wait_seconds": 0.001, "step_time_cv": 0.3, "dynamic_shapes": False}
-    block = workload_block(profile)
+    block = workload_block(Profile.model_validate(profile))
     assert "step_time_cv" not in block
     s = valid_scenario(workload=block, goal={"target_examples_per_second": 30 * 640})
     d = rung.advise(parse_scenario(s))

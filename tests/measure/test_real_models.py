@@ -79,9 +79,9 @@ def test_mixed_precision_is_said_and_activations_do_not_depend_on_the_batch(prof
 def test_measured_slots_travel_into_the_plan(profiles):
     from rung.model import throughput
     from rung.spec import parse_scenario
-    from rung.spec.profile import workload_block
+    from rung.spec.profile import Profile, workload_block
     from tests.conftest import valid_scenario
-    block = workload_block(profiles["ftrl"])
+    block = workload_block(Profile.model_validate(profiles["ftrl"]))
     assert block["optimizer_slot_bytes"] == 808.0 and block["optimizer"] == "adagrad"
     s = parse_scenario(valid_scenario(workload=block))
     assert throughput.replica(s).optimizer_bytes == 808.0  # not 404 (one Adagrad slot)
@@ -112,6 +112,7 @@ def test_verdicts_are_stable_over_repeated_profiles():
     from rung.cli._plan import plan_scenario
     from rung.ladder import advise
     from rung.measure.profile import profile
+    from rung.spec.profile import Profile
     from types import SimpleNamespace
 
     runs = [profile(workload_examples()["cnn"], steps=12, warmup=3) for _ in range(3)]
@@ -122,7 +123,7 @@ def test_verdicts_are_stable_over_repeated_profiles():
             args = SimpleNamespace(hardware=None, device=None, devices_per_host=1, max_hosts=8, inter_host_gbps=100,
                                    target=factor * eps, reproducible=None, preemptible=None,
                                    target_step_seconds=None, step_time_cv=None)
-            s, _ = plan_scenario(p, args, where="test", require=False)
+            s, _ = plan_scenario(Profile.model_validate(p), args, where="test", require=False)
             d = advise(s)
             verdicts.append(d.verdict)
             assert not d.confidence["close_call"], d.to_json()["confidence"]

@@ -1,0 +1,84 @@
+"""Bench v1 as typed models: the seam between `rung bench` (which runs and measures) and
+what reads its results (the report, `rung advise`'s calibration, the JSON a team keeps).
+The fields readers use are typed; the rest of a run's record rides along as extra fields
+and comes back out in JSON."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Link(_Record):
+    where: str
+    bytes_per_second: float
+    rtt_seconds: float
+
+
+class Straggler(_Record):
+    worker: int
+    factor: float
+    slowdown: Optional[float] = None
+    throughput_kept: Optional[float] = None
+
+
+class Kill(_Record):
+    worker: int
+    step: int
+    happened: bool = True
+    steps_lost: int = 0
+    completed_all_steps: bool = False
+    killed_at_step: Optional[int] = None
+    restarts: int = 0
+    recovery_seconds: Optional[float] = None
+
+
+class BenchRun(_Record):
+    strategy: Literal["single_device", "mirrored", "multi_worker_mirrored", "parameter_server"]
+    replicas: int
+    option: Optional[str] = None
+    keras: Optional[str] = None
+    examples_per_second: Optional[float] = None
+    step_seconds_mean: Optional[float] = None
+    step_seconds_p50: Optional[float] = None
+    step_seconds_p95: Optional[float] = None
+    step_time_cv: Optional[float] = None
+    scaling_efficiency: Optional[float] = None
+    gradient_bytes_per_step: Optional[float] = None
+    predicted_step_seconds: Optional[float] = None
+    prediction_error: Optional[float] = None
+    predicted_terms: Optional[dict[str, float]] = None
+    straggler: Optional[Straggler] = None
+    kill: Optional[Kill] = None
+    notes: list[str] = []
+
+    @property
+    def label(self) -> str:
+        short = {"mirrored": "mirrored", "multi_worker_mirrored": "mwms", "parameter_server": "ps"}
+        if self.strategy == "single_device":
+            return "single_device"
+        return f"{short[self.strategy]}:{self.replicas}" + (f":{self.option}" if self.option else "")
+
+
+class BenchResult(_Record):
+    schema_: Literal["rung/bench/v1"] = Field(alias="schema")
+    workload: str
+    per_replica_batch: int
+    steps: int
+    warmup: int
+    hosts: int = 1
+    link_mbit: Optional[float] = None
+    link: Link
+    runs: list[BenchRun]
+    calibration: Optional[dict[str, Any]] = None
+    cores: Optional[int] = None
+    notes: list[str] = []
+    ps_costs: Optional[dict[str, Optional[dict[str, Any]]]] = None
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, mode="json", exclude_unset=True)
