@@ -159,6 +159,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     basis = predict.Basis(r0["step_seconds_mean"], r0["_grads"]["dense"], r0["_grads"]["sparse"],
                                           r0["step_time_cv"] or 0.0, link["bytes_per_second"], link["rtt_seconds"],
                                           cores=os.cpu_count() or 1, variables=r0["_grads"].get("variables"),
+                                          optimizer=r0["_grads"].get("optimizer") or "sgd",
                                           ps_costs=ps_costs)
                     r0["predicted_step_seconds"] = r0["step_seconds_mean"]
                     r0["prediction_error"] = 0.0
@@ -192,7 +193,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                                 "step_time_cv": basis.step_time_cv,
                                 "link_bytes_per_second": basis.link_bytes_per_second,
                                 "link_rtt_seconds": basis.link_rtt_seconds, "cores": basis.cores,
-                                "variables": basis.variables}}
+                                "variables": basis.variables, "optimizer": basis.optimizer}}
 
 
 def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,

@@ -35,6 +35,7 @@ class Basis:
     cpu_seconds_per_byte: float = 0.0  # test-bed CPU cost of streaming a byte between hosts (calibrated)
     cores: int = 2                     # cores every local process shares
     variables: Optional[int] = None    # trainable variables of the model
+    optimizer: str = "sgd"             # its optimizer's kind (slots per variable)
     # parameter-server costs rung.bench.psbench measured on this machine, by worker count
     # (absent: the model's defaults)
     ps_costs: Optional[dict] = None
@@ -47,7 +48,7 @@ def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
     mirrored = strategy == "mirrored"
     params = (b.dense_gradient_bytes + b.sparse_gradient_bytes) / 4.0  # float32 gradients
     workload = {"params": max(params, 1.0), "embedding_params": b.sparse_gradient_bytes / 4.0,
-                "optimizer": "sgd", "per_device_batch": 1, "step_seconds": b.one_device_step_seconds,
+                "optimizer": b.optimizer, "per_device_batch": 1, "step_seconds": b.one_device_step_seconds,
                 "step_time_cv": b.step_time_cv}
     if b.variables:
         workload["trainable_variables"] = b.variables

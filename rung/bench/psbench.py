@@ -5,7 +5,8 @@ for the network: a local cluster of one PS task and N workers (real
 - dispatch: one scheduled step that touches no variable (schedule, run on a worker,
   return), per step;
 - keras dispatch: Keras fit's own per-step cost on that cluster (a one-layer model of
-  two variables, SGD, so its compute is nil), the coordinator's share of every step;
+  two variables, SGD, so its compute is nil), the coordinator's share of every step: the
+  slope between a short and a long fit, since every fit also pays a fixed cost;
 - per variable: a step that reads and updates V small variables on the PS, at two
   values of V; the slope is one variable's remote read plus update;
 - transfer: a step that reads and updates a 4 MiB variable: the rate remote variable
@@ -102,7 +103,12 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
             model.fit(data, epochs=1, steps_per_epoch=n, verbose=0)
 
         dispatch = _best(scheduled(nothing), steps)
-        keras = _best(fit, steps)
+        # a fit pays a fixed cost besides its steps (scheduling the first, joining the last):
+        # the slope between a short and a long fit is the per-step cost alone
+        short = _best(fit, steps // 4) * (steps // 4)
+        long = _best(fit, steps * 2) * (steps * 2)
+        keras = max(0.0, (long - short) / (steps * 2 - steps // 4))
+        fit_fixed = max(0.0, short - keras * (steps // 4))
         times = {v: _best(scheduled(touching(vs)), steps) for v, vs in sets.items()}
         lo, hi = VARIABLES
         per_var = max(0.0, (times[hi] - times[lo]) / (hi - lo))
@@ -110,6 +116,7 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
         moved = 2 * 4 * BIG_FLOATS  # read to the worker, update back
         per_byte = max(0.0, big_step - dispatch - per_var) / moved
         return {"workers": workers, "dispatch_seconds": dispatch, "keras_dispatch_seconds": keras,
+                "keras_fit_fixed_seconds": fit_fixed,
                 "variable_seconds": per_var, "remote_bytes_per_second": (1.0 / per_byte) if per_byte > 0 else None,
                 "step_seconds_by_variables": {str(k): v for k, v in times.items()},
                 "loopback_rtt_seconds": rtt_loopback(), "steps": steps, "rounds": ROUNDS, "cores": os.cpu_count()}

@@ -255,9 +255,16 @@ def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
     if result.get("async"):
         steps, window = result["steps"], result["end"] - result["start"]
         per = window / steps
+        short, short_steps = result.get("short_fit_seconds"), result.get("short_fit_steps") or 0
+        fixed = None
+        if short is not None and steps > short_steps:
+            # every fit pays a fixed cost (scheduling its first steps, joining the last); the
+            # difference between a long and a short fit leaves the steps alone
+            per = max((window - short) / (steps - short_steps), 0.0) or per
+            fixed = max(0.0, window - per * steps)
         return {"steps_timed": steps, "window_seconds": window, "step_seconds_p50": per,
-                "step_seconds_p95": per, "step_seconds_mean": per,
-                "examples_per_second": steps * global_batch / window, "step_time_cv": None}
+                "step_seconds_p95": per, "step_seconds_mean": per, "fit_fixed_seconds": fixed,
+                "examples_per_second": global_batch / per, "step_time_cv": None}
     ends = result["ends"]
     timed = ends[warmup:] if len(ends) > warmup else ends
     base = ends[warmup - 1] if warmup >= 1 and len(ends) > warmup else result["start"]

@@ -121,8 +121,10 @@ def run(cfg) -> dict:
         # counted as rung profile counts them: one eager step of the model's own train_step,
         # on a model of its own outside any strategy (the run's model belongs to its scope)
         sample = next(iter(w.make_dataset(batch)))
-        g = counts.gradient_counts(tf, build_checked_model(w, tf), sample)
-        grads = {"dense": g.dense_bytes, "sparse": g.sparse_bytes, "params": g.params, "variables": g.variables}
+        counted = build_checked_model(w, tf)
+        g = counts.gradient_counts(tf, counted, sample)
+        grads = {"dense": g.dense_bytes, "sparse": g.sparse_bytes, "params": g.params, "variables": g.variables,
+                 "optimizer": counts.optimizer_info(counted, g.params, g.param_dtype)["optimizer"]}
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
             "gradients": grads, "devices": devices}
     if not sync:
@@ -132,12 +134,17 @@ def run(cfg) -> dict:
         stop = _poll_iterations(model, cfg)
         try:
             model.fit(data, epochs=1, steps_per_epoch=max(1, cfg["warmup"]), verbose=0, callbacks=callbacks)
+            short_steps = max(2, cfg["warmup"])
+            t = time.perf_counter()
+            model.fit(data, epochs=1, steps_per_epoch=short_steps, verbose=0, callbacks=callbacks)
+            short = time.perf_counter() - t
             start = time.perf_counter()
             model.fit(data, epochs=1, steps_per_epoch=cfg["steps"], verbose=0, callbacks=callbacks)
             end = time.perf_counter()
         finally:
             stop.set()
-        return {**info, "async": True, "ends": [], "start": start, "end": end, "steps": cfg["steps"]}
+        return {**info, "async": True, "ends": [], "start": start, "end": end, "steps": cfg["steps"],
+                "short_fit_seconds": short, "short_fit_steps": short_steps}
     start = time.perf_counter()
     model.fit(data, epochs=1, steps_per_epoch=cfg["warmup"] + cfg["steps"], verbose=0, callbacks=callbacks)
     end = time.perf_counter()

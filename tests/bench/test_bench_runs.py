@@ -61,6 +61,29 @@ def test_every_strategy_runs_for_real():
     assert any("share this machine's" in n for n in b["notes"])        # why local predictions run fast
 
 
+def test_cross_device_ops_and_a_partitioned_embedding_run_beside_their_predictions():
+    """MirroredStrategy with each cross_device_ops that runs on CPU devices, and parameter
+    servers with the guide's MinSizePartitioner over two PS tasks: each a real run with
+    the model's prediction for that option."""
+    r, b = bench(MLP, "--runs", "single_device,mirrored:2:hierarchical,mirrored:2:reduction", "--steps", "6",
+                 "--warmup", "2")
+    assert r.returncode == 0, r.stderr[-800:]
+    runs = {x.get("option"): x for x in b["runs"]}
+    assert set(runs) == {None, "hierarchical", "reduction"}
+    for option in ("hierarchical", "reduction"):
+        assert runs[option]["examples_per_second"] > 0 and runs[option]["predicted_step_seconds"] > 0
+    # 399,370 float32 gradients over 2 devices at 5 GB/s: tree 2 x 1 x M, one device 2 x 1 x M
+    for option in ("hierarchical", "reduction"):
+        assert runs[option]["predicted_terms"]["comm"] == pytest.approx(2 * 399_370 * 4 / 5e9, rel=1e-6)
+    rec = str(workload_examples()["recommender"])
+    r, b = bench(rec, "--runs", "single_device,parameter_server:2:partitioned", "--ps-tasks", "2", "--steps", "6",
+                 "--warmup", "2", timeout=600)
+    assert r.returncode == 0, r.stderr[-800:]
+    ps = b["runs"][1]
+    assert ps["option"] == "partitioned" and ps["ps_tasks"] == 2 and ps["examples_per_second"] > 0
+    assert ps["predicted_step_seconds"] > 0 and b["ps_costs"]["2"]["keras_dispatch_seconds"] > 0
+
+
 @root_only
 def test_two_test_hosts_on_a_shaped_link(tmp_path):
     cal = tmp_path / "cal.json"

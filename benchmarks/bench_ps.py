@@ -1,0 +1,55 @@
+"""Parameter-server predictions on this machine (issue: one model, measured against the
+world): `rung bench mlp --runs single_device,parameter_server:1,2,3` repeated, each run's
+prediction (rung advise's model with the PS costs rung.bench.psbench measured, and the
+test bed's terms) against its measured step. Reports every error and the median per
+worker count: this 2-core machine's neighbours move single runs by 20-50%, so one run
+proves nothing either way.
+
+    python benchmarks/bench_ps.py [--rounds 4] [--steps 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MLP = REPO / "rung" / "examples" / "workloads" / "mlp.py"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--workers", default="1,2,3")
+    a = ap.parse_args()
+    runs = ",".join(["single_device"] + [f"parameter_server:{w}" for w in a.workers.split(",")])
+    errors: dict[int, list[float]] = {}
+    rows = []
+    for i in range(a.rounds):
+        r = subprocess.run([sys.executable, "-m", "rung", "bench", str(MLP), "--runs", runs, "--steps", str(a.steps),
+                            "--json"], capture_output=True, text=True, timeout=1800, check=True)
+        b = json.loads(r.stdout)
+        one = b["runs"][0]["step_seconds_mean"]
+        for x in b["runs"][1:]:
+            errors.setdefault(x["replicas"], []).append(x["prediction_error"])
+            rows.append({"round": i + 1, "workers": x["replicas"], "measured": x["step_seconds_mean"],
+                         "predicted": x["predicted_step_seconds"], "error": x["prediction_error"], "one_device": one})
+            print(f"round {i + 1}: parameter_server:{x['replicas']} measured {x['step_seconds_mean'] * 1e3:5.1f} ms, "
+                  f"predicted {x['predicted_step_seconds'] * 1e3:5.1f} ms ({x['prediction_error']:+.0%}); "
+                  f"one device {one * 1e3:.1f} ms", flush=True)
+    summary = {w: {"median": statistics.median(e), "min": min(e), "max": max(e)} for w, e in sorted(errors.items())}
+    for w, s in summary.items():
+        print(f"parameter_server:{w}: median error {s['median']:+.0%} (range {s['min']:+.0%} to {s['max']:+.0%})")
+    out = REPO / "benchmarks" / "out"
+    out.mkdir(exist_ok=True)
+    (out / "ps.json").write_text(json.dumps({"rows": rows, "summary": summary}, indent=2))
+    return 0 if all(abs(s["median"]) <= 0.25 for s in summary.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
