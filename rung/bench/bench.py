@@ -139,6 +139,11 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
             basis = None
             for spec in runs:
                 multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
+                if spec.option == "nccl" and out_runs and not any(
+                        d.startswith("/gpu") for d in (out_runs[0].get("devices") or [])):
+                    notes.append(f"{spec.label} not run: NcclAllReduce needs GPUs and this machine has none "
+                                 "(not measured on this machine)")
+                    continue
                 if straggler and multi:
                     # the same run without the straggler first, so the slowdown is measured
                     if on_run:
