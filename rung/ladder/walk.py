@@ -106,8 +106,10 @@ def _needs_sharding(ctx: Context) -> Decision:
         f"{u.gib(r.gradient_bytes)}, optimizer state {u.gib(r.optimizer_bytes + r.master_copy_bytes)}, "
         f"activations {u.gib(r.activation_bytes)}) but one {s.device.name} device offers {u.gib(ctx.usable_bytes)} "
         f"usable of {u.gib(s.device_memory_bytes)}; every tf.distribute strategy replicates the whole "
-        f"model, so more replicas hit the same out-of-memory error. Shard parameters and optimizer "
-        f"state instead: fully sharded, the state alone needs at least {shards} devices")]
+        f"model, so more replicas hit the same out-of-memory error (CentralStorageStrategy too: it keeps "
+        f"variables on the CPU but every device still computes the whole model's gradients and activations). "
+        f"Shard parameters and optimizer state instead: fully sharded, the state alone needs at least "
+        f"{shards} devices" + _split_over_host(ctx))]
     warnings = []
     if ctx.embedding_dominated and ctx.reproducible:
         warnings.append(Finding(C.REPRODUCIBILITY_REQUIRED,
@@ -121,6 +123,15 @@ def _needs_sharding(ctx: Context) -> Decision:
     return Decision(verdict="needs_sharding", hosts=None, devices=None, ps_tasks=0, meets_goal=False,
                     prediction=None, memory_bytes_per_device=r.total_bytes,
                     reasons=reasons, warnings=warnings)
+
+
+def _split_over_host(ctx: Context) -> str:
+    d, r = ctx.s.hardware.devices_per_host, ctx.replica
+    if d < 2:
+        return ""
+    each = r.state_bytes / d + r.activation_bytes
+    return (f"; split over this host's {d} devices each would hold {u.gib(each)} "
+            f"({'fits' if each <= ctx.usable_bytes else 'still over'} the {u.gib(ctx.usable_bytes)} usable)")
 
 
 def _with_smaller_batch(ctx: Context, batch: int) -> Decision:

@@ -167,14 +167,17 @@ def margin_line(d: Decision) -> Text | None:
 def options_table(d: Decision) -> Table:
     """Every option side by side: the team's hardware and each offer."""
     t = Table(title="Options", title_justify="left", box=None, pad_edge=False, header_style="bold")
-    for name, kw in (("option", {"no_wrap": True}), ("rung", {}), ("plan", {"justify": "right"}),
+    short = {"single_device": "one device", "mirrored": "mirrored", "multi_worker_mirrored": "multi-worker",
+             "parameter_server": "param. servers", "tpu": "TPU", "needs_sharding": "needs sharding",
+             "fix_input_pipeline": "fix input"}
+    for name, kw in (("option", {"no_wrap": True}), ("rung", {"no_wrap": True}), ("plan", {"justify": "right"}),
                      ("ex/s", {"justify": "right"}), ("$/hour", {"justify": "right"}),
                      ("$/M examples", {"justify": "right"}), ("meets target", {})):
         t.add_column(name, **kw)
     for o in d.options:
         plan = f"{o['hosts']}×{o['devices'] // o['hosts']}" if o["hosts"] else "-"
         mark = "✓ chosen" if o["name"] == d.option else ""
-        t.add_row(o["name"] + (" (step estimated)" if o.get("step_seconds_estimated") else ""), o["verdict"], plan,
+        t.add_row(o["name"] + (" (step estimated)" if o.get("step_seconds_estimated") else ""), short[o["verdict"]], plan,
                   f"{o['examples_per_second']:,.0f}" if o["examples_per_second"] else "-",
                   f"{o['usd_per_hour']:,.2f}" if o["usd_per_hour"] is not None else "-",
                   f"{o['usd_per_million_examples']:,.2f}" if o["usd_per_million_examples"] is not None else "-",

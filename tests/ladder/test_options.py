@@ -156,3 +156,38 @@ def test_ten_offers_decide_without_tensorflow_and_fast():
     d = decide(scenario(offers=offers))
     assert len(d.options) == 11 and all(o["verdict"] for o in d.options)
     assert not math.isnan(d.prediction.examples_per_second)
+
+
+def test_the_report_shows_the_options_side_by_side_before_the_ladder():
+    import io
+
+    from rich.console import Console
+
+    from rung.model.memory import usable_device_bytes
+    from rung.report.terminal import render
+
+    s = parse_scenario(scenario(offers=[BIG_BOX]))
+    d = rung.advise(s)
+    out = io.StringIO()
+    render(s, d, usable_device_bytes(s.device_memory_bytes), Console(file=out, width=160))
+    text = out.getvalue()
+    assert text.index("Options") < text.index("The ladder, bottom up")
+    for cell in ("hardware", "g5.48xlarge", "16.29", "10.10", "chosen"):
+        assert cell in text, cell
+    # the ladder is the chosen box's: 8 A10Gs in one host
+    assert "A10G × 8 per host" in text
+    assert "cross_device_ops=tf.distribute.NcclAllReduce()" in text
+
+
+def test_bad_offers_exit_2_with_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    import yaml
+
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(scenario(offers=[BIG_BOX, BIG_BOX])))
+    r = subprocess.run([sys.executable, "-m", "rung", "advise", "--scenario", str(path), "--json"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == "" and "offers.1.name" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
