@@ -20,7 +20,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from rung import __version__
-    from rung.cli import advise, bench, catalog, init, launch, profile, tfconfig
+    from rung.cli import advise, bench, catalog, init, launch, profile, simulate, tfconfig
 
     parser = _Parser(prog="rung", description="Decide how to distribute TensorFlow training, from measurements.")
     parser.add_argument("--version", action="version", version=f"rung {__version__}")
@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     tfconfig.register(sub)
     init.register(sub)
     launch.register(sub)
+    simulate.register(sub)
     return parser
 
 

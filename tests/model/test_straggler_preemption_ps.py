@@ -27,14 +27,16 @@ def test_straggler_seconds():
 def test_young_interval_and_sync_goodput_by_hand():
     # delta = 10 s, one failure an hour: tau = sqrt(2 x 10 x 3600) = 268.33 s
     assert preemption.young_interval_seconds(10, 3600) == pytest.approx(268.328, rel=1e-5)
-    # waste = 10/268.33 + (300 + 134.16)/3600 = 0.03727 + 0.12060
+    # working time keeps 1 - 10/268.33 - 268.33/7200 = 0.92546 of itself, and the job works
+    # 3600 of every 3600 + 300 s: 0.85427 (Young's first order said 0.84213)
     g = preemption.sync_goodput(1, 1 / 3600, 300, 10)
-    assert g == pytest.approx(1 - 10 / 268.328 - (300 + 134.164) / 3600, rel=1e-4)
+    assert g == pytest.approx((1 - 10 / 268.328 - 268.328 / 7200) * 3600 / 3900, rel=1e-4)
     assert preemption.sync_goodput(4, 0.0, 300, 10) == 1.0
     # more hosts, more failures of the whole job
     assert preemption.sync_goodput(16, 1 / 3600, 300, 10) < g
-    # a hopeless fleet clamps at 0
-    assert preemption.sync_goodput(64, 0.5 / 3600, 300, 1) == 0.0
+    # 64 hosts failing 32 times an hour with 5-minute restarts: the job mostly restarts
+    # (M = 112.5 s: (1 - 1/15 - 15/225) x 112.5 / 412.5 = 0.236)
+    assert preemption.sync_goodput(64, 0.5 / 3600, 300, 1) == pytest.approx(0.2364, rel=1e-3)
 
 
 def test_async_goodput_loses_only_the_worker_share():

@@ -1,0 +1,93 @@
+"""`rung simulate`: the scenario's fleet simulated step by step (rung.model.simulate),
+beside the closed forms of rung's model for the same configuration."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from rung.errors import InputError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("simulate", help="simulate a fleet step by step against the model's closed forms",
+                       description="Simulate synchronous (all-reduce, gang restarts) and asynchronous (parameter "
+                                   "servers, workers leaving and rejoining) training of a scenario's workload on "
+                                   "N workers, beside the closed forms rung decides with.")
+    p.add_argument("--scenario", metavar="FILE", required=True, help="scenario v1 file (YAML or JSON)")
+    p.add_argument("--workers", type=int, metavar="N", help="workers (hosts); default: the scenario's max_hosts")
+    p.add_argument("--steps", type=int, default=1000, metavar="S", help="steps per worker (default 1000)")
+    p.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
+    p.add_argument("--step-distribution", default="normal", metavar="KIND",
+                   help="normal | lognormal (mean step, the scenario's step_time_cv) | measured:BENCH.json "
+                        "(a lognormal with the spread rung bench measured on one device)")
+    p.add_argument("--json", action="store_true", help="print rung/simulation/v1 JSON on stdout, nothing else")
+    p.set_defaults(run=run)
+
+
+def _distribution(text: str) -> tuple[str, float | None]:
+    if text in ("normal", "lognormal"):
+        return text, None
+    if text.startswith("measured:"):
+        path = text.split(":", 1)[1]
+        from rung.spec.benchresult import BenchResult
+        from rung.spec.yamlio import load_mapping
+
+        data = load_mapping(path, "bench file")
+        try:
+            bench = BenchResult.model_validate(data)
+        except Exception:  # noqa: BLE001 - any shape error is the user's file
+            raise InputError(path, None, "expected the JSON `rung bench --json` writes (rung/bench/v1)") from None
+        one = next((r for r in bench.runs if r.strategy == "single_device" and r.step_time_cv), None)
+        if one is None:
+            raise InputError(path, "runs", "no single_device run with a measured step-time spread")
+        return "lognormal", float(one.step_time_cv)
+    raise InputError("--step-distribution", None,
+                     f"expected normal, lognormal or measured:BENCH.json, received {text!r}")
+
+
+def run(args) -> int:
+    from rung.model.simulate import simulate
+    from rung.spec import load_scenario
+
+    s = load_scenario(args.scenario)
+    workers = args.workers if args.workers is not None else s.hardware.max_hosts
+    for flag, value, top in (("--workers", workers, 100_000), ("--steps", args.steps, 100_000)):
+        if not 1 <= value <= top:
+            raise InputError(flag, None, f"expected 1 to {top:,}, received {value}")
+    if workers * args.steps > 50_000_000:
+        raise InputError("--workers", None, f"{workers} x {args.steps} steps is over 50 million worker-steps; "
+                                            "give fewer steps")
+    kind, cv = _distribution(args.step_distribution)
+    out = simulate(s, workers, args.steps, args.seed, kind, cv)
+    if args.json:
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    _render(out)
+    return 0
+
+
+def _render(out: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    c = Console()
+    d = out["step_distribution"]
+    c.print(f"[bold]rung simulate[/bold] · {out['workers']:,} workers x {out['steps']:,} steps · "
+            f"{d['kind']} step times, cv {d['cv']:.3g} · seed {out['seed']} · {out['wall_seconds']:.2f} s")
+    t = Table(box=None, pad_edge=False, header_style="bold")
+    for col in ("", "simulated", "closed form"):
+        t.add_column(col, justify="left" if not col else "right")
+
+    def cell(v, fmt):
+        return "-" if v is None else fmt.format(v)
+
+    rows = (("sync", "examples_per_second", "{:,.0f} ex/s"), ("sync", "step_seconds_mean", "{:.4f} s"),
+            ("sync", "straggler_seconds_mean", "{:.4f} s"), ("sync", "goodput", "{:.3f}"),
+            ("async", "examples_per_second", "{:,.0f} ex/s"), ("async", "staleness_mean", "{:,.1f} steps"),
+            ("async", "staleness_p95", "{:,.0f} steps"))
+    for block, key, fmt in rows:
+        t.add_row(f"{block} {key.replace('_', ' ')}", cell(out[block][key], fmt),
+                  cell(out["closed_form"][block][key], fmt))
+    c.print(t)

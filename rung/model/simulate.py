@@ -1,0 +1,143 @@
+"""A fleet simulated step by step, past what one machine can run: the checks of the
+closed forms (expected slowest of N, Young's checkpoint interval, staleness of about
+N - 1 steps) where no bench can reach, and what they cannot answer (heavy-tailed step
+times). Pure numpy; every draw from one seeded generator.
+
+Synchronous (all-reduce): each step every worker draws its compute time; the step
+lasts the slowest worker's compute plus the input wait, the gradient exchange and the
+co-location overhead of `throughput.sync_terms` (the same model). Preemptions: the job
+fails at N x lambda (a Poisson process in wall time), restarts in `restart_seconds`
+and loses the work since its last checkpoint, taken every Young's interval tau of work
+at a cost delta (`preemption.checkpoint_seconds`). A failure-free stretch of F seconds
+completes floor(F / (tau + delta)) checkpointed intervals; goodput is the useful work
+over the wall time across enough failures (at least `MIN_FAILURES`).
+
+Asynchronous (parameter servers): every worker runs its own steps (compute drawn per
+step, plus the PS exchange of `throughput.ps_terms`), is preempted at lambda and is
+down `restart_seconds` each time, then rejoins. An update's staleness is the number of
+other workers' updates applied between its read (the step's start) and its push (the
+step's end). The coordinator's dispatch cap (`Links.ps_dispatch_seconds`) is applied
+to the simulated rate as in the closed form, not simulated as a queue.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from rung.model import comm, preemption, ps, throughput
+from rung.spec.scenario import Scenario
+
+SCHEMA = "rung/simulation/v1"
+MIN_FAILURES = 2000     # failure cycles simulated for goodput (its standard error ~ 1 / sqrt of it)
+CHUNK_CELLS = 4_000_000  # workers x steps drawn at once (memory bound)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """Per-worker compute time of one step: mean `mean`, coefficient of variation `cv`."""
+    kind: str   # normal | lognormal
+    cv: float
+
+    def draw(self, rng: np.random.Generator, mean: float, shape) -> np.ndarray:
+        if self.cv <= 0:
+            return np.full(shape, mean)
+        if self.kind == "lognormal":
+            sigma2 = np.log1p(self.cv ** 2)
+            return rng.lognormal(np.log(mean) - sigma2 / 2, np.sqrt(sigma2), size=shape)
+        x = rng.normal(mean, self.cv * mean, size=shape)
+        return np.maximum(x, 0.0)
+
+
+def _sync(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.Links) -> dict:
+    d = s.hardware.devices_per_host
+    t = {k: float(np.asarray(v)) for k, v in throughput.sync_terms(s, n, d, links=links).items() if k != "capped"}
+    compute = t["compute"]
+    others = t["wait"] + t["intra"] + t["inter"] + t["sparse"] + t["sync"]
+    slowest = np.empty(steps)
+    rows = max(1, CHUNK_CELLS // max(1, n))
+    for start in range(0, steps, rows):
+        k = min(rows, steps - start)
+        slowest[start:start + k] = dist.draw(rng, compute, (k, n)).max(axis=1)
+    step = slowest + others
+    w = s.workload
+    rep = throughput.replica(s)
+    goodput = _sync_goodput(n * s.preemptions_per_host_second, s.fleet.restart_seconds,
+                            preemption.checkpoint_seconds(rep.state_bytes), rng)
+    examples = n * d * w.per_device_batch * w.gradient_accumulation_steps
+    return {"examples_per_second": examples / float(step.mean()) * goodput,
+            "step_seconds_mean": float(step.mean()), "straggler_seconds_mean": float(slowest.mean() - compute),
+            "goodput": goodput}
+
+
+def _sync_goodput(rate: float, restart: float, delta: float, rng) -> float:
+    if rate <= 0:
+        return 1.0
+    delta = max(delta, 1e-9)
+    tau = float(preemption.young_interval_seconds(delta, 1.0 / rate))
+    free = rng.exponential(1.0 / rate, size=MIN_FAILURES)   # failure-free stretches of wall time
+    useful = np.floor(free / (tau + delta)) * tau
+    return float(useful.sum() / (free.sum() + restart * MIN_FAILURES))
+
+
+def _async(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.Links) -> dict:
+    d = s.hardware.devices_per_host
+    t = throughput.ps_terms(s, n, d, links)
+    compute = float(np.asarray(t["compute"]))
+    fixed = float(np.asarray(t["step"])) - compute    # wait, intra-host and PS exchange
+    y = dist.draw(rng, compute, (steps, n)).astype(np.float64) + fixed
+    lam, restart = s.preemptions_per_host_second, s.fleet.restart_seconds
+    if lam > 0 and restart > 0:   # workers leave (preempted) and rejoin after the restart
+        busy = y.sum(axis=0)
+        counts = rng.poisson(lam * busy)
+        who = np.repeat(np.arange(n), counts)
+        at = rng.integers(0, steps, size=who.size)
+        np.add.at(y, (at, who), restart)       # the gap delays that step's start (its read)
+        gaps = np.zeros_like(y)
+        np.add.at(gaps, (at, who), restart)
+    else:
+        gaps = np.zeros_like(y)
+    ends = np.cumsum(y, axis=0)
+    starts = ends - (y - gaps)                # the read happens after any gap
+    flat_ends = np.sort(ends, axis=None)
+    # the steady window: after every worker finished its first step, before the first finished its last
+    lo, hi = float(ends[0].max()), float(ends[-1].min())
+    inside = (starts >= lo) & (ends <= hi)
+    e, b = ends[inside], starts[inside]
+    stale = np.searchsorted(flat_ends, e, side="left") - np.searchsorted(flat_ends, b, side="right")
+    window = hi - lo
+    in_window = np.searchsorted(flat_ends, hi, side="right") - np.searchsorted(flat_ends, lo, side="right")
+    rate = in_window / window if window > 0 else n / float(y.mean())
+    rate = min(rate, 1.0 / links.ps_dispatch_seconds)   # one coordinator dispatches every step
+    w = s.workload
+    return {"examples_per_second": rate * d * w.per_device_batch,
+            "staleness_mean": float(stale.mean()) if stale.size else None,
+            "staleness_p95": float(np.percentile(stale, 95)) if stale.size else None}
+
+
+def closed_form(s: Scenario, n: int, links: comm.Links = comm.DEFAULT_LINKS) -> dict:
+    d = s.hardware.devices_per_host
+    p = throughput.predict_sync(s, "multi_worker_mirrored", n, d, links)
+    q = throughput.predict_ps(s, n, d, links)
+    return {"sync": {"examples_per_second": p.examples_per_second, "step_seconds_mean": p.step_seconds,
+                     "straggler_seconds_mean": p.straggler_seconds, "goodput": p.goodput},
+            "async": {"examples_per_second": q.examples_per_second, "staleness_mean": float(ps.staleness_steps(n)),
+                      "staleness_p95": None}}
+
+
+def simulate(s: Scenario, workers: int, steps: int, seed: int = 0, distribution: str = "normal",
+             cv: Optional[float] = None, links: comm.Links = comm.DEFAULT_LINKS) -> dict:
+    """rung/simulation/v1 for `workers` workers (hosts) and `steps` steps each."""
+    started = time.perf_counter()
+    dist = Distribution(distribution, s.workload.step_time_cv if cv is None else cv)
+    rng = np.random.default_rng(seed)
+    out = {"schema": SCHEMA, "workers": workers, "steps": steps, "seed": seed,
+           "step_distribution": {"kind": dist.kind, "cv": dist.cv},
+           "sync": _sync(s, workers, steps, dist, rng, links),
+           "async": _async(s, workers, steps, dist, rng, links),
+           "closed_form": closed_form(s, workers, links)}
+    out["wall_seconds"] = time.perf_counter() - started
+    return out

@@ -1,0 +1,75 @@
+"""The fleet simulation against the closed forms it checks: with normal step times it
+must agree (straggler wait within 5%, goodput within 2 points, staleness within 10%);
+with heavy tails the closed form (normal order statistics) falls short, and the
+simulation shows by how much."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rung.model.simulate import simulate
+from rung.spec import parse_scenario
+from tests.conftest import valid_scenario
+
+
+def scenario(cv=0.1, **fleet):
+    return parse_scenario(valid_scenario(workload={"step_time_cv": cv}, hardware={"max_hosts": 256},
+                                         fleet=fleet or {"preemptible": False}))
+
+
+@pytest.mark.parametrize("workers", [4, 16, 64, 256])
+def test_normal_step_times_agree_with_the_closed_forms(workers):
+    out = simulate(scenario(), workers, 2000, seed=3)
+    sim, cf = out["sync"], out["closed_form"]["sync"]
+    assert sim["straggler_seconds_mean"] == pytest.approx(cf["straggler_seconds_mean"], rel=0.05)
+    assert sim["step_seconds_mean"] == pytest.approx(cf["step_seconds_mean"], rel=0.01)
+    stale, cf_stale = out["async"]["staleness_mean"], out["closed_form"]["async"]["staleness_mean"]
+    assert stale == pytest.approx(cf_stale, rel=0.10)
+    assert out["async"]["examples_per_second"] == pytest.approx(out["closed_form"]["async"]["examples_per_second"],
+                                                                rel=0.02)
+
+
+@pytest.mark.parametrize("per_host_hour, restart", [(0.05, 300), (0.2, 60), (0.2, 300), (1.0, 300)])
+def test_goodput_under_preemption_agrees_within_two_points(per_host_hour, restart):
+    # 16 hosts; the last two have restarts of 27% and over 100% of the time between failures,
+    # where Young's first-order form was 6 points (and more) too pessimistic
+    s = scenario(preemptible=True, preemptions_per_host_hour=per_host_hour, restart_seconds=restart)
+    out = simulate(s, 16, 200, seed=1)
+    assert out["closed_form"]["sync"]["goodput"] < 0.99
+    assert out["sync"]["goodput"] == pytest.approx(out["closed_form"]["sync"]["goodput"], abs=0.02)
+
+
+def test_heavy_tails_wait_longer_than_the_normal_closed_form():
+    """Lognormal step times with cv 0.5: the slowest of 64 is further out than for normals
+    of the same mean and spread, which is what the closed form assumes."""
+    out = simulate(scenario(cv=0.5), 64, 2000, seed=2, distribution="lognormal")
+    assert out["sync"]["straggler_seconds_mean"] > 1.15 * out["closed_form"]["sync"]["straggler_seconds_mean"]
+
+
+def test_a_seed_repeats_a_run_exactly():
+    a, b = simulate(scenario(), 32, 200, seed=7), simulate(scenario(), 32, 200, seed=7)
+    a.pop("wall_seconds"), b.pop("wall_seconds")
+    assert a == b
+
+
+def test_the_command_prints_simulation_v1_and_refuses_bad_input(tmp_path):
+    import yaml
+
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(valid_scenario()))
+    r = subprocess.run([sys.executable, "-m", "rung", "simulate", "--scenario", str(path), "--workers", "8",
+                        "--steps", "100", "--json"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["schema"] == "rung/simulation/v1" and out["workers"] == 8 and out["steps"] == 100
+    assert set(out["sync"]) == {"examples_per_second", "step_seconds_mean", "straggler_seconds_mean", "goodput"}
+    assert set(out["async"]) == {"examples_per_second", "staleness_mean", "staleness_p95"}
+    for bad, words in ((["--step-distribution", "pareto"], "--step-distribution"), (["--workers", "0"], "--workers"),
+                       (["--step-distribution", f"measured:{path}"], "rung/bench/v1")):
+        r = subprocess.run([sys.executable, "-m", "rung", "simulate", "--scenario", str(path), *bad],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and words in r.stderr and r.stdout == "", (bad, r.stderr)
