@@ -29,6 +29,7 @@ test: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/bench_advise.py
 	$(PY) benchmarks/bench_published.py
+	$(PY) benchmarks/bench_simulate.py
 	$(PY) benchmarks/bench_launch.py
 	$(PY) benchmarks/bench_profile.py
 	$(PY) benchmarks/bench_accuracy.py
