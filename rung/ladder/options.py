@@ -130,7 +130,7 @@ def choose(options: list[Option], s: Scenario) -> tuple[Option, list[Finding], l
     for o in over if within else []:
         if o.meets:
             f = Finding(C.OVER_BUDGET,
-                f"{o.name} would meet the target ({o.decision.verdict} on {u.plan(o.decision.hosts, o.decision.devices and o.decision.devices // max(1, o.decision.hosts))}, "
+                f"{o.name} would meet the target ({o.decision.verdict} on {o.decision.hosts} host(s), "
                 f"{u.rate(o.examples_per_second)}) but costs ${o.usd_per_hour:,.2f} an hour, over the budget of "
                 f"${budget:,.2f}")
             (reasons if o is unconstrained and o is not chosen else warnings).append(f)
