@@ -59,13 +59,32 @@ def run(args) -> int:
         raise InputError("--workers", None, f"{workers} x {args.steps} steps is over 50 million worker-steps; "
                                             "give fewer steps")
     kind, cv = _distribution(args.step_distribution)
-    out = simulate(s, workers, args.steps, args.seed, kind, cv)
+    from rung.cli._common import Progress
+
+    with (Progress() if not args.json else _Quiet()) as progress:
+        out = simulate(s, workers, args.steps, args.seed, kind, cv, on_phase=progress.phase, on_step=progress.step)
     if args.json:
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     _render(out)
     return 0
+
+
+class _Quiet:
+    """No progress display (--json)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def phase(self, message: str) -> None:
+        return None
+
+    def step(self, done: int, total: int) -> None:
+        return None
 
 
 def _render(out: dict) -> None:

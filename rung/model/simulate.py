@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -52,7 +52,8 @@ class Distribution:
         return np.maximum(x, 0.0)
 
 
-def _sync(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.Links) -> dict:
+def _sync(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.Links,
+          on_step: Optional[Callable[[int, int], None]] = None) -> dict:
     d = s.hardware.devices_per_host
     t = {k: float(np.asarray(v)) for k, v in throughput.sync_terms(s, n, d, links=links).items() if k != "capped"}
     compute = t["compute"]
@@ -62,6 +63,8 @@ def _sync(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.
     for start in range(0, steps, rows):
         k = min(rows, steps - start)
         slowest[start:start + k] = dist.draw(rng, compute, (k, n)).max(axis=1)
+        if on_step:
+            on_step(start + k, steps)
     step = slowest + others
     w = s.workload
     rep = throughput.replica(s)
@@ -129,15 +132,22 @@ def closed_form(s: Scenario, n: int, links: comm.Links = comm.DEFAULT_LINKS) -> 
 
 
 def simulate(s: Scenario, workers: int, steps: int, seed: int = 0, distribution: str = "normal",
-             cv: Optional[float] = None, links: comm.Links = comm.DEFAULT_LINKS) -> dict:
-    """rung/simulation/v1 for `workers` workers (hosts) and `steps` steps each."""
+             cv: Optional[float] = None, links: comm.Links = comm.DEFAULT_LINKS,
+             on_phase: Optional[Callable[[str], None]] = None,
+             on_step: Optional[Callable[[int, int], None]] = None) -> dict:
+    """rung/simulation/v1 for `workers` workers (hosts) and `steps` steps each;
+    `on_phase` / `on_step` report progress (the command shows them on a terminal)."""
     started = time.perf_counter()
     dist = Distribution(distribution, s.workload.step_time_cv if cv is None else cv)
     rng = np.random.default_rng(seed)
+    if on_phase:
+        on_phase("synchronous fleet: steps")
+    sync = _sync(s, workers, steps, dist, rng, links, on_step)
+    if on_phase:
+        on_phase("asynchronous fleet: updates and their staleness")
     out = {"schema": SCHEMA, "workers": workers, "steps": steps, "seed": seed,
            "step_distribution": {"kind": dist.kind, "cv": dist.cv},
-           "sync": _sync(s, workers, steps, dist, rng, links),
-           "async": _async(s, workers, steps, dist, rng, links),
+           "sync": sync, "async": _async(s, workers, steps, dist, rng, links),
            "closed_form": closed_form(s, workers, links)}
     out["wall_seconds"] = time.perf_counter() - started
     return out
