@@ -31,7 +31,7 @@ def main() -> int:
     s = scenario()
     simulate(s, 100, 100)  # warm-up
     t = time.perf_counter()
-    big = simulate(s, 10_000, 1_000, seed=1)
+    simulate(s, 10_000, 1_000, seed=1)
     wall = time.perf_counter() - t
     out["speed"] = {"workers": 10_000, "steps": 1_000, "seconds": wall, "worker_steps_per_second": 1e7 / wall}
     print(f"10,000 workers x 1,000 steps (sync and async): {wall:.2f} s = {1e7 / wall:,.0f} worker-steps/s")

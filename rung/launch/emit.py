@@ -8,7 +8,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
-from typing import Optional
 
 from rung.errors import InputError
 from rung.ladder.codes import STRATEGY

@@ -178,7 +178,7 @@ def check(config: Any, strategy: Optional[str] = None) -> Optional[Task]:
     if strategy == "parameter_server":
         for job in ("ps", "worker", "chief"):
             if job not in cluster:
-                raise TFConfigError(f"cluster.{job}", f"missing: parameter_server needs at least one ps, one "
+                raise TFConfigError(f"cluster.{job}", "missing: parameter_server needs at least one ps, one "
                                                       "worker and a chief (the coordinator)")
     if strategy == "multi_worker_mirrored" and "ps" in cluster:
         raise TFConfigError("cluster.ps", "multi_worker_mirrored has no parameter servers; drop the ps job "

@@ -158,7 +158,7 @@ def margin_line(d: Decision) -> Text | None:
                     else f"{d.verdict} {'misses' if d.meets_goal else 'meets'} the goal")
             parts.append(f"{abs(f['factor'] - 1):.0%} {key} ({what})")
     lo, hi = c["noise_band"]
-    text = (f"Margin: the decision holds unless the step is " + (" or ".join(parts) if parts else
+    text = ("Margin: the decision holds unless the step is " + (" or ".join(parts) if parts else
             "more than 4x slower or faster") + f". Step-time noise: {1 - lo:.0%} faster to {hi - 1:.0%} "
             f"slower ({c['step_seconds']['source']})")
     return Text(text, style="bold yellow" if c["close_call"] else "dim")
