@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +69,15 @@ def expected_cases() -> list[tuple[Path, dict]]:
         for name, exp in sorted(expected.items()):
             cases.append((d / name, exp))
     return cases
+
+
+FRAMEWORKS = ("tensorflow", "keras", "tf_keras", "ray")
+
+
+def without_frameworks(statements: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run `statements` (with `main` from rung.cli at hand) in a fresh interpreter: exit 1,
+    naming them on stderr, if TensorFlow, Keras or Ray got imported; stdout is theirs."""
+    code = ("import sys\nfrom rung.cli import main\n" + statements + "\n"
+            f"bad = [m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r}]\n"
+            "sys.stderr.write(repr(bad)); sys.exit(1 if bad else 0)\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)

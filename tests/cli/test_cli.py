@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from rung.cli import main
-from tests.conftest import BUNDLED, valid_scenario
+from tests.conftest import BUNDLED, valid_scenario, without_frameworks
 
 TOP_KEYS = {"schema", "verdict", "strategy", "hosts", "devices", "ps_tasks", "meets_goal",
             "predicted", "reasons", "warnings", "rejected"}
@@ -98,24 +98,14 @@ def test_usage_errors_exit_2(capsys):
 
 
 def test_planning_never_imports_tensorflow():
-    code = ("import sys; from rung.cli import main; "
-            f"main(['advise', '--scenario', {str(BUNDLED / '09-embeddings.yaml')!r}, '--json']); "
-            "main(['advise', '--example', 'tpu']); main(['catalog']); "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras', 'tf_keras')]; "
-            "sys.stderr.write(repr(bad)); sys.exit(1 if bad else 0)")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = without_frameworks(f"main(['advise', '--scenario', {str(BUNDLED / '09-embeddings.yaml')!r}, '--json'])\n"
+                           "main(['advise', '--example', 'tpu']); main(['catalog'])")
     assert r.returncode == 0, r.stderr[-300:]
 
 
 def test_help_names_the_flags_and_imports_no_framework():
     # (how fast it starts is measured in benchmarks/bench_advise.py, as a ratio to a bare python)
-    code = ("import sys, contextlib, io; from rung.cli import main; out = io.StringIO()\n"
-            "with contextlib.redirect_stdout(out):\n"
-            "    try: main(['advise', '--help'])\n"
-            "    except SystemExit: pass\n"
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras', 'tf_keras', 'ray')]\n"
-            "print(out.getvalue()); sys.stderr.write(repr(bad)); sys.exit(1 if bad else 0)")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = without_frameworks("try: main(['advise', '--help'])\nexcept SystemExit: pass")
     assert r.returncode == 0, r.stderr[-300:]
     assert "--scenario" in r.stdout and "--json" in r.stdout and "--calibration" in r.stdout
 
