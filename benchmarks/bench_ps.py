@@ -38,7 +38,7 @@ def main() -> int:
         for x in b["runs"][1:]:
             errors.setdefault(x["replicas"], []).append(x["prediction_error"])
             rows.append({"round": i + 1, "workers": x["replicas"], "measured": x["step_seconds_mean"],
-                         "predicted": x["predicted_step_seconds"], "error": x["prediction_error"], "one_device": one})
+                         "predicted": x["predicted_step_seconds"], "error": x["prediction_error"], "single_device_step_seconds": one})
             print(f"round {i + 1}: parameter_server:{x['replicas']} measured {x['step_seconds_mean'] * 1e3:5.1f} ms, "
                   f"predicted {x['predicted_step_seconds'] * 1e3:5.1f} ms ({x['prediction_error']:+.0%}); "
                   f"one device {one * 1e3:.1f} ms", flush=True)

@@ -20,7 +20,7 @@ KERAS_FOR = {"single_device": "keras3", "mirrored": "keras3",
 
 # Strategy options a run may take (`--runs mirrored:2:hierarchical`): MirroredStrategy's
 # cross_device_ops, and a variable partitioner for parameter servers.
-OPTIONS = {"mirrored": {"nccl": "ring", "hierarchical": "tree", "reduction": "one_device"},
+OPTIONS = {"mirrored": {"nccl": "ring", "hierarchical": "tree", "reduction": "reduce_to_one"},
            "parameter_server": {"partitioned": "partitioned"}}
 
 

@@ -50,7 +50,7 @@ def host_algorithm(s: Scenario, devices: int, links: comm.Links) -> str:
     if on_gpus(s) or s.is_tpu or devices < 2:
         return "ring"
     times = cross_device_seconds(s, devices, links)
-    return min(("tree", "one_device"), key=lambda a: times[comm.CROSS_DEVICE_OPS[a]])
+    return min(("tree", "reduce_to_one"), key=lambda a: times[comm.CROSS_DEVICE_OPS[a]])
 
 
 def strategy_options(s: Scenario, verdict: str, devices_per_host: int, ps_tasks: int,

@@ -44,7 +44,7 @@ class Links:
     # bytes_per_pack). 0: one pack after the whole backward pass (Keras' default), no overlap.
     bucket_bytes: float = 0.0
     # how the devices of one host all-reduce (MirroredStrategy's cross_device_ops): "ring"
-    # (NcclAllReduce), "tree" (HierarchicalCopyAllReduce), "one_device" (ReductionToOneDevice)
+    # (NcclAllReduce), "tree" (HierarchicalCopyAllReduce), "reduce_to_one" (ReductionToOneDevice)
     intra_host_algorithm: str = "ring"
     # share of a step's compute that is the backward pass: backward costs about twice the
     # forward pass (Kaplan et al. 2020, "Scaling laws", C = 6N per token: 2N forward, 4N back)
@@ -113,7 +113,7 @@ def tree_allreduce_seconds(message_bytes, participants, bytes_per_second, hop_se
     return 2.0 * stages * message_bytes / bytes_per_second + 2.0 * np.ceil(stages) * hop_seconds
 
 
-def one_device_allreduce_seconds(message_bytes, participants, bytes_per_second, hop_seconds):
+def reduce_to_one_allreduce_seconds(message_bytes, participants, bytes_per_second, hop_seconds):
     """Every device sends M to one device, which sends the sum back: 2(N-1) x M through
     that device's link (ReductionToOneDevice)."""
     n = np.asarray(participants, dtype=float)
@@ -121,9 +121,9 @@ def one_device_allreduce_seconds(message_bytes, participants, bytes_per_second, 
 
 
 INTRA_HOST_ALGORITHMS = {"ring": ring_allreduce_seconds, "tree": tree_allreduce_seconds,
-                         "one_device": one_device_allreduce_seconds}
+                         "reduce_to_one": reduce_to_one_allreduce_seconds}
 CROSS_DEVICE_OPS = {"ring": "NcclAllReduce", "tree": "HierarchicalCopyAllReduce",
-                    "one_device": "ReductionToOneDevice"}
+                    "reduce_to_one": "ReductionToOneDevice"}
 
 
 def intra_host_allreduce_seconds(message_bytes, devices_per_host, intra_host_bytes_per_second,
