@@ -19,9 +19,11 @@ $(VENV)/.installed-test: $(PY) pyproject.toml requirements-ci.txt
 	touch $@ $(VENV)/.installed-run
 
 # rung's main job on a bundled example: profile the CNN on this machine, then decide
-# how to distribute it across a fleet of hosts like this one (rung/examples/hardware.yaml).
+# how to distribute it across a fleet of hosts like this one (rung/examples/hardware.yaml);
+# the same decision with its plots goes to rung-report.html.
 run: $(VENV)/.installed-run
-	$(VENV)/bin/rung advise rung/examples/workloads/cnn.py --hardware rung/examples/hardware.yaml
+	$(VENV)/bin/rung advise rung/examples/workloads/cnn.py --hardware rung/examples/hardware.yaml \
+	  --html rung-report.html
 
 test: $(VENV)/.installed-test
 	$(PY) -m pytest -q -ra

@@ -20,7 +20,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from rung import __version__
-    from rung.cli import advise, bench, catalog, init, launch, profile, simulate, tfconfig
+    from rung.cli import advise, bench, catalog, init, launch, profile, report, simulate, tfconfig
 
     parser = _Parser(prog="rung", description="Decide how to distribute TensorFlow training, from measurements.")
     parser.add_argument("--version", action="version", version=f"rung {__version__}")
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     init.register(sub)
     launch.register(sub)
     simulate.register(sub)
+    report.register(sub)
     return parser
 
 

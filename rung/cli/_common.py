@@ -55,7 +55,10 @@ def write_atomically(path: str, text: str, flag: str) -> None:
     check_writable(path, flag)
     dest = Path(path)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would make it, not mkstemp's owner-only 0600
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, dest)

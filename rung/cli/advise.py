@@ -22,6 +22,8 @@ def register(sub) -> None:
     src.add_argument("--list-examples", action="store_true", help="list the bundled example scenarios")
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print decision v1 JSON on stdout, nothing else")
+    out.add_argument("--html", metavar="FILE.html",
+                     help="also write the report (decision, ladder, plots) as one self-contained HTML file")
     out.add_argument("--calibration", metavar="FILE",
                      help="link constants measured by `rung bench --calibrate` (replace the defaults)")
     _hardware.add_arguments(p)
@@ -65,10 +67,15 @@ def run(args) -> int:
 
         links = DEFAULT_LINKS.calibrated(load_calibration(args.calibration))
 
+    if args.html:
+        from rung.cli._common import check_writable
+
+        check_writable(args.html, "--html")  # before any measurement
+    profile = None
     if args.workload:
         if args.scenario or args.example:
             raise InputError("WORKLOAD.py", None, "give a workload file or --scenario/--example, not both")
-        scenario, decision, path = _from_workload(args, links)
+        scenario, decision, path, profile = _from_workload(args, links)
     else:
         if _hardware.given(args) or _plan.given(args):
             raise InputError("--hardware", None, "hardware and target flags go with WORKLOAD.py; "
@@ -76,6 +83,12 @@ def run(args) -> int:
         path = _resolve(args)
         scenario = load_scenario(path)
         decision = advise(scenario, links)
+    if args.html:
+        from rung.cli.report import write
+        from rung.report.html import ReportInputs
+
+        write(args.html, ReportInputs(scenario=scenario, decision=decision, links=links, profile=profile,
+                                      command="rung advise"), "--html")
     if args.json:
         json.dump(decision.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -85,18 +98,22 @@ def run(args) -> int:
     if not args.scenario and not args.workload:
         print(f"(bundled example: {path}; use --scenario FILE for your own)")
     render(scenario, decision, usable_device_bytes(scenario.device_memory_bytes))
+    if args.html:
+        print(f"report written to {args.html}")
     return 0
 
 
-def _from_workload(args, links):
-    """Profile WORKLOAD.py on this machine, then advise on the hardware and goal given."""
+def _from_workload(args, links, profile=None):
+    """Profile WORKLOAD.py on this machine (unless `profile`, a saved one, is given), then
+    advise on the hardware and goal given."""
     from rung.cli.profile import measure
     from rung.ladder import advise
 
     _hardware.blocks(args)  # checked before the (slow) measurement
     _plan.check_flags(args)
-    profile = measure(args, args.workload)
+    if profile is None:
+        profile = measure(args, args.workload)
     scenario, caveats = _plan.plan_scenario(profile, args, where=args.hardware or "--device")
     decision = advise(scenario, links)
     decision.warnings[0:0] = caveats
-    return scenario, decision, args.workload
+    return scenario, decision, args.workload, profile

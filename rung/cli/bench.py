@@ -42,6 +42,8 @@ def register(sub) -> None:
                    help="fit on the points already in --calibration-out too (calibrate across link rates)")
     c.add_argument("--deadline", type=float, default=300.0, metavar="S", help="seconds a run may take (default 300)")
     c.add_argument("--json", action="store_true", help="print rung/bench/v1 JSON on stdout")
+    c.add_argument("--html", metavar="FILE.html",
+                   help="also write the runs, measured beside predicted, as one self-contained HTML report")
     p.set_defaults(run=run)
 
 
@@ -78,6 +80,8 @@ def run(args) -> int:
 
     if args.calibrate:
         check_writable(args.calibration_out, "--calibration-out")  # before minutes of runs, not after
+    if args.html:
+        check_writable(args.html, "--html")
     points = None
     if args.calibration_merge:
         if not args.calibrate:
@@ -115,6 +119,11 @@ def run(args) -> int:
     from rung.spec.benchresult import BenchResult
 
     typed = BenchResult.model_validate(result)  # the seam: what the report and a saved file read
+    if args.html:
+        from rung.cli.report import write
+        from rung.report.html import ReportInputs
+
+        write(args.html, ReportInputs(bench=typed, command="rung bench"), "--html")
     if args.json:
         json.dump(typed.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -122,6 +131,8 @@ def run(args) -> int:
     from rung.report.bench import render
 
     render(typed)
+    if args.html:
+        print(f"report written to {args.html}")
     return 0
 
 

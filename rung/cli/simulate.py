@@ -30,14 +30,9 @@ def _distribution(text: str) -> tuple[str, float | None]:
         return text, None
     if text.startswith("measured:"):
         path = text.split(":", 1)[1]
-        from rung.spec.benchresult import BenchResult
-        from rung.spec.yamlio import load_mapping
+        from rung.spec.records import load_bench
 
-        data = load_mapping(path, "bench file")
-        try:
-            bench = BenchResult.model_validate(data)
-        except Exception:  # noqa: BLE001 - any shape error is the user's file
-            raise InputError(path, None, "expected the JSON `rung bench --json` writes (rung/bench/v1)") from None
+        bench = load_bench(path)
         one = next((r for r in bench.runs if r.strategy == "single_device" and r.step_time_cv), None)
         if one is None:
             raise InputError(path, "runs", "no single_device run with a measured step-time spread")

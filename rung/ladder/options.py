@@ -73,6 +73,15 @@ class Option:
                 "step_seconds_estimated": self.estimated, "device": self.scenario.hardware.device}
 
 
+def ladder_scenario(s: Scenario, d) -> Scenario:
+    """The scenario decision `d`'s ladder was walked on: the chosen offer's when one was
+    chosen (with the team's proposal), else `s` itself."""
+    if d.option == TEAM:
+        return s
+    chosen = next(o.scenario for o in option_scenarios(s) if o.name == d.option)
+    return chosen.model_copy(update={"proposal": s.proposal})
+
+
 def option_scenarios(s: Scenario) -> list[Option]:
     """The team's hardware, then each offer, as scenarios of their own."""
     out = [Option(TEAM, s.model_copy(update={"offers": []}), s.hardware.usd_per_host_hour, False)]

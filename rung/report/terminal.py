@@ -24,7 +24,7 @@ ROWS = (
 )
 
 
-def _hardware_line(s: Scenario) -> str:
+def hardware_line(s: Scenario) -> str:
     h = s.hardware
     link = "ICI" if s.is_tpu else s.intra_host_link
     return (f"{s.device.name} × {h.devices_per_host} per host ({link}, {u.gib(s.device_memory_bytes)} each), "
@@ -189,17 +189,16 @@ def options_table(d: Decision) -> Table:
 def render(s: Scenario, d: Decision, usable_bytes: float, console: Console | None = None) -> None:
     console = console or Console()
     if d.option != "hardware":  # the ladder below is walked on the chosen offer's hardware
-        from rung.ladder.options import option_scenarios
+        from rung.ladder.options import ladder_scenario
         from rung.model.memory import usable_device_bytes
 
-        chosen = next(o.scenario for o in option_scenarios(s) if o.name == d.option)
-        s = chosen.model_copy(update={"proposal": s.proposal})
+        s = ladder_scenario(s, d)
         usable_bytes = usable_device_bytes(s.device_memory_bytes)
     title = s.name or "scenario"
     console.print(Text.assemble(("rung advise", "bold"), f" · {title}"))
     console.print(Text(f"target {u.rate(s.goal.target_examples_per_second)}"
                        + (", reproducible runs" if s.goal.reproducible else "")
-                       + f" · {_hardware_line(s)}", style="dim"))
+                       + f" · {hardware_line(s)}", style="dim"))
     first = caveats(d)
     if first is not None:
         console.print(first)

@@ -41,9 +41,10 @@ def nothing_left_behind():
         assert leftovers() == [], "test hosts left behind"
 
 
-def test_every_strategy_runs_for_real():
+def test_every_strategy_runs_for_real(tmp_path):
+    html = tmp_path / "bench.html"
     r, b = bench(MLP, "--runs", "single_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2",
-                 "--steps", "6", "--warmup", "2")
+                 "--steps", "6", "--warmup", "2", "--html", str(html))
     assert r.returncode == 0, r.stderr[-800:]
     assert b["schema"] == "rung/bench/v1" and b["weak_scaling"]
     runs = {x["strategy"]: x for x in b["runs"]}
@@ -59,6 +60,15 @@ def test_every_strategy_runs_for_real():
     # 399,370 float32 gradients; ring all-reduce over 2 replicas sends 2 x 1/2 of them
     assert runs["multi_worker_mirrored"]["gradient_bytes_per_step"] == pytest.approx(399_370 * 4)
     assert any("share this machine's" in n for n in b["notes"])        # why local predictions run fast
+    # the same runs as a report: measured beside predicted, drawn in Chromium
+    from tests.report.browser import open_report, require_chromium
+    from tests.report.test_html import check_rendered
+
+    require_chromium()
+    page = open_report(html)
+    check_rendered(page, ["bench-throughput", "bench-steps"])
+    for x in b["runs"]:
+        assert f"{x['examples_per_second']:,.0f}" in page.text
 
 
 def test_cross_device_ops_and_a_partitioned_embedding_run_beside_their_predictions():

@@ -1,0 +1,98 @@
+"""`rung report`: one self-contained HTML file with the decision and the plots behind it."""
+
+from __future__ import annotations
+
+from rung.cli import _hardware, _plan
+from rung.errors import InputError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report", help="write the decision and its plots as one self-contained HTML file",
+                       description="Decide as `rung advise` does, then write one HTML file (no network needed to "
+                                   "view it) with the decision, the ladder, scaling curves, where the step time "
+                                   "goes, memory, goodput under preemption and the options; add a profile, a "
+                                   "bench and a simulation file to show them beside.")
+    p.add_argument("workload", nargs="?", metavar="WORKLOAD.py",
+                   help="profile this workload on this machine (or read --profile), then decide (needs "
+                        "--hardware or --device, and --target)")
+    src = p.add_argument_group("input")
+    src.add_argument("--scenario", metavar="FILE", help="scenario v1 file (YAML or JSON)")
+    src.add_argument("--example", metavar="NAME", help="a bundled example scenario (see rung advise --list-examples)")
+    src.add_argument("--profile", metavar="PROFILE.json",
+                     help="a saved `rung profile --json`: shown in the report; with WORKLOAD.py, used instead of "
+                          "measuring again")
+    src.add_argument("--bench", metavar="BENCH.json", help="a saved `rung bench --json`: measured beside predicted")
+    src.add_argument("--simulation", metavar="SIM.json", help="a saved `rung simulate --json`")
+    src.add_argument("--calibration", metavar="FILE", help="link constants from `rung bench --calibrate`")
+    p.add_argument("--out", metavar="FILE.html", required=True, help="where to write the report")
+    _hardware.add_arguments(p)
+    _plan.add_arguments(p)
+    m = p.add_argument_group("measurement (with WORKLOAD.py and no --profile)")
+    m.add_argument("--batch", type=int, metavar="N", help="per-device batch (default: the file's BATCH_SIZE, else 32)")
+    m.add_argument("--steps", type=int, default=30, metavar="N", help="steps timed after warm-up (default 30)")
+    m.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
+    m.add_argument("--keras", choices=("keras3", "tf_keras"), help="Keras behind tf.keras for the profile")
+    p.set_defaults(run=run, try_fixes=False)
+
+
+def write(path: str, inputs, flag: str) -> None:
+    """Render the report and write it whole (or not at all), with progress on a terminal."""
+    from rung.cli._common import Progress, write_atomically
+    from rung.report.html import render
+
+    with Progress() as progress:
+        text = render(inputs, on_phase=progress.phase)
+    write_atomically(path, text, flag)
+
+
+def run(args) -> int:
+    from rung.cli._common import check_writable
+    from rung.report.html import ReportInputs
+    from rung.spec.records import load_bench, load_profile, load_simulation
+
+    check_writable(args.out, "--out")
+    given = [x for x in (args.scenario, args.example, args.workload) if x]
+    if len(given) > 1:
+        raise InputError("--scenario", None, "give one of --scenario, --example or WORKLOAD.py")
+    profile = load_profile(args.profile) if args.profile else None
+    bench = load_bench(args.bench) if args.bench else None
+    simulation = load_simulation(args.simulation).to_json() if args.simulation else None
+    links = _links(args)
+    scenario = decision = None
+    if args.workload:
+        from pathlib import Path
+
+        from rung.cli.advise import _from_workload
+
+        if profile is not None and Path(profile.workload).name != Path(args.workload).name:
+            raise InputError(args.profile, "workload", f"the profile is of {profile.workload}, not {args.workload}")
+        scenario, decision, _, profile = _from_workload(args, links, profile)
+    elif args.scenario or args.example:
+        if _hardware.given(args) or _plan.given(args):
+            raise InputError("--hardware", None, "hardware and target flags go with WORKLOAD.py; "
+                                                 "a scenario file has its own")
+        from rung.cli.advise import _resolve
+        from rung.ladder import advise
+        from rung.spec import load_scenario
+
+        scenario = load_scenario(_resolve(args))
+        decision = advise(scenario, links)
+    elif not (bench or simulation or profile):
+        raise InputError("--scenario", None, "nothing to report: give --scenario FILE, --example NAME or "
+                                             "WORKLOAD.py (with --hardware and --target), or a --bench, "
+                                             "--simulation or --profile file")
+    inputs = ReportInputs(scenario=scenario, decision=decision, links=links, profile=profile, bench=bench,
+                          simulation=simulation, command="rung report")
+    write(args.out, inputs, "--out")
+    print(f"report written to {args.out}")
+    return 0
+
+
+def _links(args):
+    from rung.model.comm import DEFAULT_LINKS
+
+    if not args.calibration:
+        return DEFAULT_LINKS
+    from rung.spec.calibration import load_calibration
+
+    return DEFAULT_LINKS.calibrated(load_calibration(args.calibration))

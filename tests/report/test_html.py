@@ -1,0 +1,201 @@
+"""The HTML report: what the page holds (no browser), what the command refuses, and
+that every plot renders in headless Chromium with no console error and no request
+leaving the file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rung import units as u
+from rung.cli import main
+from rung.examples import scenario_examples
+from rung.ladder import advise
+from rung.model import comm
+from rung.report.html import ReportInputs, render
+from rung.spec import load_scenario
+from rung.spec.records import load_bench, load_simulation
+from tests.report.browser import open_report, require_chromium
+
+DATA = Path(__file__).parent / "data"
+BENCH = DATA / "bench-mlp.json"            # a real `rung bench --json` of the mlp example, 20 steps
+SIMULATION = DATA / "simulation-preemptible-64.json"  # `rung simulate` of preemptible-fleet, 64 x 500
+BASE_PLOTS = ["scaling", "step", "memory", "goodput"]
+
+
+def page_for(name: str, **extra) -> tuple:
+    s = load_scenario(scenario_examples()[name])
+    d = advise(s)
+    return s, d, render(ReportInputs(scenario=s, decision=d, **extra))
+
+
+@pytest.mark.parametrize("name", list(scenario_examples()))
+def test_every_example_page_holds_its_decision_and_its_plots(name):
+    s, d, page = page_for(name)
+    assert page.count("* plotly.js v") == 1, "plotly.js is inlined exactly once"
+    assert "src=\"http" not in page and "src='http" not in page
+    assert f"Verdict: {d.verdict}" in page
+    if d.prediction is not None and d.prediction.examples_per_second:
+        assert u.rate(d.prediction.examples_per_second) in page
+    assert u.rate(s.goal.target_examples_per_second) in page
+    for code in d.codes:
+        assert code in page, code
+    for r in d.rejected:  # the ladder table: every rung with its codes
+        for code in r.codes:
+            assert code in page, code
+    plots = [p.split('"')[0] for p in page.split('data-plot="')[1:]]
+    priced = len(d.options) > 1 and any(o["usd_per_hour"] is not None for o in d.options)
+    expected = BASE_PLOTS + (["options"] if priced else [])
+    if not any(p is not None and p.fits for p in [d.prediction] + [r.prediction for r in d.rejected]):
+        expected.remove("step")  # nothing runs: no step to break down
+    assert plots == expected
+
+
+def test_the_step_breakdown_stacks_every_term_of_the_step():
+    """The bars of each rung add up to its predicted step (a term the model adds and the
+    plot forgets would leave a gap)."""
+    from rung.report import figures
+
+    for name in ("multi-host", "preemptible-fleet", "embeddings", "slow-network", "one-box"):
+        s = load_scenario(scenario_examples()[name])
+        d = advise(s)
+        fig = figures.step_breakdown(d)
+        rows = figures._rung_predictions(d)
+        for i, (verdict, p) in enumerate(rows):
+            bars = sum(t.x[i] for t in fig.data if not t.name.startswith("restarts"))
+            if p.input_capped:
+                continue  # the pipeline's floor, not a sum of terms
+            assert bars == pytest.approx(p.step_seconds * 1e3, rel=1e-9), (name, verdict)
+
+
+def test_the_curves_pass_through_the_decision_and_linear_scaling():
+    """The plan's point sits on its rung's curve; the linear line is devices x one device."""
+    from rung.report import figures
+
+    s = load_scenario(scenario_examples()["multi-host"])
+    d = advise(s)
+    fig = figures.scaling_curves(s, d, comm.DEFAULT_LINKS)
+    curve = next(t for t in fig.data if t.name == "multi-worker mirrored")
+    i = list(curve.x).index(d.devices)
+    assert curve.y[i] == pytest.approx(d.prediction.examples_per_second, rel=1e-9)
+    linear = fig.data[0]
+    one = s.workload.per_device_batch / s.workload.step_seconds
+    assert linear.y[-1] == pytest.approx(linear.x[-1] * one)
+    # 8 hosts x 8 devices: every count is drawn when there are few
+    assert list(curve.x) == [8 * h for h in range(1, s.hardware.max_hosts + 1)]
+
+
+def test_goodput_curves_meet_the_model_at_the_fleets_rate():
+    from rung.model import preemption, throughput
+    from rung.report import figures
+
+    s = load_scenario(scenario_examples()["preemptible-fleet"])
+    d = advise(s)
+    fig = figures.goodput_curves(s, d)
+    asyn = fig.data[1]
+    # hand arithmetic: one worker is down `restart` seconds per preemption
+    lam = asyn.x[0] / 3600
+    assert asyn.y[0] == pytest.approx(1 - lam * s.fleet.restart_seconds)
+    sync = fig.data[0]
+    assert sync.y[0] > sync.y[-1]  # more preemption, less goodput
+    delta = preemption.checkpoint_seconds(throughput.replica(s).state_bytes)
+    assert sync.y[-1] == pytest.approx(preemption.sync_goodput(d.hosts, 1 / 3600, s.fleet.restart_seconds, delta))
+
+
+def test_the_report_command_writes_the_file_and_advise_html_matches_advise_json(tmp_path, capsys):
+    out = tmp_path / "r.html"
+    example = str(scenario_examples()["multi-host"])
+    assert main(["advise", "--scenario", example, "--json", "--html", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    page = out.read_text()
+    embedded = json.loads(page.split('id="rung-decision">')[1].split("</script>")[0])
+    assert embedded == printed
+    assert oct(out.stat().st_mode & 0o044) == oct(0o044 & ~_umask()), "readable like any file the user writes"
+    report = tmp_path / "full.html"
+    assert main(["report", "--scenario", example, "--bench", str(BENCH), "--simulation", str(SIMULATION),
+                 "--out", str(report)]) == 0
+    full = report.read_text()
+    for run in load_bench(BENCH).runs:
+        assert run.label in full and f"{run.examples_per_second:,.0f}" in full
+    assert f"{load_simulation(SIMULATION).workers:,} workers" in full
+
+
+def _umask() -> int:
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--scenario", "{scenario}", "--out", "{tmp}/no/such/dir/r.html"], "does not exist"),
+    (["--scenario", "{scenario}", "--out", "{tmp}"], "is a directory"),
+    (["--out", "{tmp}/r.html"], "nothing to report"),
+    (["--scenario", "{scenario}", "--bench", "{scenario}", "--out", "{tmp}/r.html"], "rung/bench/v1"),
+    (["--scenario", "{scenario}", "--simulation", "{broken_sim}", "--out", "{tmp}/r.html"], "sync.goodput"),
+    (["--scenario", "{scenario}", "--profile", "{tmp}/missing.json", "--out", "{tmp}/r.html"], "no such"),
+    (["--scenario", "{scenario}", "--example", "one-box", "--out", "{tmp}/r.html"], "give one of"),
+])
+def test_bad_report_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, words):
+    sim = json.loads(SIMULATION.read_text())
+    del sim["sync"]["goodput"]
+    (tmp_path / "broken.json").write_text(json.dumps(sim))
+    fill = {"scenario": str(scenario_examples()["one-box"]), "tmp": str(tmp_path),
+            "broken_sim": str(tmp_path / "broken.json")}
+    r = subprocess.run([sys.executable, "-m", "rung", "report", *[a.format(**fill) for a in args]],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and words in r.stderr, r.stderr
+    assert not (tmp_path / "r.html").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["broken.json"], "no temporary file left"
+
+
+# -- in the browser ----------------------------------------------------------------------
+
+def check_rendered(page, names: list[str]) -> None:
+    assert page.errors == [], page.errors
+    assert page.requests == [], f"the page fetched {page.requests}: it must be self-contained"
+    assert [p["name"] for p in page.plots] == names
+    for p in page.plots:
+        assert p["traces"] > 0 and p["marks"] > 0, p
+        assert p["width"] > 300 and p["height"] > 200, p
+    assert page.screenshot[:8] == b"\x89PNG\r\n\x1a\n" and len(page.screenshot) > 50_000
+
+
+def test_every_plot_renders_in_chromium_with_the_decisions_numbers(tmp_path):
+    require_chromium()
+    out = tmp_path / "report.html"
+    r = subprocess.run([sys.executable, "-m", "rung", "report", "--example", "preemptible-fleet",
+                        "--bench", str(BENCH), "--simulation", str(SIMULATION), "--out", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    page = open_report(out)
+    check_rendered(page, BASE_PLOTS + ["bench-throughput", "bench-steps", "simulation"])
+    # what `rung advise --json` decides (another process) is what the page shows
+    a = subprocess.run([sys.executable, "-m", "rung", "advise", "--example", "preemptible-fleet", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    d = json.loads(a.stdout)
+    assert page.decision == d
+    assert f"Verdict: {d['verdict']}" in page.text
+    assert u.rate(d["predicted"]["examples_per_second"]) in page.text
+    assert f"{d['ps_tasks']} parameter-server task(s)" in page.text
+    for f in d["reasons"] + d["warnings"]:
+        assert f["code"] in page.text
+    for run in load_bench(BENCH).runs:
+        assert f"{run.examples_per_second:,.0f}" in page.text
+
+
+def test_options_render_side_by_side_in_chromium(tmp_path):
+    require_chromium()
+    out = tmp_path / "options.html"
+    assert main(["report", "--example", "cheaper-option", "--out", str(out)]) == 0
+    page = open_report(out)
+    check_rendered(page, BASE_PLOTS + ["options"])
+    for o in page.decision["options"]:
+        assert o["name"] in page.text
+        if o["usd_per_hour"] is not None:
+            assert f"{o['usd_per_hour']:,.2f}" in page.text
