@@ -18,9 +18,10 @@ def register(sub) -> None:
     p.add_argument("--workers", type=int, metavar="N", help="workers (hosts); default: the scenario's max_hosts")
     p.add_argument("--steps", type=int, default=1000, metavar="S", help="steps per worker (default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
-    p.add_argument("--step-distribution", default="normal", metavar="KIND",
+    p.add_argument("--step-distribution", metavar="KIND",
                    help="normal | lognormal (mean step, the scenario's step_time_cv) | measured:BENCH.json "
-                        "(a lognormal with the spread rung bench measured on one device)")
+                        "(a lognormal with the spread rung bench measured on one device); default: the "
+                        "scenario's workload.step_time_distribution (normal unless it says otherwise)")
     p.add_argument("--json", action="store_true", help="print rung/simulation/v1 JSON on stdout, nothing else")
     p.set_defaults(run=run)
 
@@ -53,7 +54,7 @@ def run(args) -> int:
     if workers * args.steps > 50_000_000:
         raise InputError("--workers", None, f"{workers} x {args.steps} steps is over 50 million worker-steps; "
                                             "give fewer steps")
-    kind, cv = _distribution(args.step_distribution)
+    kind, cv = _distribution(args.step_distribution or s.workload.step_time_distribution)
     from rung.cli._common import Progress
 
     with (Progress() if not args.json else _Quiet()) as progress:

@@ -77,6 +77,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     p = d.prediction
     d.strategy_options, why = strategy_options(s, d.verdict, p.devices_per_host if p else 1, d.ps_tasks, ctx.links)
     d.reasons.extend(why)
+    heavy = _heavy_tails(ctx, d)
+    if heavy is not None:
+        d.warnings.append(heavy)
     if d.verdict == "needs_sharding":
         d.sharding = sharding(ctx)
     d.code = code_for(d, ctx)
@@ -85,6 +88,28 @@ def _finish(ctx: Context, d: Decision) -> Decision:
         d.review, d.proposal_prediction, extra = review(ctx)
         d.warnings.extend(extra)
     return d
+
+
+def _heavy_tails(ctx: Context, d: Decision):
+    """HEAVY_TAILED_STEPS: the synchronous multi-host numbers wait for a simulated slowest
+    worker, not the normal closed form; both, for the plan (or the multi-host rung)."""
+    w = ctx.s.workload
+    if w.step_time_distribution == "normal" or w.step_time_cv <= 0:
+        return None
+    p = d.prediction
+    if p is None or p.hosts < 2 or p.strategy == "parameter_server":
+        p = ctx.mwms.prediction
+    if p is None or p.hosts < 2:
+        return None
+    from rung.model import straggler
+
+    cv = w.step_time_cv / w.gradient_accumulation_steps ** 0.5
+    normal = float(straggler.straggler_seconds(p.compute_seconds, cv, p.hosts, "normal"))
+    return Finding(C.HEAVY_TAILED_STEPS,
+        f"step times are {w.step_time_distribution} (CV {w.step_time_cv:.2g}), which has no closed form for "
+        f"the slowest worker: rung simulated the fleet's steps, and a synchronous step across {p.hosts} hosts "
+        f"waits {u.seconds(p.straggler_seconds)} for its slowest worker (normal step times would wait "
+        f"{u.seconds(normal)})")
 
 
 def _decision(ctx: Context, c: Candidate, reasons, warnings) -> Decision:

@@ -23,33 +23,17 @@ to the simulated rate as in the closed form, not simulated as a queue.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
 
 from rung.model import comm, preemption, ps, throughput
+from rung.model.straggler import Distribution
 from rung.spec.scenario import Scenario
 
 SCHEMA = "rung/simulation/v1"
 MIN_FAILURES = 2000     # failure cycles simulated for goodput (its standard error ~ 1 / sqrt of it)
 CHUNK_CELLS = 4_000_000  # workers x steps drawn at once (memory bound)
-
-
-@dataclass(frozen=True)
-class Distribution:
-    """Per-worker compute time of one step: mean `mean`, coefficient of variation `cv`."""
-    kind: str   # normal | lognormal
-    cv: float
-
-    def draw(self, rng: np.random.Generator, mean: float, shape) -> np.ndarray:
-        if self.cv <= 0:
-            return np.full(shape, mean)
-        if self.kind == "lognormal":
-            sigma2 = np.log1p(self.cv ** 2)
-            return rng.lognormal(np.log(mean) - sigma2 / 2, np.sqrt(sigma2), size=shape)
-        x = rng.normal(mean, self.cv * mean, size=shape)
-        return np.maximum(x, 0.0)
 
 
 def _sync(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.Links,
@@ -131,14 +115,16 @@ def closed_form(s: Scenario, n: int, links: comm.Links = comm.DEFAULT_LINKS) -> 
                       "staleness_p95": None}}
 
 
-def simulate(s: Scenario, workers: int, steps: int, seed: int = 0, distribution: str = "normal",
+def simulate(s: Scenario, workers: int, steps: int, seed: int = 0, distribution: Optional[str] = None,
              cv: Optional[float] = None, links: comm.Links = comm.DEFAULT_LINKS,
              on_phase: Optional[Callable[[str], None]] = None,
              on_step: Optional[Callable[[int, int], None]] = None) -> dict:
     """rung/simulation/v1 for `workers` workers (hosts) and `steps` steps each;
-    `on_phase` / `on_step` report progress (the command shows them on a terminal)."""
+    `distribution`: normal | lognormal (default: the scenario's); `on_phase` / `on_step`
+    report progress (the command shows them on a terminal)."""
     started = time.perf_counter()
-    dist = Distribution(distribution, s.workload.step_time_cv if cv is None else cv)
+    dist = Distribution(distribution or s.workload.step_time_distribution,
+                        s.workload.step_time_cv if cv is None else cv)
     rng = np.random.default_rng(seed)
     if on_phase:
         on_phase("synchronous fleet: steps")

@@ -27,6 +27,7 @@ Optimizer = Literal["sgd", "momentum", "adam", "adamw", "adagrad", "rmsprop", "a
 DType = Literal["float32", "bfloat16", "float16"]
 StepSource = Literal["measured", "estimated", "declared"]
 Prefer = Literal["simplicity", "cost"]
+StepDistribution = Literal["normal", "lognormal"]
 
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
@@ -77,6 +78,11 @@ class Workload(_Block):
     # v1 extension (optional): trainable variable tensors; under parameter servers each is
     # read and updated remotely every step (rung profile counts them)
     trainable_variables: Optional[Count] = None
+    # v1 extension (optional): the shape of step times across workers. "normal" (the
+    # default) has a closed form for the slowest of N; "lognormal" (heavy-tailed: shared
+    # or preemptible hosts, noisy neighbours) has not, and rung simulates the fleet's
+    # steps for it (HEAVY_TAILED_STEPS says so).
+    step_time_distribution: StepDistribution = "normal"
 
 
 class Hardware(_Block):
