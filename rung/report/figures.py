@@ -183,9 +183,9 @@ def options_bars(d: Decision) -> Optional[go.Figure]:
     names = [o["name"] + (" ★" if o["name"] == d.option else "") for o in opts]
     fig = go.Figure()
     fig.add_trace(go.Bar(x=names, y=[o["usd_per_hour"] for o in opts], name="$ per hour", marker_color="#4c78a8",
-                         hovertemplate="$%{y:,.2f} per hour<extra></extra>"))
+                         offsetgroup="hour", hovertemplate="$%{y:,.2f} per hour<extra></extra>"))
     fig.add_trace(go.Bar(x=names, y=[o["usd_per_million_examples"] for o in opts], name="$ per million examples",
-                         marker_color="#f58518", yaxis="y2",
+                         marker_color="#f58518", yaxis="y2", offsetgroup="million",
                          hovertemplate="$%{y:,.2f} per million examples<extra></extra>"))
     _layout(fig, "Options: what each costs", barmode="group", margin=dict(l=70, r=70, t=110, b=60),
             yaxis=dict(title="$ per hour", rangemode="tozero"),

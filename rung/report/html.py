@@ -30,6 +30,7 @@ table{border-collapse:collapse;margin:.5em 0;font-size:.92em;width:100%}th,td{pa
 border-bottom:1px solid #eee}th{background:#f6f6f6}td.l,th.l{text-align:left}tr.chosen{font-weight:600;
 background:#eef8ee}code.c{font-weight:600}ul.f li{margin:.25em 0}pre{background:#f6f8fa;padding:12px;
 overflow:auto;font-size:.85em}.plot{margin:1em 0;min-height:200px}.warn{color:#8a5300}
+td:not(.l){white-space:nowrap}.ladder td:nth-child(9){min-width:180px}.ladder td:nth-child(8){font-size:.85em}
 """
 
 
@@ -44,14 +45,14 @@ class ReportInputs:
     command: str = ""
 
 
-def _table(headers: list[str], rows: list[list], left=(0,), chosen: Optional[int] = None) -> str:
+def _table(headers: list[str], rows: list[list], left=(0,), chosen: Optional[int] = None, cls: str = "") -> str:
     """An HTML table; columns in `left` align left (text), the rest right (numbers)."""
     head = "".join(f'<th class="{"l" if i in left else ""}">{escape(h)}</th>' for i, h in enumerate(headers))
     body = []
     for j, row in enumerate(rows):
         cells = "".join(f'<td class="{"l" if i in left else ""}">{escape(str(c))}</td>' for i, c in enumerate(row))
         body.append(f'<tr{" class=chosen" if j == chosen else ""}>{cells}</tr>')
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+    return f'<table class="{cls}"><tr>{head}</tr>{"".join(body)}</table>'
 
 
 def _findings(findings, css: str = "") -> str:
@@ -106,13 +107,18 @@ def _decision_section(s: Scenario, d: Decision) -> str:
         prop = s.proposal
         parts.append(f"<h3>Review of the proposal ({escape(prop.strategy)} on {prop.hosts} host(s), predicted "
                      f"{escape(u.rate(pp['examples_per_second']))})</h3>" + _findings(d.review))
+    return "<h2>Decision</h2>" + "".join(parts)
+
+
+def _code_section(d: Decision) -> str:
+    parts = []
     if d.strategy_options:
         parts.append("<h3>Strategy options</h3><pre>" + escape(json.dumps(d.strategy_options, indent=2)) + "</pre>")
     if d.code:
         parts.append("<h3>Code</h3><pre>" + escape(d.code) + "</pre>")
     if d.takes_on:
         parts.append("<h3>What you take on</h3><ul>" + "".join(f"<li>{escape(t)}</li>" for t in d.takes_on) + "</ul>")
-    return "<h2>Decision</h2>" + "".join(parts)
+    return "<h2>How to run it</h2>" + "".join(parts) if parts else ""
 
 
 ROWS = (("needs_sharding", "fits one device?"), ("fix_input_pipeline", "input keeps up?"), ("tpu", "TPUs?"),
@@ -139,7 +145,7 @@ def _ladder_section(d: Decision) -> str:
                      u.gib(p.memory_bytes_per_device) if p else "-", mark, codes, why])
     return ("<h2>The ladder, bottom up</h2>"
             + _table(["rung", "hosts×devices", "ex/s", "efficiency", "step", "memory/device", "", "codes", "why"],
-                     rows, left=(0, 6, 7, 8), chosen=chosen))
+                     rows, left=(0, 6, 7, 8), chosen=chosen, cls="ladder"))
 
 
 def _options_section(d: Decision) -> str:
@@ -231,15 +237,16 @@ def render(inputs: ReportInputs, on_phase: Optional[Callable[[str], None]] = Non
                     + (", reproducible runs" if s.goal.reproducible else "") + f" · {escape(hardware_line(ls))}</p>")
         body.append(_decision_section(s, d))
         body.append(_options_section(d))
-        body.append(_ladder_section(d))
+        if len(d.options) > 1:
+            body.append(_plot("options", figures.options_bars(d)))
         phase("report: scaling curves")
         body.append("<h2>Scaling</h2>" + _plot("scaling", figures.scaling_curves(ls, d, inputs.links)))
         phase("report: step time, memory, goodput")
         body.append("<h2>Where the step time goes</h2>" + _plot("step", figures.step_breakdown(d)))
+        body.append(_ladder_section(d))
         body.append("<h2>Memory</h2>" + _plot("memory", figures.memory_bars(ls)))
         body.append("<h2>Preemption</h2>" + _plot("goodput", figures.goodput_curves(ls, d)))
-        if len(d.options) > 1:
-            body.append(_plot("options", figures.options_bars(d)))
+        body.append(_code_section(d))
     if inputs.profile is not None:
         body.append(_profile_section(inputs.profile))
     if inputs.bench is not None:

@@ -2,7 +2,8 @@
 say what rendered: console errors, requests that left the file, each plot's drawn size
 and marks, the page's text, and a screenshot.
 
-Run as a script to take a screenshot: python -m tests.report.browser REPORT.html OUT.png
+Run as a script to take a screenshot (the top HEIGHT pixels, else the whole page):
+python -m tests.report.browser REPORT.html OUT.png [HEIGHT]
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def require_chromium() -> None:
     pytest.skip("headless Chromium is not installed (apt-get install chromium)")
 
 
-def open_report(path: Path, width: int = 1200) -> Page:
+def open_report(path: Path, width: int = 1200, clip_height: int | None = None) -> Page:
     from playwright.sync_api import sync_playwright
 
     page_out = Page()
@@ -82,13 +83,14 @@ def open_report(path: Path, width: int = 1200) -> Page:
                 import json
 
                 page_out.decision = json.loads(raw)
-            page_out.screenshot = page.screenshot(full_page=True)
+            page_out.screenshot = page.screenshot(full_page=True, clip=None if clip_height is None
+                                                  else {"x": 0, "y": 0, "width": width, "height": clip_height})
         finally:
             browser.close()
     return page_out
 
 
 if __name__ == "__main__":
-    shot = open_report(Path(sys.argv[1])).screenshot
+    shot = open_report(Path(sys.argv[1]), clip_height=int(sys.argv[3]) if len(sys.argv) > 3 else None).screenshot
     Path(sys.argv[2]).write_bytes(shot)
     print(f"{sys.argv[2]}: {len(shot):,} bytes")

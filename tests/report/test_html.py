@@ -50,7 +50,7 @@ def test_every_example_page_holds_its_decision_and_its_plots(name):
             assert code in page, code
     plots = [p.split('"')[0] for p in page.split('data-plot="')[1:]]
     priced = len(d.options) > 1 and any(o["usd_per_hour"] is not None for o in d.options)
-    expected = BASE_PLOTS + (["options"] if priced else [])
+    expected = (["options"] if priced else []) + BASE_PLOTS
     if not any(p is not None and p.fits for p in [d.prediction] + [r.prediction for r in d.rejected]):
         expected.remove("step")  # nothing runs: no step to break down
     assert plots == expected
@@ -194,7 +194,7 @@ def test_options_render_side_by_side_in_chromium(tmp_path):
     out = tmp_path / "options.html"
     assert main(["report", "--example", "cheaper-option", "--out", str(out)]) == 0
     page = open_report(out)
-    check_rendered(page, BASE_PLOTS + ["options"])
+    check_rendered(page, ["options"] + BASE_PLOTS)
     for o in page.decision["options"]:
         assert o["name"] in page.text
         if o["usd_per_hour"] is not None:
