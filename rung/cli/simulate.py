@@ -14,7 +14,13 @@ def register(sub) -> None:
                        description="Simulate synchronous (all-reduce, gang restarts) and asynchronous (parameter "
                                    "servers, workers leaving and rejoining) training of a scenario's workload on "
                                    "N workers, beside the closed forms rung decides with.")
-    p.add_argument("--scenario", metavar="FILE", required=True, help="scenario v1 file (YAML or JSON)")
+    p.add_argument("--scenario", metavar="FILE", help="scenario v1 file (YAML or JSON)")
+    p.add_argument("--bench", metavar="BENCH.json",
+                   help="instead of a scenario: reproduce this bench's synchronous runs from their own inputs "
+                        "(measured step and spread, gradient bytes, link, shared cores, straggler) and set the "
+                        "simulated throughput beside the measured one")
+    p.add_argument("--calibration", metavar="FILE",
+                   help="with --bench: a `rung bench --calibrate` file to simulate with (else the bench's own, if any)")
     p.add_argument("--workers", type=int, metavar="N", help="workers (hosts); default: the scenario's max_hosts")
     p.add_argument("--steps", type=int, default=1000, metavar="S", help="steps per worker (default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
@@ -43,6 +49,12 @@ def _distribution(text: str) -> tuple[str, float | None]:
 
 
 def run(args) -> int:
+    if bool(args.scenario) == bool(args.bench):
+        raise InputError("--scenario", None, "give one of --scenario FILE or --bench BENCH.json")
+    if args.bench:
+        return _reproduce(args)
+    if args.calibration:
+        raise InputError("--calibration", None, "goes with --bench")
     from rung.model.simulate import simulate
     from rung.spec import load_scenario
 
@@ -64,6 +76,44 @@ def run(args) -> int:
         sys.stdout.write("\n")
         return 0
     _render(out)
+    return 0
+
+
+def _reproduce(args) -> int:
+    from rung.bench.reproduce import reproduce
+    from rung.spec.records import load_bench
+
+    if args.workers is not None or args.step_distribution:
+        raise InputError("--workers" if args.workers is not None else "--step-distribution", None,
+                         "with --bench the runs' own workers and measured spread are used")
+    bench = load_bench(args.bench)
+    calibration = None
+    if args.calibration:
+        from rung.spec.calibration import load_calibration
+
+        calibration = load_calibration(args.calibration).model_dump(mode="json")
+    out = reproduce(bench, args.bench, calibration, seed=args.seed)
+    if args.json:
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    c = Console()
+    c.print(f"[bold]rung simulate --bench[/bold] · {out['workload']} · lognormal steps, measured cv "
+            f"{out['step_time_cv']:.3g} · all-reduce at {out['allreduce_share_of_goodput']:.2f} of the link's "
+            f"goodput · {out['steps_simulated']:,} steps simulated per run")
+    if not out["runs"]:
+        c.print("no synchronous multi-replica run in the bench file (mirrored or multi_worker_mirrored)")
+        return 0
+    t = Table(box=None, pad_edge=False, header_style="bold")
+    for col in ("run", "measured ex/s", "closed form", "simulated", "simulated / measured"):
+        t.add_column(col, justify="left" if col == "run" else "right")
+    for r in out["runs"]:
+        t.add_row(r["run"], f"{r['measured_examples_per_second']:,.0f}", f"{r['closed_form_examples_per_second']:,.0f}",
+                  f"{r['simulated_examples_per_second']:,.0f}", f"{r['simulated_over_measured']:.2f}")
+    c.print(t)
     return 0
 
 

@@ -23,12 +23,14 @@ to the simulated rate as in the closed form, not simulated as a queue.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Callable, Optional
 
 import numpy as np
 
 from rung.model import comm, preemption, ps, throughput
 from rung.model.straggler import Distribution
+from rung.model.testbed import Testbed
 from rung.spec.scenario import Scenario
 
 SCHEMA = "rung/simulation/v1"
@@ -37,16 +39,26 @@ CHUNK_CELLS = 4_000_000  # workers x steps drawn at once (memory bound)
 
 
 def _sync(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.Links,
-          on_step: Optional[Callable[[int, int], None]] = None) -> dict:
+          on_step: Optional[Callable[[int, int], None]] = None, testbed: Optional[Testbed] = None) -> dict:
     d = s.hardware.devices_per_host
-    t = {k: float(np.asarray(v)) for k, v in throughput.sync_terms(s, n, d, links=links).items() if k != "capped"}
+    # the injected straggler of a test bed is simulated (one worker's draws x its factor),
+    # not added as the closed form's constant
+    plain = replace(testbed, straggle=1.0) if testbed is not None else None
+    t = {k: float(np.asarray(v)) for k, v in throughput.sync_terms(s, n, d, links=links, testbed=plain).items()
+         if k != "capped"}
     compute = t["compute"]
     others = t["wait"] + t["intra"] + t["inter"] + t["sparse"] + t["sync"]
+    # k micro-batches per step: the sum's spread is cv / sqrt(k) of its mean
+    dist = Distribution(dist.kind, dist.cv / np.sqrt(s.workload.gradient_accumulation_steps))
+    straggle = testbed.straggle if testbed is not None else 1.0
     slowest = np.empty(steps)
     rows = max(1, CHUNK_CELLS // max(1, n))
     for start in range(0, steps, rows):
         k = min(rows, steps - start)
-        slowest[start:start + k] = dist.draw(rng, compute, (k, n)).max(axis=1)
+        x = dist.draw(rng, compute, (k, n))
+        if straggle != 1.0:
+            x[:, 0] *= straggle
+        slowest[start:start + k] = x.max(axis=1)
         if on_step:
             on_step(start + k, steps)
     step = slowest + others
@@ -103,6 +115,16 @@ def _async(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm
     return {"examples_per_second": rate * d * w.per_device_batch,
             "staleness_mean": float(stale.mean()) if stale.size else None,
             "staleness_p95": float(np.percentile(stale, 95)) if stale.size else None}
+
+
+def simulate_sync(s: Scenario, workers: int, steps: int, seed: int = 0, distribution: Optional[str] = None,
+                  cv: Optional[float] = None, links: comm.Links = comm.DEFAULT_LINKS,
+                  testbed: Optional[Testbed] = None) -> dict:
+    """The synchronous fleet alone (the `sync` block), on real hosts or, with `testbed`,
+    on `rung bench`'s test bed: what reproduces a bench run from its inputs."""
+    dist = Distribution(distribution or s.workload.step_time_distribution,
+                        s.workload.step_time_cv if cv is None else cv)
+    return _sync(s, workers, steps, dist, np.random.default_rng(seed), links, testbed=testbed)
 
 
 def closed_form(s: Scenario, n: int, links: comm.Links = comm.DEFAULT_LINKS) -> dict:

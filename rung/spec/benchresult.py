@@ -79,6 +79,8 @@ class BenchResult(_Record):
     cores: Optional[int] = None
     notes: list[str] = []
     ps_costs: Optional[dict[str, Optional[dict[str, Any]]]] = None
+    # what every prediction started from (rung.bench.predict.Basis without the PS costs)
+    basis: Optional[dict[str, Any]] = None
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json", exclude_unset=True)

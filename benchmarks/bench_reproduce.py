@@ -1,0 +1,92 @@
+"""Benchmark: does the fleet simulation reproduce real bench runs from their inputs?
+
+Calibrate the shaped test-host links once (as bench_accuracy does: comm_heavy at 2 and 4
+workers, 50 and 500 Mbit/s), then run R rounds of the mlp workload on 3 test hosts with
+a shaped link, each round a plain MultiWorkerMirrored run and the same run with worker
+1 slowed by a factor (`rung bench --straggler 1:F`). Every round is reproduced by
+`rung simulate --bench` from its own inputs (the one-device step and its measured
+spread, gradient bytes, link, shared cores, the straggler) with the calibration. The
+check: the simulated throughput against the measured runs' spread across rounds.
+Needs root (test hosts).
+
+    python benchmarks/bench_reproduce.py [--rounds 3] [--rate 500] [--factor 3] [--steps 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+HEAVY = REPO / "rung" / "examples" / "workloads" / "comm_heavy.py"
+MLP = REPO / "rung" / "examples" / "workloads" / "mlp.py"
+OUT = REPO / "benchmarks" / "out"
+
+
+def rung(*args) -> dict:
+    r = subprocess.run([sys.executable, "-m", "rung", *map(str, args), "--json"], capture_output=True, text=True,
+                       timeout=3600)
+    if r.returncode != 0:
+        raise SystemExit(f"rung {args[0]} failed: {r.stderr[-1000:]}")
+    return json.loads(r.stdout)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rate", type=float, default=500.0, help="link rate of the test hosts, Mbit/s")
+    ap.add_argument("--workers", type=int, default=3)
+    ap.add_argument("--factor", type=float, default=3.0, help="the straggler's slowdown")
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--calibration", help="an existing calibration file (skips calibrating)")
+    args = ap.parse_args()
+    OUT.mkdir(exist_ok=True)
+    cal_file = Path(args.calibration) if args.calibration else OUT / "reproduce-calibration.json"
+    if not args.calibration:
+        cal_file.unlink(missing_ok=True)
+        for i, rate in enumerate((50, 500)):
+            print(f"calibrating at {rate} Mbit/s ...", flush=True)
+            rung("bench", HEAVY, "--runs", "single_device,multi_worker_mirrored:2,multi_worker_mirrored:4",
+                 "--hosts", 4, "--link-mbit", rate, "--steps", 4 if rate == 50 else 16, "--warmup", 2,
+                 "--calibrate", "--calibration-out", cal_file, *(["--calibration-merge"] if i else []))
+    cal = json.loads(cal_file.read_text())
+    print(f"calibration: all-reduce at {cal['allreduce_share_of_goodput']:.3f} of goodput, streaming "
+          f"{(cal.get('testbed_cpu_seconds_per_byte') or 0) * 1e9:.2f} ns of CPU per byte")
+    rows = []
+    for i in range(args.rounds):
+        b = rung("bench", MLP, "--runs", f"single_device,multi_worker_mirrored:{args.workers}", "--hosts", args.workers,
+                 "--link-mbit", args.rate, "--straggler", f"1:{args.factor:g}", "--steps", args.steps)
+        path = OUT / f"reproduce-bench-{i}.json"
+        path.write_text(json.dumps(b))
+        sim = rung("simulate", "--bench", path, "--calibration", cal_file, "--seed", i)
+        for r in sim["runs"]:
+            rows.append({"round": i, **r})
+            print(f"round {i}  {r['run']:<12} measured {r['measured_examples_per_second']:8,.0f} ex/s  simulated "
+                  f"{r['simulated_examples_per_second']:8,.0f} ({r['simulated_over_measured']:.2f})  closed form "
+                  f"{r['closed_form_examples_per_second']:8,.0f}", flush=True)
+    (OUT / "reproduce.json").write_text(json.dumps({"calibration": cal, "rows": rows}, indent=2))
+    ok = True
+    for straggled in (False, True):
+        sel = [r for r in rows if (r["straggler_factor"] > 1) == straggled]
+        measured = [r["measured_examples_per_second"] for r in sel]
+        simulated = [r["simulated_examples_per_second"] for r in sel]
+        lo, hi, mean = min(measured), max(measured), statistics.fmean(measured)
+        sim = statistics.fmean(simulated)
+        spread = (hi - lo) / mean
+        inside = lo <= sim <= hi
+        within = abs(sim / mean - 1) <= spread
+        ok = ok and within
+        print(f"{'with the straggler' if straggled else 'plain':<18} measured {lo:,.0f}..{hi:,.0f} ex/s (mean "
+              f"{mean:,.0f}, spread {spread:.1%}); simulated {sim:,.0f} ({sim / mean - 1:+.1%} of the mean): "
+              f"{'inside the measured range' if inside else 'outside the measured range'}, "
+              f"{'within' if within else 'not within'} the spread")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""A bench run reproduced by the fleet simulation from its own inputs: the one-device
+step and its measured spread (a lognormal with the measured coefficient of variation),
+the counted gradient bytes, the measured link, the test bed's shared cores, an injected
+straggler, and a calibration when one was fitted. The simulation draws every worker's
+compute each step and waits for the slowest; the rest of the step is the model's
+(`throughput.sync_terms` with the bench's `Testbed`). Synchronous runs only (mirrored,
+multi-worker): a parameter-server run's steps on a test bed run one at a time, which
+the asynchronous simulation does not model. Pure: no TensorFlow."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from rung.bench import predict
+from rung.errors import InputError
+from rung.model.simulate import simulate_sync
+from rung.spec.benchresult import BenchResult
+
+SCHEMA = "rung/bench-simulation/v1"
+STEPS = 20_000   # simulated steps per run: the simulation's expectation, not one more noisy sample
+
+
+def basis_of(b: BenchResult, where: str, calibration: Optional[dict] = None) -> tuple[predict.Basis, float]:
+    """The bench's basis and the all-reduce's share of goodput (1.0 uncalibrated)."""
+    if not b.basis:
+        raise InputError(where, "basis", "the bench file has no basis (no single_device run, or written by an "
+                                         "older rung): run rung bench again")
+    c = calibration or (b.calibration if b.calibration and b.calibration.get("fitted") else None)
+    cpu = float(c.get("testbed_cpu_seconds_per_byte") or 0.0) if c else 0.0
+    share = float(c["allreduce_share_of_goodput"]) if c else 1.0
+    fields = {k: b.basis[k] for k in ("one_device_step_seconds", "dense_gradient_bytes", "sparse_gradient_bytes",
+                                      "step_time_cv", "link_bytes_per_second", "link_rtt_seconds")}
+    basis = predict.Basis(**fields, cpu_seconds_per_byte=cpu, cores=int(b.basis.get("cores") or b.cores or 1),
+                          variables=b.basis.get("variables"), optimizer=b.basis.get("optimizer") or "sgd",
+                          ps_costs=b.ps_costs)
+    return basis, share
+
+
+def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict] = None, seed: int = 0,
+              steps: int = STEPS) -> dict:
+    """Each synchronous multi-replica run of `b`: measured, the closed form, simulated."""
+    basis, share = basis_of(b, where, calibration)
+    out = []
+    for r in b.runs:
+        if r.strategy not in ("mirrored", "multi_worker_mirrored") or r.replicas < 2 or not r.examples_per_second:
+            continue
+        straggle = r.straggler.factor if r.straggler else 1.0
+        s = predict.scenario_for(basis, r.strategy, r.replicas)
+        links = predict.links_for(basis, share, r.replicas)
+        if r.strategy == "mirrored" and r.option:
+            from rung.bench.plan import OPTIONS
+
+            links = links.with_(intra_host_algorithm=OPTIONS["mirrored"][r.option])
+        bed = predict.testbed_for(basis, r.replicas, straggle)
+        hosts = 1 if r.strategy == "mirrored" else r.replicas
+        sim = simulate_sync(s, hosts, steps, seed, "lognormal", basis.step_time_cv, links, bed)
+        closed = predict.predict_step_seconds(basis, r.strategy, r.replicas, straggle, share, r.option)["step"]
+        per_step = r.replicas * b.per_replica_batch
+        simulated = per_step / sim["step_seconds_mean"]
+        out.append({"run": r.label + (f" w{r.straggler.worker}x{straggle:g}" if r.straggler else ""),
+                    "strategy": r.strategy, "replicas": r.replicas, "straggler_factor": straggle,
+                    "measured_examples_per_second": r.examples_per_second,
+                    "closed_form_examples_per_second": per_step / closed,
+                    "simulated_examples_per_second": simulated,
+                    "simulated_over_measured": simulated / r.examples_per_second,
+                    "simulated_straggler_seconds": sim["straggler_seconds_mean"]})
+    return {"schema": SCHEMA, "workload": b.workload, "steps_simulated": steps, "seed": seed,
+            "step_time_cv": basis.step_time_cv, "allreduce_share_of_goodput": share, "runs": out}

@@ -1,0 +1,67 @@
+"""`rung simulate --bench`: a bench run reproduced by the simulation from its inputs.
+On a recorded real bench (tests/report/data/bench-mlp.json), no TensorFlow."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rung.bench import predict
+from rung.bench.reproduce import basis_of, reproduce
+from rung.spec.benchresult import BenchResult
+
+BENCH = Path(__file__).parents[1] / "report" / "data" / "bench-mlp.json"
+
+
+def bench(**straggler) -> BenchResult:
+    data = json.loads(BENCH.read_text())
+    if straggler:
+        for r in data["runs"]:
+            if r["strategy"] == "multi_worker_mirrored":
+                r["straggler"] = straggler
+    return BenchResult.model_validate(data)
+
+
+def test_each_synchronous_run_is_simulated_beside_what_was_measured():
+    out = reproduce(bench(), steps=4000)
+    assert [r["run"] for r in out["runs"]] == ["mirrored:2", "mwms:2"]   # parameter servers are not simulated
+    for r in out["runs"]:
+        # the simulation's expectation and the closed form share every term but the slowest worker's wait
+        assert r["simulated_examples_per_second"] == pytest.approx(r["closed_form_examples_per_second"], rel=0.03)
+        assert r["simulated_over_measured"] == pytest.approx(
+            r["simulated_examples_per_second"] / r["measured_examples_per_second"])
+
+
+def test_a_straggler_is_one_workers_draws_times_its_factor():
+    b = bench(worker=1, factor=3.0)
+    basis, _ = basis_of(b, "test")
+    mwms = next(r for r in reproduce(b, steps=4000)["runs"] if r["strategy"] == "multi_worker_mirrored")
+    compute = predict.predict_step_seconds(basis, "multi_worker_mirrored", 2)["compute"]
+    # hand arithmetic: the slowed worker takes 3 x compute; the other rarely catches up
+    assert mwms["simulated_straggler_seconds"] == pytest.approx(2.0 * compute, rel=0.03)
+    plain = next(r for r in reproduce(bench(), steps=4000)["runs"] if r["strategy"] == "multi_worker_mirrored")
+    assert mwms["simulated_examples_per_second"] < plain["simulated_examples_per_second"]
+
+
+def test_the_command_prints_a_table_or_json_and_refuses_bad_input(tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "rung", "simulate", *args], capture_output=True, text=True,
+                              timeout=120)
+
+    r = run("--bench", str(BENCH))
+    assert r.returncode == 0 and "mwms:2" in r.stdout and "simulated / measured" in r.stdout, r.stderr
+    j = run("--bench", str(BENCH), "--json")
+    assert json.loads(j.stdout)["schema"] == "rung/bench-simulation/v1"
+    old = json.loads(BENCH.read_text())
+    del old["basis"]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    for args, words in ((["--bench", str(tmp_path / "old.json")], "basis"),
+                        (["--bench", str(BENCH), "--workers", "4"], "--workers"),
+                        ([], "give one of"),
+                        (["--scenario", "x.yaml", "--bench", str(BENCH)], "give one of")):
+        bad = run(*args)
+        assert bad.returncode == 2 and words in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
