@@ -1,15 +1,19 @@
 """Benchmark: does the fleet simulation reproduce real bench runs from their inputs?
 
-Calibrate the shaped test-host links once (as bench_accuracy does: comm_heavy at 2 and 4
-workers, 50 and 500 Mbit/s), then run R rounds of the mlp workload on 3 test hosts with
-a shaped link, each round a plain MultiWorkerMirrored run and the same run with worker
-1 slowed by a factor (`rung bench --straggler 1:F`). Every round is reproduced by
-`rung simulate --bench` from its own inputs (the one-device step and its measured
-spread, gradient bytes, link, shared cores, the straggler) with the calibration. The
-check: the simulated throughput against the measured runs' spread across rounds.
-Needs root (test hosts).
+Calibrate the shaped test-host links (as bench_accuracy does: comm_heavy at 2 and 4
+workers, 50 and 500 Mbit/s), then run rounds of the mlp workload on 3 test hosts with a
+shaped link, each round a plain MultiWorkerMirrored run and the same run with worker 1
+slowed by a factor (`rung bench --straggler 1:F`). The first R rounds also calibrate
+(`--calibrate --calibration-merge`: their plain runs join the link's points, as a team
+calibrates on its own earlier runs); the next R rounds are fresh, and each is
+reproduced by `rung simulate --bench` from its own inputs (the one-device step and its
+measured spread, gradient bytes, link, shared cores, the straggler) with that
+calibration: out of sample. The check: the simulated throughput against the fresh runs'
+spread across rounds. With `--no-merge`, only the corner calibration is used. Needs
+root (test hosts).
 
     python benchmarks/bench_reproduce.py [--rounds 3] [--rate 500] [--factor 3] [--steps 30]
+                                         [--calibration FILE] [--no-merge]
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=3)
     ap.add_argument("--factor", type=float, default=3.0, help="the straggler's slowdown")
     ap.add_argument("--steps", type=int, default=30)
-    ap.add_argument("--calibration", help="an existing calibration file (skips calibrating)")
+    ap.add_argument("--calibration", help="an existing corner calibration file (skips calibrating the corners)")
+    ap.add_argument("--no-merge", action="store_true", help="no calibration rounds: the corners' calibration only")
     args = ap.parse_args()
     OUT.mkdir(exist_ok=True)
     cal_file = Path(args.calibration) if args.calibration else OUT / "reproduce-calibration.json"
@@ -54,13 +59,22 @@ def main() -> int:
             rung("bench", HEAVY, "--runs", "single_device,multi_worker_mirrored:2,multi_worker_mirrored:4",
                  "--hosts", 4, "--link-mbit", rate, "--steps", 4 if rate == 50 else 16, "--warmup", 2,
                  "--calibrate", "--calibration-out", cal_file, *(["--calibration-merge"] if i else []))
+    runs = ("bench", MLP, "--runs", f"single_device,multi_worker_mirrored:{args.workers}", "--hosts", args.workers,
+            "--link-mbit", args.rate, "--straggler", f"1:{args.factor:g}", "--steps", args.steps)
+    if not args.no_merge:
+        merged = OUT / "reproduce-calibration-merged.json"
+        merged.write_text(cal_file.read_text())
+        for i in range(args.rounds):
+            print(f"calibration round {i} (mlp, its plain run joins the fit) ...", flush=True)
+            rung(*runs, "--calibrate", "--calibration-merge", "--calibration-out", merged)
+        cal_file = merged
     cal = json.loads(cal_file.read_text())
     print(f"calibration: all-reduce at {cal['allreduce_share_of_goodput']:.3f} of goodput, streaming "
-          f"{(cal.get('testbed_cpu_seconds_per_byte') or 0) * 1e9:.2f} ns of CPU per byte")
+          f"{(cal.get('testbed_cpu_seconds_per_byte') or 0) * 1e9:.2f} ns of CPU per byte; fitted on "
+          f"{len(cal['fitted_on'])} runs")
     rows = []
     for i in range(args.rounds):
-        b = rung("bench", MLP, "--runs", f"single_device,multi_worker_mirrored:{args.workers}", "--hosts", args.workers,
-                 "--link-mbit", args.rate, "--straggler", f"1:{args.factor:g}", "--steps", args.steps)
+        b = rung(*runs)
         path = OUT / f"reproduce-bench-{i}.json"
         path.write_text(json.dumps(b))
         sim = rung("simulate", "--bench", path, "--calibration", cal_file, "--seed", i)
@@ -70,6 +84,7 @@ def main() -> int:
                   f"{r['simulated_examples_per_second']:8,.0f} ({r['simulated_over_measured']:.2f})  closed form "
                   f"{r['closed_form_examples_per_second']:8,.0f}", flush=True)
     (OUT / "reproduce.json").write_text(json.dumps({"calibration": cal, "rows": rows}, indent=2))
+    print("fresh rounds (out of sample):")
     ok = True
     for straggled in (False, True):
         sel = [r for r in rows if (r["straggler_factor"] > 1) == straggled]

@@ -57,7 +57,7 @@ def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict
         closed = predict.predict_step_seconds(basis, r.strategy, r.replicas, straggle, share, r.option)["step"]
         per_step = r.replicas * b.per_replica_batch
         simulated = per_step / sim["step_seconds_mean"]
-        out.append({"run": r.label + (f" w{r.straggler.worker}x{straggle:g}" if r.straggler else ""),
+        out.append({"run": r.name,
                     "strategy": r.strategy, "replicas": r.replicas, "straggler_factor": straggle,
                     "measured_examples_per_second": r.examples_per_second,
                     "closed_form_examples_per_second": per_step / closed,

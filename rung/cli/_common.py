@@ -11,10 +11,11 @@ from rung.errors import InputError
 
 
 class Progress:
-    """A progress display on stderr while TensorFlow works (only on a terminal)."""
+    """A progress display on stderr for long work: only when both stdout and stderr are a
+    terminal, and never with `quiet` (--json: the output is data)."""
 
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
+    def __init__(self, quiet: bool = False) -> None:
+        self.enabled = not quiet and sys.stderr.isatty() and sys.stdout.isatty()
         self._p = self._task = None
 
     def __enter__(self):

@@ -88,7 +88,7 @@ def run(args) -> int:
         from rung.report.html import ReportInputs
 
         write(args.html, ReportInputs(scenario=scenario, decision=decision, links=links, profile=profile,
-                                      command="rung advise"), "--html")
+                                      command="rung advise"), "--html", quiet=args.json)
     if args.json:
         json.dump(decision.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")

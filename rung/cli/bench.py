@@ -103,7 +103,7 @@ def run(args) -> int:
             check_address(args.address)
         if importlib.util.find_spec("ray") is None:
             raise RunError("Ray is not installed; install it with: pip install 'rung[ray]'")
-    with Progress() as progress:
+    with Progress(quiet=args.json) as progress:
         result = bench(args.workload, batch, runs, steps=args.steps, warmup=args.warmup, hosts=args.hosts,
                        link_mbit=args.link_mbit, straggler=straggler, kill=kill, deadline_seconds=args.deadline,
                        calibrate=args.calibrate, calibration_points=points, ps_tasks=args.ps_tasks,
@@ -123,7 +123,7 @@ def run(args) -> int:
         from rung.cli.report import write
         from rung.report.html import ReportInputs
 
-        write(args.html, ReportInputs(bench=typed, command="rung bench"), "--html")
+        write(args.html, ReportInputs(bench=typed, command="rung bench"), "--html", quiet=args.json)
     if args.json:
         json.dump(typed.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -52,7 +52,7 @@ def measure(args, path: str):
     from rung.measure.profile import profile
     from rung.spec.profile import Profile
 
-    with Progress() as progress:
+    with Progress(quiet=bool(getattr(args, "json", False))) as progress:
         measured = profile(path, batch=args.batch, steps=args.steps, warmup=args.warmup, keras=args.keras,
                            try_fixes=args.try_fixes, on_phase=progress.phase, on_step=progress.step)
     return Profile.model_validate(measured)

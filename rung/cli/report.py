@@ -35,12 +35,12 @@ def register(sub) -> None:
     p.set_defaults(run=run, try_fixes=False)
 
 
-def write(path: str, inputs, flag: str) -> None:
+def write(path: str, inputs, flag: str, quiet: bool = False) -> None:
     """Render the report and write it whole (or not at all), with progress on a terminal."""
     from rung.cli._common import Progress, write_atomically
     from rung.report.html import render
 
-    with Progress() as progress:
+    with Progress(quiet) as progress:
         text = render(inputs, on_phase=progress.phase)
     write_atomically(path, text, flag)
 

@@ -69,7 +69,7 @@ def run(args) -> int:
     kind, cv = _distribution(args.step_distribution or s.workload.step_time_distribution)
     from rung.cli._common import Progress
 
-    with (Progress() if not args.json else _Quiet()) as progress:
+    with Progress(quiet=args.json) as progress:
         out = simulate(s, workers, args.steps, args.seed, kind, cv, on_phase=progress.phase, on_step=progress.step)
     if args.json:
         json.dump(out, sys.stdout, indent=2)
@@ -115,22 +115,6 @@ def _reproduce(args) -> int:
                   f"{r['simulated_examples_per_second']:,.0f}", f"{r['simulated_over_measured']:.2f}")
     c.print(t)
     return 0
-
-
-class _Quiet:
-    """No progress display (--json)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-    def phase(self, message: str) -> None:
-        return None
-
-    def step(self, done: int, total: int) -> None:
-        return None
 
 
 def _render(out: dict) -> None:

@@ -46,6 +46,7 @@ def _sync(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.
     plain = replace(testbed, straggle=1.0) if testbed is not None else None
     t = {k: float(np.asarray(v)) for k, v in throughput.sync_terms(s, n, d, links=links, testbed=plain).items()
          if k != "capped"}
+    stream_cpu = t["stream_cpu"]
     compute = t["compute"]
     others = t["wait"] + t["intra"] + t["inter"] + t["sparse"] + t["sync"]
     # k micro-batches per step: the sum's spread is cv / sqrt(k) of its mean
@@ -56,8 +57,8 @@ def _sync(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.
     for start in range(0, steps, rows):
         k = min(rows, steps - start)
         x = dist.draw(rng, compute, (k, n))
-        if straggle != 1.0:
-            x[:, 0] *= straggle
+        if straggle != 1.0:  # the slowed worker's draws, and its streaming CPU, x its factor
+            x[:, 0] = x[:, 0] + testbed.straggler_extra_seconds(x[:, 0], stream_cpu)
         slowest[start:start + k] = x.max(axis=1)
         if on_step:
             on_step(start + k, steps)

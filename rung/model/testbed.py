@@ -12,7 +12,11 @@ logical devices) on one machine. These are extra named terms of the one model in
   fitted by `rung bench --calibrate`), and the exchange reaches (1 - u) of the rate it
   would reach on idle cores (the processor-sharing form S / (1 - u): Kleinrock,
   "Queueing Systems" vol. 2, 1976).
-- An injected straggler (`rung bench --straggler W:F`): one worker's compute x F.
+- An injected straggler (`rung bench --straggler W:F`): the bench stops the worker's
+  process (SIGSTOP) for (F - 1)/F of the time, so everything that process does on the
+  CPU takes F times as long: its compute, and its share of the streaming CPU work
+  (serialising and moving its ring all-reduce bytes, c per byte). The step waits
+  (F - 1) x (compute + streaming CPU) for it.
 """
 
 from __future__ import annotations
@@ -35,6 +39,10 @@ class Testbed:
     def streaming_bytes_per_core(self, links: int) -> float:
         """Bytes per second each shared core must forward when `links` links stream at the goodput."""
         return links * self.stream_bytes_per_second / max(1, self.cores)
+
+    def straggler_extra_seconds(self, compute, streaming_cpu_seconds=0.0):
+        """What the slowed worker adds to a step: (F - 1) x its CPU work in it."""
+        return (compute + streaming_cpu_seconds) * (self.straggle - 1.0)
 
     def cpu_share(self, links: int) -> float:
         """Share of the shared cores busy forwarding `links` links' traffic (0 before calibration)."""

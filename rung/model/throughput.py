@@ -163,8 +163,12 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     sync = np.where(h * d > 1, links.sync_step_seconds + links.colocation_overhead * compute, 0.0)
     # k independent micro-batches: the sum's spread grows as sqrt(k), not k (its cv / sqrt(k))
     strag = straggler.straggler_seconds(compute, w.step_time_cv / np.sqrt(k), h, w.step_time_distribution)
-    if testbed is not None and testbed.straggle > 1.0:  # the step waits for the slowed worker
-        strag = strag + compute * (testbed.straggle - 1.0)
+    stream_cpu = 0.0
+    if testbed is not None:  # CPU one worker spends streaming its ring bytes between test hosts
+        wire = np.where(h > 1, comm.ring_allreduce_seconds(grad_bytes, h, 1.0, 0.0), 0.0)
+        stream_cpu = wire * testbed.cpu_seconds_per_byte
+        if testbed.straggle > 1.0:  # the step waits for the slowed worker
+            strag = strag + testbed.straggler_extra_seconds(compute, stream_cpu)
     step = compute + wait + intra + inter + sparse + sync + strag
     capped = np.zeros_like(step, dtype=bool)
     if input_bound(s):
@@ -179,7 +183,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     return dict(compute=compute, wait=wait, intra=intra, inter=inter, sparse=sparse, sync=sync,
                 straggler=strag, step=step, goodput=goodput, examples_per_second=eps,
                 memory=mem, fits=mem <= memory.usable_device_bytes(s.device_memory_bytes),
-                capped=capped)
+                capped=capped, stream_cpu=stream_cpu)
 
 
 def ps_worker_memory_bytes(s: Scenario, devices_per_host: int = 1) -> float:

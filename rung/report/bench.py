@@ -21,14 +21,12 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                        + (f" · test hosts: {b.hosts}, shaped to {b.link_mbit:g} Mbit/s" if b.link_mbit else ""),
                        style="dim"))
     t = Table(box=None, pad_edge=False, header_style="bold")
-    widest = max(len(r.label) + (8 if r.straggler else 0) for r in b.runs)
+    widest = max(len(r.name) for r in b.runs)
     for col in ("run", "keras", "ex/s", "p50", "p95", "eff.", "grad B/step", "predicted", "error"):
         t.add_column(col, justify="left" if col in ("run", "keras") else "right",
                      **({"no_wrap": True, "min_width": widest} if col == "run" else {}))
     for r in b.runs:
-        label = r.label
-        if r.straggler:
-            label += f" w{r.straggler.worker}×{r.straggler.factor:g}"
+        label = r.name
         err = r.prediction_error
         err_cell = Text("basis" if r.strategy == "single_device" else (f"{err:+.0%}" if err is not None else "-"),
                         style="" if err is None or abs(err) <= 0.1 else "yellow")

@@ -194,12 +194,13 @@ def options_bars(d: Decision) -> Optional[go.Figure]:
     return fig
 
 
-def bench_measured(b: BenchResult) -> Optional[go.Figure]:
-    """Each bench run: measured examples/s beside the model's prediction for it."""
+def bench_measured(b: BenchResult, simulated: Optional[dict] = None) -> Optional[go.Figure]:
+    """Each bench run: measured examples/s beside the model's prediction for it, and
+    beside the fleet simulation's reproduction (`simulated`: run name to examples/s)."""
     runs = [r for r in b.runs if r.examples_per_second]
     if not runs:
         return None
-    names = [r.label for r in runs]
+    names = [r.name for r in runs]
     predicted = [r.replicas * b.per_replica_batch / r.predicted_step_seconds if r.predicted_step_seconds else None
                  for r in runs]
     fig = go.Figure()
@@ -207,6 +208,10 @@ def bench_measured(b: BenchResult) -> Optional[go.Figure]:
                          hovertemplate="%{y:,.0f} ex/s<extra>measured</extra>"))
     fig.add_trace(go.Bar(x=names, y=predicted, name="predicted (rung's model + test-bed terms)",
                          marker_color="#bab0ac", hovertemplate="%{y:,.0f} ex/s<extra>predicted</extra>"))
+    if simulated:
+        fig.add_trace(go.Bar(x=names, y=[simulated.get(r.name) for r in runs],
+                             name="simulated from the bench's inputs", marker_color="#72b7b2",
+                             hovertemplate="%{y:,.0f} ex/s<extra>simulated</extra>"))
     _layout(fig, "Measured on this machine, predicted beside", barmode="group")
     fig.update_yaxes(title="examples per second", rangemode="tozero")
     return fig
@@ -217,7 +222,7 @@ def bench_steps(b: BenchResult) -> Optional[go.Figure]:
     runs = [r for r in b.runs if r.step_seconds_p50]
     if not runs:
         return None
-    names = [r.label for r in runs]
+    names = [r.name for r in runs]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=names, y=[r.step_seconds_p50 * 1e3 for r in runs], mode="markers",
                              name="measured median (bar: to the 95th percentile)", marker=dict(size=11, color="#4c78a8"),

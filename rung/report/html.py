@@ -180,19 +180,27 @@ def _profile_section(profile) -> str:
 def _bench_section(b: BenchResult) -> str:
     from rung.report import figures
 
+    simulated = {}
+    if b.basis:  # the synchronous runs reproduced by the fleet simulation from their inputs
+        from rung.bench.reproduce import reproduce
+
+        simulated = {x["run"]: x["simulated_examples_per_second"] for x in reproduce(b, steps=4000)["runs"]}
     rows = []
     for r in b.runs:
         err = r.prediction_error
-        rows.append([r.label + (f" w{r.straggler.worker}×{r.straggler.factor:g}" if r.straggler else ""),
+        rows.append([r.name,
                      r.keras or "-", f"{r.examples_per_second:,.0f}" if r.examples_per_second else "-",
                      u.seconds(r.step_seconds_p50), u.seconds(r.step_seconds_p95), u.percent(r.scaling_efficiency),
                      u.seconds(r.predicted_step_seconds),
-                     "basis" if r.strategy == "single_device" else (f"{err:+.0%}" if err is not None else "-")])
+                     "basis" if r.strategy == "single_device" else (f"{err:+.0%}" if err is not None else "-"),
+                     f"{simulated[r.name]:,.0f}" if r.name in simulated else "-"])
     head = (f"<p class=sub>{escape(b.workload)} · per-replica batch {b.per_replica_batch} · {b.steps} steps timed "
             f"after {b.warmup} · {b.cores} cores shared · link {escape(b.link.where)}</p>")
     return ("<h2>Bench: real runs on this machine</h2>" + head
-            + _table(["run", "keras", "ex/s", "p50", "p95", "efficiency", "predicted step", "error"], rows, left=(0, 1))
-            + _plot("bench-throughput", figures.bench_measured(b)) + _plot("bench-steps", figures.bench_steps(b)))
+            + _table(["run", "keras", "ex/s", "p50", "p95", "efficiency", "predicted step", "error",
+                      "simulated ex/s"], rows, left=(0, 1))
+            + _plot("bench-throughput", figures.bench_measured(b, simulated))
+            + _plot("bench-steps", figures.bench_steps(b)))
 
 
 def _simulation_section(sim: dict) -> str:

@@ -64,6 +64,11 @@ class BenchRun(_Record):
             return "single_device"
         return f"{short[self.strategy]}:{self.replicas}" + (f":{self.option}" if self.option else "")
 
+    @property
+    def name(self) -> str:
+        """The label, and the injected straggler when there is one (e.g. `mwms:2 w1×3`)."""
+        return self.label + (f" w{self.straggler.worker}×{self.straggler.factor:g}" if self.straggler else "")
+
 
 class BenchResult(_Record):
     schema_: Literal["rung/bench/v1"] = Field(alias="schema")

@@ -148,3 +148,38 @@ def test_an_unwritable_scenario_out_is_refused_before_measuring():
     r = run_cli("profile", "--example", "mlp", "--scenario-out", "/no/such/folder/s.yaml")
     assert r.returncode == 2 and "does not exist" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert "measured" not in r.stdout + r.stderr
+
+
+def _on_a_terminal(args: list[str]) -> str:
+    """Run rung with stdout and stderr on a pseudo-terminal; everything it wrote there."""
+    import os
+    import pty
+
+    main_fd, child_fd = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "rung", *args], stdout=child_fd, stderr=child_fd,
+                         stdin=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "120", "TERM": "xterm"})
+    os.close(child_fd)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main_fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    p.wait(timeout=120)
+    os.close(main_fd)
+    assert p.returncode == 0
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_shows_on_a_terminal_and_never_with_json(tmp_path):
+    scenario = str(BUNDLED / "06-preemptible-fleet.yaml")
+    shown = _on_a_terminal(["simulate", "--scenario", scenario, "--workers", "2000", "--steps", "500"])
+    assert "fleet" in shown and "\x1b[" in shown           # rich's progress line, then the table
+    quiet = _on_a_terminal(["simulate", "--scenario", scenario, "--workers", "2000", "--steps", "500", "--json"])
+    assert "fleet:" not in quiet and "\x1b[" not in quiet
+    assert json.loads(quiet.replace("\r\n", "\n"))["schema"] == "rung/simulation/v1"
+    report = _on_a_terminal(["report", "--scenario", scenario, "--out", str(tmp_path / "r.html")])
+    assert "report:" in report and "report written to" in report

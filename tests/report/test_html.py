@@ -120,8 +120,14 @@ def test_the_report_command_writes_the_file_and_advise_html_matches_advise_json(
     assert main(["report", "--scenario", example, "--bench", str(BENCH), "--simulation", str(SIMULATION),
                  "--out", str(report)]) == 0
     full = report.read_text()
-    for run in load_bench(BENCH).runs:
-        assert run.label in full and f"{run.examples_per_second:,.0f}" in full
+    bench = load_bench(BENCH)
+    for run in bench.runs:
+        assert run.name in full and f"{run.examples_per_second:,.0f}" in full
+    # the synchronous runs, reproduced by the simulation from the bench's inputs, beside them
+    from rung.bench.reproduce import reproduce
+
+    for r in reproduce(bench, steps=4000)["runs"]:
+        assert f"{r['simulated_examples_per_second']:,.0f}" in full, r["run"]
     assert f"{load_simulation(SIMULATION).workers:,} workers" in full
 
 
@@ -187,6 +193,8 @@ def test_every_plot_renders_in_chromium_with_the_decisions_numbers(tmp_path):
         assert f["code"] in page.text
     for run in load_bench(BENCH).runs:
         assert f"{run.examples_per_second:,.0f}" in page.text
+    bars = next(p for p in page.plots if p["name"] == "bench-throughput")
+    assert bars["traces"] == 3   # measured, predicted, simulated
 
 
 def test_options_render_side_by_side_in_chromium(tmp_path):
