@@ -26,6 +26,27 @@ def add_arguments(parser) -> None:
                         "default: the scenario's 0.02 for identical hosts")
 
 
+def add_measurement_arguments(parser, title: str = "measurement (with WORKLOAD.py)") -> None:
+    """How a workload given to advise or report is profiled first."""
+    m = parser.add_argument_group(title)
+    m.add_argument("--batch", type=int, metavar="N", help="per-device batch (default: the file's BATCH_SIZE, else 32)")
+    m.add_argument("--steps", type=int, default=30, metavar="N", help="steps timed after warm-up (default 30)")
+    m.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
+    m.add_argument("--keras", choices=("keras3", "tf_keras"), help="Keras behind tf.keras for the profile")
+    parser.set_defaults(try_fixes=False)
+
+
+def links(calibration_path):
+    """The exchange's constants: the defaults, or a `rung bench --calibrate` file's."""
+    from rung.model.comm import DEFAULT_LINKS
+
+    if not calibration_path:
+        return DEFAULT_LINKS
+    from rung.spec.calibration import load_calibration
+
+    return DEFAULT_LINKS.calibrated(load_calibration(calibration_path))
+
+
 def check_flags(args) -> None:
     for flag, value in (("--target-step-seconds", args.target_step_seconds), ("--step-time-cv", args.step_time_cv)):
         if value is not None and not (value == value and 0 < value < float("inf")):

@@ -28,12 +28,8 @@ def register(sub) -> None:
                      help="link constants measured by `rung bench --calibrate` (replace the defaults)")
     _hardware.add_arguments(p)
     _plan.add_arguments(p)
-    m = p.add_argument_group("measurement (with WORKLOAD.py)")
-    m.add_argument("--batch", type=int, metavar="N", help="per-device batch (default: the file's BATCH_SIZE, else 32)")
-    m.add_argument("--steps", type=int, default=30, metavar="N", help="steps timed after warm-up (default 30)")
-    m.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
-    m.add_argument("--keras", choices=("keras3", "tf_keras"), help="Keras behind tf.keras for the profile")
-    p.set_defaults(run=run, try_fixes=False)
+    _plan.add_measurement_arguments(p)
+    p.set_defaults(run=run)
 
 
 def _resolve(args) -> str:
@@ -59,13 +55,7 @@ def run(args) -> int:
     from rung.model.memory import usable_device_bytes
     from rung.spec import load_scenario
 
-    from rung.model.comm import DEFAULT_LINKS
-
-    links = DEFAULT_LINKS
-    if args.calibration:
-        from rung.spec.calibration import load_calibration
-
-        links = DEFAULT_LINKS.calibrated(load_calibration(args.calibration))
+    links = _plan.links(args.calibration)
 
     if args.html:
         from rung.cli._common import check_writable

@@ -27,12 +27,8 @@ def register(sub) -> None:
     p.add_argument("--out", metavar="FILE.html", required=True, help="where to write the report")
     _hardware.add_arguments(p)
     _plan.add_arguments(p)
-    m = p.add_argument_group("measurement (with WORKLOAD.py and no --profile)")
-    m.add_argument("--batch", type=int, metavar="N", help="per-device batch (default: the file's BATCH_SIZE, else 32)")
-    m.add_argument("--steps", type=int, default=30, metavar="N", help="steps timed after warm-up (default 30)")
-    m.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
-    m.add_argument("--keras", choices=("keras3", "tf_keras"), help="Keras behind tf.keras for the profile")
-    p.set_defaults(run=run, try_fixes=False)
+    _plan.add_measurement_arguments(p, "measurement (with WORKLOAD.py and no --profile)")
+    p.set_defaults(run=run)
 
 
 def write(path: str, inputs, flag: str, quiet: bool = False) -> None:
@@ -57,7 +53,7 @@ def run(args) -> int:
     profile = load_profile(args.profile) if args.profile else None
     bench = load_bench(args.bench) if args.bench else None
     simulation = load_simulation(args.simulation).to_json() if args.simulation else None
-    links = _links(args)
+    links = _plan.links(args.calibration)
     scenario = decision = None
     if args.workload:
         from pathlib import Path
@@ -86,13 +82,3 @@ def run(args) -> int:
     write(args.out, inputs, "--out")
     print(f"report written to {args.out}")
     return 0
-
-
-def _links(args):
-    from rung.model.comm import DEFAULT_LINKS
-
-    if not args.calibration:
-        return DEFAULT_LINKS
-    from rung.spec.calibration import load_calibration
-
-    return DEFAULT_LINKS.calibrated(load_calibration(args.calibration))
