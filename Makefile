@@ -35,6 +35,7 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/bench_launch.py
 	$(PY) benchmarks/bench_profile.py
 	$(PY) benchmarks/bench_accuracy.py
+	$(PY) benchmarks/bench_reproduce.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
