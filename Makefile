@@ -34,6 +34,7 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/bench_simulate.py
 	$(PY) benchmarks/bench_launch.py
 	$(PY) benchmarks/bench_profile.py
+	$(PY) benchmarks/bench_ps.py
 	$(PY) benchmarks/bench_accuracy.py
 	$(PY) benchmarks/bench_reproduce.py
 
