@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rung.cli import _hardware, _plan
+from rung.cli import _decide, _hardware, _plan
 from rung.errors import InputError
 
 
@@ -12,12 +12,9 @@ def register(sub) -> None:
                                    "view it) with the decision, the ladder, scaling curves, where the step time "
                                    "goes, memory, goodput under preemption and the options; add a profile, a "
                                    "bench and a simulation file to show them beside.")
-    p.add_argument("workload", nargs="?", metavar="WORKLOAD.py",
-                   help="profile this workload on this machine (or read --profile), then decide (needs "
-                        "--hardware or --device, and --target)")
-    src = p.add_argument_group("input")
-    src.add_argument("--scenario", metavar="FILE", help="scenario v1 file (YAML or JSON)")
-    src.add_argument("--example", metavar="NAME", help="a bundled example scenario (see rung advise --list-examples)")
+    src = _decide.add_sources(p, "profile this workload on this machine (or read --profile), then decide (needs "
+                                 "--hardware or --device, and --target)",
+                              "a bundled example scenario (see rung advise --list-examples)", "input")
     src.add_argument("--profile", metavar="PROFILE.json",
                      help="a saved `rung profile --json`: shown in the report; with WORKLOAD.py, used instead of "
                           "measuring again")
@@ -55,24 +52,13 @@ def run(args) -> int:
     simulation = load_simulation(args.simulation).to_json() if args.simulation else None
     links = _plan.links(args.calibration)
     scenario = decision = None
-    if args.workload:
+    if args.workload and profile is not None:
         from pathlib import Path
 
-        from rung.cli.advise import _from_workload
-
-        if profile is not None and Path(profile.workload).name != Path(args.workload).name:
+        if Path(profile.workload).name != Path(args.workload).name:
             raise InputError(args.profile, "workload", f"the profile is of {profile.workload}, not {args.workload}")
-        scenario, decision, _, profile = _from_workload(args, links, profile)
-    elif args.scenario or args.example:
-        if _hardware.given(args) or _plan.given(args):
-            raise InputError("--hardware", None, "hardware and target flags go with WORKLOAD.py; "
-                                                 "a scenario file has its own")
-        from rung.cli.advise import _resolve
-        from rung.ladder import advise
-        from rung.spec import load_scenario
-
-        scenario = load_scenario(_resolve(args))
-        decision = advise(scenario, links)
+    if given:
+        scenario, decision, _, profile = _decide.decide(args, links, profile)
     elif not (bench or simulation or profile):
         raise InputError("--scenario", None, "nothing to report: give --scenario FILE, --example NAME or "
                                              "WORKLOAD.py (with --hardware and --target), or a --bench, "
