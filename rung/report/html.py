@@ -121,21 +121,19 @@ def _code_section(d: Decision) -> str:
     return "<h2>How to run it</h2>" + "".join(parts) if parts else ""
 
 
-ROWS = (("needs_sharding", "fits one device?"), ("fix_input_pipeline", "input keeps up?"), ("tpu", "TPUs?"),
-        ("single_device", "0 one device"), ("mirrored", "1 mirrored"), ("multi_worker_mirrored", "2 multi-worker"),
-        ("parameter_server", "3 parameter servers"))
-
-
 def _ladder_section(d: Decision) -> str:
+    from rung.report.terminal import ROWS  # the ladder's rows, bottom up, as the terminal shows them
+
     rejected = {r.verdict: r for r in d.rejected}
     rows, chosen = [], None
-    for verdict, label in ROWS:
+    for verdict, label, kind in ROWS:
+        label = " ".join(label.split())
         if verdict == d.verdict:
             p, mark, codes, why = d.prediction, "★ verdict", ", ".join(f.code for f in d.reasons), ""
             chosen = len(rows)
         elif verdict in rejected:
             r = rejected[verdict]
-            p, mark, codes, why = r.prediction, "✗" if verdict in dict(ROWS[3:]) else "✓", ", ".join(r.codes), r.message
+            p, mark, codes, why = r.prediction, "✗" if kind == "rung" else "✓", ", ".join(r.codes), r.message
         else:
             continue
         runs = p is not None and p.examples_per_second is not None
@@ -245,8 +243,7 @@ def render(inputs: ReportInputs, on_phase: Optional[Callable[[str], None]] = Non
                     + (", reproducible runs" if s.goal.reproducible else "") + f" · {escape(hardware_line(ls))}</p>")
         body.append(_decision_section(s, d))
         body.append(_options_section(d))
-        if len(d.options) > 1:
-            body.append(_plot("options", figures.options_bars(d)))
+        body.append(_plot("options", figures.options_bars(d)))
         phase("report: scaling curves")
         body.append("<h2>Scaling</h2>" + _plot("scaling", figures.scaling_curves(ls, d, inputs.links)))
         phase("report: step time, memory, goodput")
