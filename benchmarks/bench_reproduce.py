@@ -3,17 +3,22 @@
 Calibrate the shaped test-host links (as bench_accuracy does: comm_heavy at 2 and 4
 workers, 50 and 500 Mbit/s), then run rounds of the mlp workload on 3 test hosts with a
 shaped link, each round a plain MultiWorkerMirrored run and the same run with worker 1
-slowed by a factor (`rung bench --straggler 1:F`). The first R rounds also calibrate
+slowed by a factor (`rung bench --straggler 1:F`), and a longer plain run beside the
+same run with worker 1 killed halfway (`rung bench --kill 1@K`: every worker restarts
+and resumes from its last BackupAndRestore checkpoint, timed whole). The first R rounds also calibrate
 (`--calibrate --calibration-merge`: their plain runs join the link's points, as a team
 calibrates on its own earlier runs); the next R rounds are fresh, and each is
 reproduced by `rung simulate --bench` from its own inputs (the one-device step and its
 measured spread, gradient bytes, link, shared cores, the straggler) with that
-calibration: out of sample. The check: the simulated throughput against the fresh runs'
-spread across rounds. With `--no-merge`, only the corner calibration is used. Needs
-root (test hosts).
+calibration: out of sample. A killed run is reproduced whole: its steps, the steps
+since the last checkpoint again, the bench's own detection of the kill (from the run)
+and a fresh start to the first step (from the run without the kill). The check: the
+simulated throughput against the fresh runs' spread across rounds, for plain, slowed
+and killed runs. With `--no-merge`, only the corner (or given) calibration is used.
+Needs root (test hosts).
 
     python benchmarks/bench_reproduce.py [--rounds 3] [--rate 500] [--factor 3] [--steps 30]
-                                         [--calibration FILE] [--no-merge]
+                                         [--kill-steps 80] [--calibration FILE] [--no-merge]
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=3)
     ap.add_argument("--factor", type=float, default=3.0, help="the straggler's slowdown")
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--kill-steps", type=int, default=80, help="steps of the killed runs (killed halfway)")
     ap.add_argument("--calibration", help="an existing corner calibration file (skips calibrating the corners)")
     ap.add_argument("--no-merge", action="store_true", help="no calibration rounds: the corners' calibration only")
     args = ap.parse_args()
@@ -74,20 +80,29 @@ def main() -> int:
           f"{len(cal['fitted_on'])} runs")
     rows = []
     for i in range(args.rounds):
-        b = rung(*runs)
-        path = OUT / f"reproduce-bench-{i}.json"
-        path.write_text(json.dumps(b))
-        sim = rung("simulate", "--bench", path, "--calibration", cal_file, "--seed", i)
-        for r in sim["runs"]:
-            rows.append({"round": i, **r})
-            print(f"round {i}  {r['run']:<12} measured {r['measured_examples_per_second']:8,.0f} ex/s  simulated "
-                  f"{r['simulated_examples_per_second']:8,.0f} ({r['simulated_over_measured']:.2f})  closed form "
-                  f"{r['closed_form_examples_per_second']:8,.0f}", flush=True)
+        killed = ("bench", MLP, "--runs", f"single_device,multi_worker_mirrored:{args.workers}", "--hosts",
+                  args.workers, "--link-mbit", args.rate, "--steps", args.kill_steps,
+                  "--kill", f"1@{args.kill_steps // 2}")
+        for tag, what in (("", runs), ("-kill", killed)):
+            b = rung(*what)
+            path = OUT / f"reproduce-bench-{i}{tag}.json"
+            path.write_text(json.dumps(b))
+            sim = rung("simulate", "--bench", path, "--calibration", cal_file, "--seed", i)
+            for r in sim["runs"]:
+                kind = "killed" if r.get("kill") else "slowed" if r["straggler_factor"] > 1 else "plain"
+                rows.append({"round": i, "kind": kind, **r})
+                print(f"round {i}  {r['run']:<18} measured {r['measured_examples_per_second']:8,.0f} ex/s  "
+                      f"simulated {r['simulated_examples_per_second']:8,.0f} ({r['simulated_over_measured']:.2f})  "
+                      f"closed form {r['closed_form_examples_per_second']:8,.0f}"
+                      + (f"  resumed from {r['kill']['resumed_from_step']} (predicted "
+                         f"{r['kill']['predicted_resumed_from_step']})" if r.get("kill") else ""), flush=True)
     (OUT / "reproduce.json").write_text(json.dumps({"calibration": cal, "rows": rows}, indent=2))
     print("fresh rounds (out of sample):")
     ok = True
-    for straggled in (False, True):
-        sel = [r for r in rows if (r["straggler_factor"] > 1) == straggled]
+    for kind in ("plain", "slowed", "killed"):
+        sel = [r for r in rows if r["kind"] == kind]
+        if not sel:
+            continue
         measured = [r["measured_examples_per_second"] for r in sel]
         simulated = [r["simulated_examples_per_second"] for r in sel]
         lo, hi, mean = min(measured), max(measured), statistics.fmean(measured)
@@ -96,7 +111,7 @@ def main() -> int:
         inside = lo <= sim <= hi
         within = abs(sim / mean - 1) <= spread
         ok = ok and within
-        print(f"{'with the straggler' if straggled else 'plain':<18} measured {lo:,.0f}..{hi:,.0f} ex/s (mean "
+        print(f"{kind:<8} measured {lo:,.0f}..{hi:,.0f} ex/s (mean "
               f"{mean:,.0f}, spread {spread:.1%}); simulated {sim:,.0f} ({sim / mean - 1:+.1%} of the mean): "
               f"{'inside the measured range' if inside else 'outside the measured range'}, "
               f"{'within' if within else 'not within'} the spread")

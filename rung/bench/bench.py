@@ -144,11 +144,13 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     notes.append(f"{spec.label} not run: NcclAllReduce needs GPUs and this machine has none "
                                  "(not measured on this machine)")
                     continue
-                if straggler and multi:
-                    # the same run without the straggler first, so the slowdown is measured
+                killed_sync = kill and spec.strategy == "multi_worker_mirrored" and not straggler
+                if (straggler and multi) or killed_sync:
+                    # the same run without the straggler (or the kill) first, so the slowdown
+                    # (or the kill's cost) is measured against it
                     if on_run:
-                        on_run(f"{spec.label} (no straggler)")
-                    out_runs.append(_one_run(spec, base, work, net, link, basis, None, kill,
+                        on_run(f"{spec.label} (no {'straggler' if straggler else 'kill'})")
+                    out_runs.append(_one_run(spec, base, work, net, link, basis, None, kill if straggler else None,
                                              deadline_seconds, on_progress, steps + warmup, tag="-plain",
                                              cluster=cluster))
                 if on_run:
@@ -159,6 +161,11 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     plain, slow = out_runs[-2], out_runs[-1]
                     slow["straggler"]["slowdown"] = slow["step_seconds_mean"] / plain["step_seconds_mean"]
                     slow["straggler"]["throughput_kept"] = slow["examples_per_second"] / plain["examples_per_second"]
+                elif killed_sync:
+                    plain, killed = out_runs[-2], out_runs[-1]
+                    whole = (killed.get("kill") or {}).get("whole_run")
+                    if whole and plain.get("examples_per_second"):
+                        whole["throughput_kept"] = whole["examples_per_second"] / plain["examples_per_second"]
                 if spec.strategy == "single_device" and basis is None:
                     r0 = out_runs[-1]
                     basis = predict.Basis(r0["step_seconds_mean"], r0["_grads"]["dense"], r0["_grads"]["sparse"],
@@ -239,6 +246,10 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
            "ps_tasks": base["ps_tasks"] if spec.strategy == "parameter_server" else 0}
     if straggler and multi:
         run["straggler"] = {"worker": straggler[0], "factor": straggler[1]}
+    attempts = getattr(outcome, "attempts", None) or []
+    if attempts and attempts[0].get("ends") and spec.strategy != "parameter_server":
+        # launch to the first step's end: import, cluster set-up, model, the first (traced) step
+        run["startup_seconds"] = attempts[0]["ends"][0] - attempts[0]["launched_at"]
     if my_kill:
         rec = dict(outcome.recovery)
         killed = rec.get("killed_at_step", 0)
@@ -251,12 +262,39 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
         run["kill"] = {"worker": my_kill[0], "step": my_kill[1], "save_freq_steps": SAVE_FREQ_STEPS,
                        "happened": "killed_at_step" in rec, "steps_lost": lost,
                        "completed_all_steps": _completed(outcome.result), **rec}
+        whole = _whole_run(attempts, base["warmup"], total_steps, global_batch) \
+            if spec.strategy == "multi_worker_mirrored" and rec.get("restarts") else None
+        if whole:
+            run["kill"]["whole_run"] = whole
+        elif spec.strategy == "multi_worker_mirrored" and rec.get("restarts"):
+            run["notes"].append("the killed run is not timed whole: the kill came during the warm-up (or its "
+                                "timeline was lost); kill after the warm-up to compare it with the unkilled run")
         if "killed_at_step" not in rec:
             run["notes"].append(f"the run finished before its progress showed step {my_kill[1]}: worker "
                                 f"{my_kill[0]} was never killed (give it more --steps)")
     if basis is not None:
         _attach_prediction(run, basis, straggler)
     return run
+
+
+def _whole_run(attempts: list[dict], warmup: int, total_steps: int, global_batch: int) -> Optional[dict]:
+    """A killed and restarted run timed whole, kill and restart included: from the end of
+    the first attempt's warm-up to the end of the last step of the last attempt (the
+    steps after the restart are the rest of the run, from its restored checkpoint on)."""
+    first, last = attempts[0].get("ends") or [], attempts[-1].get("ends") or []
+    if len(first) < max(1, warmup) or not last or "killed_at" not in attempts[0]:
+        return None
+    start = first[warmup - 1] if warmup >= 1 else attempts[0]["launched_at"]
+    window = last[-1] - start
+    steps = total_steps - warmup
+    return {"window_seconds": window, "steps": steps,
+            "examples_per_second": steps * global_batch / window if window > 0 else None,
+            "steps_before_kill": len(first),
+            # the bench's own handling: its poll for the kill step, the wait for the run to
+            # stall, ending every task; then the restarted cluster's start to its first step
+            "detection_seconds": attempts[1]["launched_at"] - first[-1],
+            "restart_first_step_seconds": last[0] - attempts[1]["launched_at"],
+            "steps_after_restart": len(last)}
 
 
 def _completed(result: dict) -> bool:

@@ -13,6 +13,7 @@ from typing import Optional
 
 from rung.bench import predict
 from rung.errors import InputError
+from rung.model import preemption
 from rung.model.simulate import simulate_sync
 from rung.spec.benchresult import BenchResult
 
@@ -44,6 +45,8 @@ def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict
     for r in b.runs:
         if r.strategy not in ("mirrored", "multi_worker_mirrored") or r.replicas < 2 or not r.examples_per_second:
             continue
+        if r.kill and r.kill.happened and r.kill.whole_run is None:
+            continue  # killed, but not timed whole (an older bench file): nothing to compare
         straggle = r.straggler.factor if r.straggler else 1.0
         s = predict.scenario_for(basis, r.strategy, r.replicas)
         links = predict.links_for(basis, share, r.replicas)
@@ -56,13 +59,52 @@ def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict
         sim = simulate_sync(s, hosts, steps, seed, "lognormal", basis.step_time_cv, links, bed)
         closed = predict.predict_step_seconds(basis, r.strategy, r.replicas, straggle, share, r.option)["step"]
         per_step = r.replicas * b.per_replica_batch
-        simulated = per_step / sim["step_seconds_mean"]
-        out.append({"run": r.name,
-                    "strategy": r.strategy, "replicas": r.replicas, "straggler_factor": straggle,
-                    "measured_examples_per_second": r.examples_per_second,
-                    "closed_form_examples_per_second": per_step / closed,
-                    "simulated_examples_per_second": simulated,
-                    "simulated_over_measured": simulated / r.examples_per_second,
-                    "simulated_straggler_seconds": sim["straggler_seconds_mean"]})
+        row = {"run": r.name, "strategy": r.strategy, "replicas": r.replicas, "straggler_factor": straggle,
+               "measured_examples_per_second": r.examples_per_second,
+               "closed_form_examples_per_second": per_step / closed,
+               "simulated_examples_per_second": per_step / sim["step_seconds_mean"],
+               "simulated_straggler_seconds": sim["straggler_seconds_mean"]}
+        whole = r.kill.whole_run if r.kill else None
+        if whole is not None:
+            killed = _killed(b, r, whole, sim["step_seconds_mean"], closed)
+            if killed is None:
+                continue
+            row.update(killed, run=whole_name(r))
+        row["simulated_over_measured"] = row["simulated_examples_per_second"] / row["measured_examples_per_second"]
+        out.append(row)
     return {"schema": SCHEMA, "workload": b.workload, "steps_simulated": steps, "seed": seed,
             "step_time_cv": basis.step_time_cv, "allreduce_share_of_goodput": share, "runs": out}
+
+
+def whole_name(r) -> str:
+    """A killed run timed whole (kill and restart included), beside its post-restart rate."""
+    return f"{r.name} (whole run)"
+
+
+def _killed(b: BenchResult, r, whole, step: float, closed_step: float) -> Optional[dict]:
+    """A killed run, whole: its steps, the steps lost since the last checkpoint
+    (`preemption.resumed_from_step`) and the restart, where the restart is the bench's own
+    detection (its poll, the wait for the run to stall, ending every task: taken from this
+    run) and a fresh start to the first step (taken from the same configuration's run
+    without a kill, not from the killed run's own restart)."""
+    plain = next((p for p in b.runs if p.strategy == r.strategy and p.replicas == r.replicas and p.kill is None
+                  and p.straggler is None and p.startup_seconds), None)
+    if plain is None:
+        return None
+    k, every = whole.steps_before_kill, r.kill.save_freq_steps or 1
+    per_step = r.replicas * b.per_replica_batch
+
+    def rate(step_seconds: float) -> float:
+        # the fresh start's time to its first step holds that step: the restart is the rest
+        restart = whole.detection_seconds + plain.startup_seconds - step_seconds
+        wall = preemption.killed_run_seconds(whole.steps + b.warmup, k, every, step_seconds, restart)
+        return whole.steps * per_step / (wall - b.warmup * step_seconds)  # timed from the warm-up's end
+
+    return {"kill": {"steps_before_kill": k, "checkpoint_every_steps": every,
+                     "resumed_from_step": r.kill.resumed_from_step,
+                     "predicted_resumed_from_step": preemption.resumed_from_step(k, every),
+                     "detection_seconds": whole.detection_seconds, "startup_seconds": plain.startup_seconds,
+                     "measured_restart_first_step_seconds": whole.restart_first_step_seconds},
+            "measured_examples_per_second": whole.examples_per_second,
+            "closed_form_examples_per_second": rate(closed_step),
+            "simulated_examples_per_second": rate(step)}

@@ -34,6 +34,10 @@ class Outcome:
     tasks_started: int
     notes: list[str] = field(default_factory=list)
     recovery: dict = field(default_factory=dict)
+    # per attempt, on the runner's clock (perf_counter: CLOCK_MONOTONIC, the tasks' too):
+    # when its processes were launched, its lead's step ends as they happened, and when a
+    # worker was killed (a killed attempt) or when the lead's result came (the last one)
+    attempts: list[dict] = field(default_factory=list)
 
 
 class Processes:
@@ -120,12 +124,15 @@ def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: floa
     started = 0
     notes: list[str] = []
     recovery: dict = {}
+    attempts: list[dict] = []
     try:
         attempt = 0
         while True:
+            launched = time.perf_counter()
             files = _start_all(plan, base_cfg, workdir, procs, wrap, attempt)
             started += len(plan.tasks)
             lead_result, lead_err, _lead_log, progress = files
+            attempts.append({"launched_at": launched, "timeline": progress.with_suffix(".timeline")})
             if attempt > 0:
                 _await_first_step(plan, procs, progress, lead_result, t0, deadline_seconds)
                 recovery["recovery_seconds"] = time.perf_counter() - recovery.pop("_killed_at")
@@ -133,7 +140,7 @@ def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: floa
                               kill if attempt == 0 else None)
             if killed_at is None:
                 break
-            recovery["_killed_at"] = time.perf_counter()
+            recovery["_killed_at"] = attempts[-1]["killed_at"] = time.perf_counter()
             recovery["killed_at_step"] = killed_at
             # a worker was killed
             if plan.spec.strategy == "parameter_server":
@@ -154,7 +161,9 @@ def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: floa
             attempt += 1
             recovery["restarts"] = attempt
         result = json.loads(lead_result.read_text())
-        return Outcome(plan, result, time.perf_counter() - t0, started, notes, recovery)
+        for a in attempts:
+            a["ends"] = _read_floats(a.pop("timeline"))
+        return Outcome(plan, result, time.perf_counter() - t0, started, notes, recovery, attempts)
     finally:
         procs.close()
 
@@ -169,6 +178,7 @@ def _start_all(plan, base_cfg, workdir, procs, wrap, attempt):
         cfg["result"] = str(workdir / f"{tag}.result.json") if is_lead else None
         cfg["error"] = str(workdir / f"{tag}.error.txt")
         cfg["progress"] = str(workdir / f"{tag}.progress") if is_lead else None
+        cfg["timeline"] = str(workdir / f"{tag}.timeline") if is_lead else None
         cfg_path = workdir / f"{tag}.config.json"
         cfg_path.write_text(json.dumps(cfg))
         cmd = task_command(str(cfg_path))
@@ -241,6 +251,13 @@ def _settled_step(progress: Path, seen: int, still: float = 0.5, cap: float = 3.
         if now != last:
             last, still_since = now, time.perf_counter()
     return max(seen, last)
+
+
+def _read_floats(path: Path) -> list[float]:
+    try:
+        return [float(x) for x in path.read_text().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def _read_int(path: Path) -> Optional[int]:

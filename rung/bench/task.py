@@ -2,8 +2,9 @@
 
 The runner writes CONFIG.json (workload, strategy, role, batch, steps...) and sets
 TF_CONFIG and the Keras choice in the environment. The lead task (the single process,
-MWMS worker 0, or the PS chief) writes RESULT.json with its step timestamps; every task
-appends its step count to a progress file the runner reads for its display.
+MWMS worker 0, or the PS chief) writes RESULT.json with its step timestamps, writes its
+step count to a progress file the runner reads for its display and, in synchronous
+runs, appends each step's end to a timeline file as the step ends.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def _strategy(tf, cfg, devices):
 
 def _timing_callback(tf, cfg, sync: bool):
     progress = cfg.get("progress")
+    # every step's end as it happens (the result holds them only when the task finishes):
+    # what a killed attempt leaves of its timeline. perf_counter is CLOCK_MONOTONIC, one
+    # clock for every process on the machine, the runner's included
+    timeline = open(cfg["timeline"], "a", buffering=1) if cfg.get("timeline") else None
 
     class Timing(tf.keras.callbacks.Callback):
         def __init__(self):
@@ -60,6 +65,8 @@ def _timing_callback(tf, cfg, sync: bool):
             if sync and logs and "loss" in logs:
                 float(logs["loss"])  # read back: the step is done
             self.ends.append(time.perf_counter())
+            if timeline:
+                timeline.write(f"{self.ends[-1]!r}\n")
             if progress:
                 with open(progress, "w") as f:
                     f.write(str(len(self.ends)))

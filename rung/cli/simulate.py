@@ -109,11 +109,20 @@ def _reproduce(args) -> int:
         return 0
     t = Table(box=None, pad_edge=False, header_style="bold")
     for col in ("run", "measured ex/s", "closed form", "simulated", "simulated / measured"):
-        t.add_column(col, justify="left" if col == "run" else "right")
+        t.add_column(col, justify="left" if col == "run" else "right", no_wrap=col == "run")
     for r in out["runs"]:
         t.add_row(r["run"], f"{r['measured_examples_per_second']:,.0f}", f"{r['closed_form_examples_per_second']:,.0f}",
                   f"{r['simulated_examples_per_second']:,.0f}", f"{r['simulated_over_measured']:.2f}")
     c.print(t)
+    for r in out["runs"]:
+        k = r.get("kill")
+        if k:
+            c.print(f"[dim]{r['run']}: killed after step {k['steps_before_kill']}, checkpoints every "
+                    f"{k['checkpoint_every_steps']} steps: resumed from step {k['resumed_from_step']} (the model: "
+                    f"{k['predicted_resumed_from_step']}); restart = the bench's detection "
+                    f"{k['detection_seconds']:.2f} s (this run) + a fresh start to the first step "
+                    f"{k['startup_seconds']:.2f} s (the run without the kill; this run's own restart took "
+                    f"{k['measured_restart_first_step_seconds']:.2f} s)[/dim]")
     return 0
 
 

@@ -63,3 +63,20 @@ def sync_checkpoint_interval_seconds(hosts, preemptions_per_host_second, checkpo
 def async_goodput(preemptions_per_host_second, restart_seconds):
     """Goodput of one asynchronous worker: down for restart_seconds after each preemption."""
     return max(0.0, 1.0 - preemptions_per_host_second * restart_seconds)
+
+
+def resumed_from_step(killed_after_steps: int, checkpoint_every_steps: int) -> int:
+    """The step a synchronous job restarts from: its last checkpoint, taken every
+    `checkpoint_every_steps` steps (BackupAndRestore's `save_freq`). The work since is lost."""
+    every = max(1, int(checkpoint_every_steps))
+    return (int(killed_after_steps) // every) * every
+
+
+def killed_run_seconds(steps: int, killed_after_steps: int, checkpoint_every_steps: int, step_seconds: float,
+                       restart_seconds: float) -> float:
+    """Wall time of `steps` synchronous steps with one failure after `killed_after_steps`
+    of them: every step once, the steps since the last checkpoint again, and the restart
+    (detection, a fresh start, the restore). The one-failure case of `sync_goodput`'s
+    accounting (work since the last checkpoint is lost, then restart_seconds)."""
+    lost = killed_after_steps - resumed_from_step(killed_after_steps, checkpoint_every_steps)
+    return (steps + lost) * step_seconds + restart_seconds

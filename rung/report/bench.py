@@ -62,6 +62,14 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                                f"{'every' if k.completed_all_steps else 'not every'} step"
                                + (f"; recovered in {u.seconds(k.recovery_seconds)}" if k.recovery_seconds else ""),
                                style="cyan"))
+            w = k.whole_run
+            if w is not None and w.examples_per_second:
+                console.print(Text(f"    timed whole (kill and restart included): {w.examples_per_second:,.0f} ex/s"
+                                   + (f", {w.throughput_kept:.0%} of the run without the kill"
+                                      if w.throughput_kept else "")
+                                   + f"; {u.seconds(w.detection_seconds)} from the last step to the relaunch, "
+                                   f"{u.seconds(w.restart_first_step_seconds)} from the relaunch to the first step",
+                                   style="cyan"))
     c = b.calibration
     if c:
         console.print(Text(f"calibration: not fitted: {c.get('why')}" if not c.get("fitted") else

@@ -197,19 +197,29 @@ def options_bars(d: Decision) -> Optional[go.Figure]:
 def bench_measured(b: BenchResult, simulated: Optional[dict] = None) -> Optional[go.Figure]:
     """Each bench run: measured examples/s beside the model's prediction for it, and
     beside the fleet simulation's reproduction (`simulated`: run name to examples/s)."""
+    from rung.bench.reproduce import whole_name
+
     runs = [r for r in b.runs if r.examples_per_second]
     if not runs:
         return None
-    names = [r.name for r in runs]
-    predicted = [r.replicas * b.per_replica_batch / r.predicted_step_seconds if r.predicted_step_seconds else None
-                 for r in runs]
+    names, measured, predicted = [], [], []
+    for r in runs:
+        names.append(r.name)
+        measured.append(r.examples_per_second)
+        predicted.append(r.replicas * b.per_replica_batch / r.predicted_step_seconds if r.predicted_step_seconds
+                         else None)
+        whole = r.kill.whole_run if r.kill else None
+        if whole is not None and whole.examples_per_second:  # kill and restart included
+            names.append(whole_name(r))
+            measured.append(whole.examples_per_second)
+            predicted.append(None)
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=names, y=[r.examples_per_second for r in runs], name="measured", marker_color="#4c78a8",
+    fig.add_trace(go.Bar(x=names, y=measured, name="measured", marker_color="#4c78a8",
                          hovertemplate="%{y:,.0f} ex/s<extra>measured</extra>"))
     fig.add_trace(go.Bar(x=names, y=predicted, name="predicted (rung's model + test-bed terms)",
                          marker_color="#bab0ac", hovertemplate="%{y:,.0f} ex/s<extra>predicted</extra>"))
     if simulated:
-        fig.add_trace(go.Bar(x=names, y=[simulated.get(r.name) for r in runs],
+        fig.add_trace(go.Bar(x=names, y=[simulated.get(n) for n in names],
                              name="simulated from the bench's inputs", marker_color="#72b7b2",
                              hovertemplate="%{y:,.0f} ex/s<extra>simulated</extra>"))
     _layout(fig, "Measured on this machine, predicted beside", barmode="group")

@@ -27,6 +27,18 @@ class Straggler(_Record):
     throughput_kept: Optional[float] = None
 
 
+class WholeRun(_Record):
+    """A killed and restarted synchronous run timed whole (`rung.bench.bench._whole_run`)."""
+    window_seconds: float
+    steps: int
+    examples_per_second: Optional[float] = None
+    steps_before_kill: int
+    detection_seconds: float
+    restart_first_step_seconds: float
+    steps_after_restart: int
+    throughput_kept: Optional[float] = None
+
+
 class Kill(_Record):
     worker: int
     step: int
@@ -36,6 +48,9 @@ class Kill(_Record):
     killed_at_step: Optional[int] = None
     restarts: int = 0
     recovery_seconds: Optional[float] = None
+    resumed_from_step: Optional[int] = None
+    save_freq_steps: Optional[int] = None
+    whole_run: Optional[WholeRun] = None
 
 
 class BenchRun(_Record):
@@ -55,6 +70,7 @@ class BenchRun(_Record):
     predicted_terms: Optional[dict[str, float]] = None
     straggler: Optional[Straggler] = None
     kill: Optional[Kill] = None
+    startup_seconds: Optional[float] = None
     notes: list[str] = []
 
     @property
@@ -66,8 +82,10 @@ class BenchRun(_Record):
 
     @property
     def name(self) -> str:
-        """The label, and the injected straggler when there is one (e.g. `mwms:2 w1×3`)."""
-        return self.label + (f" w{self.straggler.worker}×{self.straggler.factor:g}" if self.straggler else "")
+        """The label, and the injected straggler or kill when there is one (e.g. `mwms:2 w1×3`,
+        `mwms:2 kill w1@6`)."""
+        return (self.label + (f" w{self.straggler.worker}×{self.straggler.factor:g}" if self.straggler else "")
+                + (f" kill w{self.kill.worker}@{self.kill.step}" if self.kill else ""))
 
 
 class BenchResult(_Record):

@@ -147,6 +147,16 @@ def test_killed_workers_restart_synchronous_and_not_asynchronous_runs():
     assert mw["steps_lost"] == mw["killed_at_step"] - mw["resumed_from_step"]
     assert ps["restarts"] == 0 and ps["completed_all_steps"] and ps["steps_lost"] == 0
     assert next(x for x in b["runs"] if x["strategy"] == "parameter_server")["steps_timed"] == 30
+    # the killed synchronous run, timed whole from its own timeline, beside the same run unkilled
+    whole = mw["whole_run"]
+    plain = next(x for x in b["runs"] if x["strategy"] == "multi_worker_mirrored" and not x.get("kill"))
+    assert whole["steps_before_kill"] == mw["killed_at_step"]           # the timeline agrees with the progress
+    assert whole["steps_after_restart"] == 2 + 30 - mw["resumed_from_step"]
+    assert whole["detection_seconds"] > 0 and whole["restart_first_step_seconds"] > 0
+    assert plain["startup_seconds"] > 0
+    # the kill costs at least the restart: the whole run is slower than the unkilled one
+    assert whole["examples_per_second"] < plain["examples_per_second"]
+    assert whole["window_seconds"] > whole["restart_first_step_seconds"] + whole["detection_seconds"]
 
 
 def test_ctrl_c_reaps_every_process(tmp_path):

@@ -65,3 +65,27 @@ def test_the_command_prints_a_table_or_json_and_refuses_bad_input(tmp_path):
                         (["--scenario", "x.yaml", "--bench", str(BENCH)], "give one of")):
         bad = run(*args)
         assert bad.returncode == 2 and words in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+KILLED = Path(__file__).parents[1] / "report" / "data" / "bench-mlp-kill.json"  # a real `--kill 1@40`, 80 steps
+
+
+def test_a_killed_run_is_reproduced_whole_from_its_checkpoints_and_a_fresh_start():
+    b = BenchResult.model_validate(json.loads(KILLED.read_text()))
+    killed_run = next(r for r in b.runs if r.kill)
+    out = reproduce(b, steps=4000)
+    plain, whole = out["runs"]
+    assert plain["run"] == "mwms:2" and whole["run"] == "mwms:2 kill w1@40 (whole run)"
+    k = whole["kill"]
+    # the model's checkpoint rule meets what TensorFlow's BackupAndRestore did in the real run
+    assert k["predicted_resumed_from_step"] == k["resumed_from_step"] == killed_run.kill.resumed_from_step
+    # by hand on the run's timeline: the steps after the warm-up before the kill, the
+    # bench's detection, a fresh start to its first step (the unkilled run's), the rest
+    step = 2 * b.per_replica_batch / plain["simulated_examples_per_second"]   # the same simulated steps
+    total = b.steps + b.warmup
+    window = ((k["steps_before_kill"] - b.warmup) * step + k["detection_seconds"] + k["startup_seconds"]
+              + (total - k["resumed_from_step"] - 1) * step)
+    assert whole["simulated_examples_per_second"] == pytest.approx(b.steps * 2 * b.per_replica_batch / window)
+    assert whole["measured_examples_per_second"] == killed_run.kill.whole_run.examples_per_second
+    # the kill costs throughput, in the simulation as in the run
+    assert whole["simulated_examples_per_second"] < plain["simulated_examples_per_second"]

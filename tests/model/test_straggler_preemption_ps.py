@@ -39,6 +39,15 @@ def test_young_interval_and_sync_goodput_by_hand():
     assert preemption.sync_goodput(64, 0.5 / 3600, 300, 1) == pytest.approx(0.2364, rel=1e-3)
 
 
+def test_one_kill_costs_the_steps_since_the_last_checkpoint_and_the_restart():
+    # checkpoints after steps 5, 10, ... 40: killed after step 43, the job restarts from 40
+    assert preemption.resumed_from_step(43, 5) == 40
+    assert preemption.resumed_from_step(45, 5) == 45     # killed right after a checkpoint: nothing lost
+    assert preemption.resumed_from_step(4, 5) == 0       # before the first: from the start
+    # 80 steps of 0.1 s, killed after 43, restart 6 s: 43 steps, 6 s, then steps 41..80 (40)
+    assert preemption.killed_run_seconds(80, 43, 5, 0.1, 6.0) == pytest.approx((43 + 40) * 0.1 + 6.0)
+
+
 def test_async_goodput_loses_only_the_worker_share():
     assert preemption.async_goodput(0.5 / 3600, 300) == pytest.approx(1 - 0.5 * 300 / 3600)
     assert preemption.async_goodput(0, 300) == 1.0

@@ -207,3 +207,21 @@ def test_options_render_side_by_side_in_chromium(tmp_path):
         assert o["name"] in page.text
         if o["usd_per_hour"] is not None:
             assert f"{o['usd_per_hour']:,.2f}" in page.text
+
+
+def test_a_killed_run_shows_its_whole_run_beside_its_rate_after_the_restart():
+    b = load_bench(DATA / "bench-mlp-kill.json")
+    _, _, page = page_for("preemptible-fleet", bench=b)
+    killed = next(r for r in b.runs if r.kill)
+    name = "mwms:2 kill w1@40 (whole run)"
+    assert name in page
+    assert f"{killed.kill.whole_run.examples_per_second:,.0f}" in page     # measured whole
+    assert f"{killed.examples_per_second:,.0f}" in page                     # after the restart
+    from rung.bench.reproduce import reproduce
+    from rung.report import figures
+
+    simulated = {x["run"]: x["simulated_examples_per_second"] for x in reproduce(b, steps=4000)["runs"]}
+    fig = figures.bench_measured(b, simulated)
+    measured, _, sim = fig.data
+    i = list(measured.x).index(name)
+    assert measured.y[i] == killed.kill.whole_run.examples_per_second and sim.y[i] == simulated[name]
