@@ -19,6 +19,7 @@ Needs root (test hosts).
 
     python benchmarks/bench_reproduce.py [--rounds 3] [--rate 500] [--factor 3] [--steps 30]
                                          [--kill-steps 80] [--calibration FILE] [--no-merge]
+    python benchmarks/bench_reproduce.py --resimulate DIR --calibration FILE   # saved rounds, current model
 """
 
 from __future__ import annotations
@@ -55,9 +56,16 @@ def main() -> int:
     ap.add_argument("--kill-steps", type=int, default=80, help="steps of the killed runs (killed halfway)")
     ap.add_argument("--calibration", help="an existing corner calibration file (skips calibrating the corners)")
     ap.add_argument("--no-merge", action="store_true", help="no calibration rounds: the corners' calibration only")
+    ap.add_argument("--resimulate", metavar="DIR",
+                    help="run nothing: simulate the bench files an earlier run left in DIR "
+                         "(reproduce-bench-*.json) again with --calibration, e.g. after a change to the model")
     args = ap.parse_args()
     OUT.mkdir(exist_ok=True)
+    if args.resimulate and not args.calibration:
+        raise SystemExit("--resimulate needs --calibration (the file those rounds were simulated with)")
     cal_file = Path(args.calibration) if args.calibration else OUT / "reproduce-calibration.json"
+    if args.resimulate:
+        args.no_merge = True
     if not args.calibration:
         cal_file.unlink(missing_ok=True)
         for i, rate in enumerate((50, 500)):
@@ -84,9 +92,14 @@ def main() -> int:
                   args.workers, "--link-mbit", args.rate, "--steps", args.kill_steps,
                   "--kill", f"1@{args.kill_steps // 2}")
         for tag, what in (("", runs), ("-kill", killed)):
-            b = rung(*what)
-            path = OUT / f"reproduce-bench-{i}{tag}.json"
-            path.write_text(json.dumps(b))
+            if args.resimulate:
+                path = Path(args.resimulate) / f"reproduce-bench-{i}{tag}.json"
+                if not path.exists():
+                    continue
+            else:
+                b = rung(*what)
+                path = OUT / f"reproduce-bench-{i}{tag}.json"
+                path.write_text(json.dumps(b))
             sim = rung("simulate", "--bench", path, "--calibration", cal_file, "--seed", i)
             for r in sim["runs"]:
                 kind = "killed" if r.get("kill") else "slowed" if r["straggler_factor"] > 1 else "plain"

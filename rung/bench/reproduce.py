@@ -85,25 +85,29 @@ def _killed(b: BenchResult, r, whole, step: float, closed_step: float) -> Option
     """A killed run, whole: its steps, the steps lost since the last checkpoint
     (`preemption.resumed_from_step`) and the restart, where the restart is the bench's own
     detection (its poll, the wait for the run to stall, ending every task: taken from this
-    run) and a fresh start to the first step (taken from the same configuration's run
-    without a kill, not from the killed run's own restart)."""
+    run) and a fresh start to the first step: the mean of the two fresh starts of this
+    configuration the bench saw, the unkilled run's and the killed run's first (before its
+    timed window), never the killed run's own restart."""
     plain = next((p for p in b.runs if p.strategy == r.strategy and p.replicas == r.replicas and p.kill is None
                   and p.straggler is None and p.startup_seconds), None)
     if plain is None:
         return None
+    starts = [x for x in (plain.startup_seconds, r.startup_seconds) if x]
+    startup = sum(starts) / len(starts)
     k, every = whole.steps_before_kill, r.kill.save_freq_steps or 1
     per_step = r.replicas * b.per_replica_batch
 
     def rate(step_seconds: float) -> float:
         # the fresh start's time to its first step holds that step: the restart is the rest
-        restart = whole.detection_seconds + plain.startup_seconds - step_seconds
+        restart = whole.detection_seconds + startup - step_seconds
         wall = preemption.killed_run_seconds(whole.steps + b.warmup, k, every, step_seconds, restart)
         return whole.steps * per_step / (wall - b.warmup * step_seconds)  # timed from the warm-up's end
 
     return {"kill": {"steps_before_kill": k, "checkpoint_every_steps": every,
                      "resumed_from_step": r.kill.resumed_from_step,
                      "predicted_resumed_from_step": preemption.resumed_from_step(k, every),
-                     "detection_seconds": whole.detection_seconds, "startup_seconds": plain.startup_seconds,
+                     "detection_seconds": whole.detection_seconds, "startup_seconds": startup,
+                     "fresh_starts_seconds": starts,
                      "measured_restart_first_step_seconds": whole.restart_first_step_seconds},
             "measured_examples_per_second": whole.examples_per_second,
             "closed_form_examples_per_second": rate(closed_step),

@@ -35,8 +35,8 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     recovery: dict = field(default_factory=dict)
     # per attempt, on the runner's clock (perf_counter: CLOCK_MONOTONIC, the tasks' too):
-    # when its processes were launched, its lead's step ends as they happened, and when a
-    # worker was killed (a killed attempt) or when the lead's result came (the last one)
+    # when its processes were launched, its lead's step ends as they happened and, in an
+    # attempt ended by a kill, when the killed run had stalled and the runner moved on
     attempts: list[dict] = field(default_factory=list)
 
 
