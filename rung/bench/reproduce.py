@@ -85,14 +85,17 @@ def _killed(b: BenchResult, r, whole, step: float, closed_step: float) -> Option
     """A killed run, whole: its steps, the steps lost since the last checkpoint
     (`preemption.resumed_from_step`) and the restart, where the restart is the bench's own
     detection (its poll, the wait for the run to stall, ending every task: taken from this
-    run) and a fresh start to the first step: the mean of the two fresh starts of this
-    configuration the bench saw, the unkilled run's and the killed run's first (before its
-    timed window), never the killed run's own restart."""
-    plain = next((p for p in b.runs if p.strategy == r.strategy and p.replicas == r.replicas and p.kill is None
-                  and p.straggler is None and p.startup_seconds), None)
-    if plain is None:
+    run) and a fresh start to the first step: the mean of the fresh starts of this
+    configuration (strategy, replicas, straggler: a slowed worker starts slowly too) the
+    bench saw, i.e. the killed run's first (before its timed window) and the unkilled run's
+    when there is one; never the killed run's own restart."""
+    def factor(x) -> float:
+        return x.straggler.factor if x.straggler else 1.0
+
+    starts = [x.startup_seconds for x in b.runs if x.strategy == r.strategy and x.replicas == r.replicas
+              and factor(x) == factor(r) and x.startup_seconds]
+    if not starts:
         return None
-    starts = [x for x in (plain.startup_seconds, r.startup_seconds) if x]
     startup = sum(starts) / len(starts)
     k, every = whole.steps_before_kill, r.kill.save_freq_steps or 1
     per_step = r.replicas * b.per_replica_batch

@@ -121,8 +121,8 @@ def _reproduce(args) -> int:
                     f"{k['checkpoint_every_steps']} steps: resumed from step {k['resumed_from_step']} (the model: "
                     f"{k['predicted_resumed_from_step']}); restart = the bench's detection "
                     f"{k['detection_seconds']:.2f} s (this run) + a fresh start to the first step "
-                    f"{k['startup_seconds']:.2f} s (the mean of the fresh starts of the run without the kill and of "
-                    f"this run before it; this run's own restart took "
+                    f"{k['startup_seconds']:.2f} s (the mean of the {len(k['fresh_starts_seconds'])} fresh start(s) "
+                    f"of this configuration the bench saw, this run's first included; its own restart took "
                     f"{k['measured_restart_first_step_seconds']:.2f} s)[/dim]")
     return 0
 

@@ -89,3 +89,19 @@ def test_a_killed_run_is_reproduced_whole_from_its_checkpoints_and_a_fresh_start
     assert whole["measured_examples_per_second"] == killed_run.kill.whole_run.examples_per_second
     # the kill costs throughput, in the simulation as in the run
     assert whole["simulated_examples_per_second"] < plain["simulated_examples_per_second"]
+
+
+def test_a_slowed_worker_killed_too_is_reproduced_from_its_own_slow_start():
+    # a real `--straggler 1:2 --kill 1@20`: both runs are killed; the slowed one starts slowly
+    b = BenchResult.model_validate(json.loads((KILLED.parent / "bench-mlp-kill-slow.json").read_text()))
+    rows = {r["run"]: r for r in reproduce(b, steps=4000)["runs"]}
+    plain, slowed = rows["mwms:2 kill w1@20 (whole run)"], rows["mwms:2 w1×2 kill w1@20 (whole run)"]
+    slow_run = next(r for r in b.runs if r.straggler)
+    plain_run = next(r for r in b.runs if r.strategy == "multi_worker_mirrored" and not r.straggler)
+    # each from the fresh starts of its own configuration: a start-up under SIGSTOP is not a plain one
+    assert slowed["kill"]["fresh_starts_seconds"] == [slow_run.startup_seconds]
+    assert plain["kill"]["fresh_starts_seconds"] == [plain_run.startup_seconds]
+    assert slow_run.startup_seconds > plain_run.startup_seconds
+    for r, run in ((plain, plain_run), (slowed, slow_run)):
+        assert r["kill"]["predicted_resumed_from_step"] == run.kill.resumed_from_step
+    assert slowed["simulated_examples_per_second"] < plain["simulated_examples_per_second"]
