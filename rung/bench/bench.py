@@ -150,9 +150,9 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     # (or the kill's cost) is measured against it
                     if on_run:
                         on_run(f"{spec.label} (no {'straggler' if straggler else 'kill'})")
-                    out_runs.append(_one_run(spec, base, work, net, link, basis, None, kill if straggler else None,
-                                             deadline_seconds, on_progress, steps + warmup, tag="-plain",
-                                             cluster=cluster))
+                    out_runs.append(_one_run(spec, base, work, net, link, basis, None,
+                                             kill if straggler else None, deadline_seconds, on_progress,
+                                             steps + warmup, tag="-plain", cluster=cluster))
                 if on_run:
                     on_run(spec.label + (f" (worker {straggler[0]} slowed {straggler[1]:g}x)" if straggler and multi else ""))
                 out_runs.append(_one_run(spec, base, work, net, link, basis, straggler, kill,

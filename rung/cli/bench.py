@@ -32,8 +32,9 @@ def register(sub) -> None:
     n.add_argument("--link-mbit", type=float, metavar="B", help="shape every test host's link to B Mbit/s (tbf)")
     f = p.add_argument_group("failures")
     f.add_argument("--straggler", metavar="K:F", help="slow worker K's process by factor F")
-    f.add_argument("--kill", metavar="K@STEP", help="kill worker K when the run reaches STEP (each multi-worker mirrored configuration "
-                        "also runs once without the kill; the killed run is timed whole)")
+    f.add_argument("--kill", metavar="K@STEP",
+                   help="kill worker K when the run reaches STEP (each multi-worker mirrored configuration also "
+                        "runs once without the kill; the killed run is timed whole)")
     c = p.add_argument_group("calibration and output")
     c.add_argument("--calibrate", action="store_true", help="fit the link constants on the multi-worker runs (runs at two or more worker "
                         "counts or link rates also fit the test bed's CPU cost)")
