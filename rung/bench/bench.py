@@ -277,7 +277,8 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     return run
 
 
-def _whole_run(attempts: list[dict], warmup: int, total_steps: int, global_batch: int) -> Optional[dict]:
+def _whole_run(attempts: list[dict], warmup: int, total_steps: int, global_batch: int,
+               save_freq: int = SAVE_FREQ_STEPS) -> Optional[dict]:
     """A killed and restarted run timed whole, kill and restart included: from the end of
     the first attempt's warm-up to the end of the last step of the last attempt (the
     steps after the restart are the rest of the run, from its restored checkpoint on)."""
@@ -294,7 +295,34 @@ def _whole_run(attempts: list[dict], warmup: int, total_steps: int, global_batch
             # stall, ending every task; then the restarted cluster's start to its first step
             "detection_seconds": attempts[1]["launched_at"] - first[-1],
             "restart_first_step_seconds": last[0] - attempts[1]["launched_at"],
-            "steps_after_restart": len(last)}
+            "steps_after_restart": len(last),
+            # the mean step on either side of the kill, checkpoints (BackupAndRestore) included
+            "step_seconds_before_kill": _mean_interval(first[warmup - 1 if warmup >= 1 else 0:]),
+            "step_seconds_after_restart": _mean_interval(last),
+            "checkpoint_seconds": _checkpoint_seconds(first, last, warmup, total_steps - len(last), save_freq)}
+
+
+def _mean_interval(ends: list[float]) -> Optional[float]:
+    return (ends[-1] - ends[0]) / (len(ends) - 1) if len(ends) >= 2 else None
+
+
+def _checkpoint_seconds(first: list[float], last: list[float], warmup: int, resumed: int,
+                        every: int) -> Optional[float]:
+    """What one checkpoint adds to the step that takes it, read off a killed run's own step
+    times (part of its measured step-time distribution): the steps are grouped by their
+    number modulo the checkpoint interval, and the slowest group's mean is set against the
+    mean of the others. Steps of the warm-up and the first after the restart (a traced
+    step) are left out. None with fewer than two steps in every group."""
+    import numpy as np
+
+    steps = [(i + 1, b - a) for i, (a, b) in enumerate(zip(first, first[1:]), start=1) if i + 1 > warmup]
+    steps += [(resumed + j + 1, b - a) for j, (a, b) in enumerate(zip(last, last[1:]), start=1)]
+    groups = [[d for n, d in steps if n % every == phase] for phase in range(every)]
+    if every < 2 or any(len(g) < 2 for g in groups):
+        return None
+    means = np.array([np.mean(g) for g in groups])
+    top = int(means.argmax())
+    return float(max(0.0, means[top] - np.delete(means, top).mean()))
 
 
 def _completed(result: dict) -> bool:

@@ -83,12 +83,16 @@ def whole_name(r) -> str:
 
 def _killed(b: BenchResult, r, whole, step: float, closed_step: float) -> Optional[dict]:
     """A killed run, whole: its steps, the steps lost since the last checkpoint
-    (`preemption.resumed_from_step`) and the restart, where the restart is the bench's own
-    detection (its poll, the wait for the run to stall, ending every task: taken from this
-    run) and a fresh start to the first step: the mean of the fresh starts of this
-    configuration (strategy, replicas, straggler: a slowed worker starts slowly too) the
-    bench saw, i.e. the killed run's first (before its timed window) and the unkilled run's
-    when there is one; never the killed run's own restart."""
+    (`preemption.resumed_from_step`), every checkpoint taken and the restart.
+    - Each checkpoint's cost is read off this run's own step times (part of its measured
+      step-time distribution: `rung.bench.bench._checkpoint_seconds`; 0 in bench files
+      written before it was recorded).
+    - The restart is the bench's own detection (its poll, the wait for the run to stall,
+      ending every task: taken from this run) and a fresh start to the first step: the
+      mean of the fresh starts of this configuration (strategy, replicas, straggler: a
+      slowed worker starts slowly too) the bench saw, i.e. the killed run's first (before
+      its timed window) and the unkilled run's when there is one; never the killed run's
+      own restart."""
     def factor(x) -> float:
         return x.straggler.factor if x.straggler else 1.0
 
@@ -100,17 +104,20 @@ def _killed(b: BenchResult, r, whole, step: float, closed_step: float) -> Option
     k, every = whole.steps_before_kill, r.kill.save_freq_steps or 1
     per_step = r.replicas * b.per_replica_batch
 
+    ckpt = whole.checkpoint_seconds or 0.0
+
     def rate(step_seconds: float) -> float:
         # the fresh start's time to its first step holds that step: the restart is the rest
         restart = whole.detection_seconds + startup - step_seconds
-        wall = preemption.killed_run_seconds(whole.steps + b.warmup, k, every, step_seconds, restart)
-        return whole.steps * per_step / (wall - b.warmup * step_seconds)  # timed from the warm-up's end
+        wall = preemption.killed_run_seconds(whole.steps + b.warmup, k, every, step_seconds, restart, ckpt)
+        warm = b.warmup * step_seconds + (b.warmup // every) * ckpt
+        return whole.steps * per_step / (wall - warm)  # timed from the warm-up's end
 
     return {"kill": {"steps_before_kill": k, "checkpoint_every_steps": every,
                      "resumed_from_step": r.kill.resumed_from_step,
                      "predicted_resumed_from_step": preemption.resumed_from_step(k, every),
                      "detection_seconds": whole.detection_seconds, "startup_seconds": startup,
-                     "fresh_starts_seconds": starts,
+                     "fresh_starts_seconds": starts, "checkpoint_seconds": whole.checkpoint_seconds,
                      "measured_restart_first_step_seconds": whole.restart_first_step_seconds},
             "measured_examples_per_second": whole.examples_per_second,
             "closed_form_examples_per_second": rate(closed_step),

@@ -119,7 +119,10 @@ def _reproduce(args) -> int:
         if k:
             c.print(f"[dim]{r['run']}: killed after step {k['steps_before_kill']}, checkpoints every "
                     f"{k['checkpoint_every_steps']} steps: resumed from step {k['resumed_from_step']} (the model: "
-                    f"{k['predicted_resumed_from_step']}); restart = the bench's detection "
+                    f"{k['predicted_resumed_from_step']})"
+                    + (f"; each checkpoint {k['checkpoint_seconds'] * 1e3:.0f} ms (from its step times)"
+                       if k.get("checkpoint_seconds") else "")
+                    + f"; restart = the bench's detection "
                     f"{k['detection_seconds']:.2f} s (this run) + a fresh start to the first step "
                     f"{k['startup_seconds']:.2f} s (the mean of the {len(k['fresh_starts_seconds'])} fresh start(s) "
                     f"of this configuration the bench saw, this run's first included; its own restart took "

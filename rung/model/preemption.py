@@ -73,10 +73,14 @@ def resumed_from_step(killed_after_steps: int, checkpoint_every_steps: int) -> i
 
 
 def killed_run_seconds(steps: int, killed_after_steps: int, checkpoint_every_steps: int, step_seconds: float,
-                       restart_seconds: float) -> float:
+                       restart_seconds: float, checkpoint_s: float = 0.0) -> float:
     """Wall time of `steps` synchronous steps with one failure after `killed_after_steps`
-    of them: every step once, the steps since the last checkpoint again, and the restart
-    (detection, a fresh start, the restore). The one-failure case of `sync_goodput`'s
-    accounting (work since the last checkpoint is lost, then restart_seconds)."""
-    lost = killed_after_steps - resumed_from_step(killed_after_steps, checkpoint_every_steps)
-    return (steps + lost) * step_seconds + restart_seconds
+    of them: every step once, the steps since the last checkpoint again, every checkpoint
+    taken (`checkpoint_s` each: before the failure, and again from the restored step on),
+    and the restart (detection, a fresh start, the restore). The one-failure case of
+    `sync_goodput`'s accounting (delta per checkpoint, the work since the last checkpoint
+    lost, then restart_seconds)."""
+    every = max(1, int(checkpoint_every_steps))
+    resumed = resumed_from_step(killed_after_steps, every)
+    saves = killed_after_steps // every + (steps // every - resumed // every)
+    return (steps + killed_after_steps - resumed) * step_seconds + saves * checkpoint_s + restart_seconds

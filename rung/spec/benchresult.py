@@ -36,6 +36,9 @@ class WholeRun(_Record):
     detection_seconds: float
     restart_first_step_seconds: float
     steps_after_restart: int
+    step_seconds_before_kill: Optional[float] = None
+    step_seconds_after_restart: Optional[float] = None
+    checkpoint_seconds: Optional[float] = None
     throughput_kept: Optional[float] = None
 
 

@@ -155,6 +155,7 @@ def test_killed_workers_restart_synchronous_and_not_asynchronous_runs():
     assert whole["steps_before_kill"] == mw["killed_at_step"]           # the timeline agrees with the progress
     assert whole["steps_after_restart"] == 2 + 30 - mw["resumed_from_step"]
     assert whole["detection_seconds"] > 0 and whole["restart_first_step_seconds"] > 0
+    assert whole["checkpoint_seconds"] > 0                              # a save slows the step that takes it
     assert plain["startup_seconds"] > 0
     # the kill costs at least the restart: the whole run is slower than the unkilled one
     assert whole["examples_per_second"] < plain["examples_per_second"]

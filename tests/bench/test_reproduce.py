@@ -73,20 +73,28 @@ KILLED = Path(__file__).parents[1] / "report" / "data" / "bench-mlp-kill.json"  
 def test_a_killed_run_is_reproduced_whole_from_its_checkpoints_and_a_fresh_start():
     b = BenchResult.model_validate(json.loads(KILLED.read_text()))
     killed_run = next(r for r in b.runs if r.kill)
+    plain_run = next(r for r in b.runs if r.strategy == "multi_worker_mirrored" and not r.kill)
+    w = killed_run.kill.whole_run
     out = reproduce(b, steps=4000)
     plain, whole = out["runs"]
     assert plain["run"] == "mwms:2" and whole["run"] == "mwms:2 kill w1@40 (whole run)"
     k = whole["kill"]
     # the model's checkpoint rule meets what TensorFlow's BackupAndRestore did in the real run
     assert k["predicted_resumed_from_step"] == k["resumed_from_step"] == killed_run.kill.resumed_from_step
-    # by hand on the run's timeline: the steps after the warm-up before the kill, the
-    # bench's detection, a fresh start to its first step (the unkilled run's), the rest
+    # a save costs the step that takes it: seen in the run's own steps, slower than the unkilled run's
+    assert w.checkpoint_seconds > 0 and w.step_seconds_before_kill > plain_run.step_seconds_mean
+    # by hand on the run's timeline: from the warm-up's end, the steps before the kill with
+    # their checkpoints (after steps 5, 10 ... 40), the bench's detection, a fresh start to
+    # the first step (the mean of the two runs' first starts), the rest of the steps from
+    # the restored step 40 with theirs (45 ... 80)
     step = 2 * b.per_replica_batch / plain["simulated_examples_per_second"]   # the same simulated steps
-    total = b.steps + b.warmup
-    window = ((k["steps_before_kill"] - b.warmup) * step + k["detection_seconds"] + k["startup_seconds"]
-              + (total - k["resumed_from_step"] - 1) * step)
+    total, kill_at, resumed = b.steps + b.warmup, w.steps_before_kill, killed_run.kill.resumed_from_step
+    fresh = (plain_run.startup_seconds + killed_run.startup_seconds) / 2
+    saves = (kill_at // 5 - b.warmup // 5) + (total // 5 - resumed // 5)
+    window = ((kill_at - b.warmup) * step + w.detection_seconds + fresh + (total - resumed - 1) * step
+              + saves * w.checkpoint_seconds)
     assert whole["simulated_examples_per_second"] == pytest.approx(b.steps * 2 * b.per_replica_batch / window)
-    assert whole["measured_examples_per_second"] == killed_run.kill.whole_run.examples_per_second
+    assert whole["measured_examples_per_second"] == w.examples_per_second
     # the kill costs throughput, in the simulation as in the run
     assert whole["simulated_examples_per_second"] < plain["simulated_examples_per_second"]
 

@@ -46,6 +46,8 @@ def test_one_kill_costs_the_steps_since_the_last_checkpoint_and_the_restart():
     assert preemption.resumed_from_step(4, 5) == 0       # before the first: from the start
     # 80 steps of 0.1 s, killed after 43, restart 6 s: 43 steps, 6 s, then steps 41..80 (40)
     assert preemption.killed_run_seconds(80, 43, 5, 0.1, 6.0) == pytest.approx((43 + 40) * 0.1 + 6.0)
+    # checkpoints of 0.2 s: after steps 5..40 before the kill (8), 45..80 after it (8)
+    assert preemption.killed_run_seconds(80, 43, 5, 0.1, 6.0, 0.2) == pytest.approx((43 + 40) * 0.1 + 16 * 0.2 + 6.0)
 
 
 def test_async_goodput_loses_only_the_worker_share():
