@@ -66,7 +66,7 @@ def _sync(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.
     w = s.workload
     rep = throughput.replica(s)
     goodput = _sync_goodput(n * s.preemptions_per_host_second, s.fleet.restart_seconds,
-                            preemption.checkpoint_seconds(rep.state_bytes), rng)
+                            preemption.checkpoint_seconds(rep.state_bytes, s.fleet.checkpoint_seconds), rng)
     examples = n * d * w.per_device_batch * w.gradient_accumulation_steps
     return {"examples_per_second": examples / float(step.mean()) * goodput,
             "step_seconds_mean": float(step.mean()), "straggler_seconds_mean": float(slowest.mean() - compute),

@@ -177,7 +177,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
         step = np.maximum(step, floor)
     rep = replica(s, batch)
     goodput = preemption.sync_goodput(h, s.preemptions_per_host_second, s.fleet.restart_seconds,
-                                      preemption.checkpoint_seconds(rep.state_bytes))
+                                      preemption.checkpoint_seconds(rep.state_bytes, s.fleet.checkpoint_seconds))
     mem = rep.total_bytes
     eps = h * d * batch * k / step * goodput
     return dict(compute=compute, wait=wait, intra=intra, inter=inter, sparse=sparse, sync=sync,
@@ -275,7 +275,7 @@ def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int,
         scaling_efficiency=_efficiency(s, eps, hosts * devices_per_host),
         memory_bytes_per_device=float(t["memory"]), fits=fits, input_capped=bool(t["capped"]),
         checkpoint_interval_seconds=preemption.sync_checkpoint_interval_seconds(
-            hosts, s.preemptions_per_host_second, preemption.checkpoint_seconds(state)),
+            hosts, s.preemptions_per_host_second, preemption.checkpoint_seconds(state, s.fleet.checkpoint_seconds)),
     )
 
 

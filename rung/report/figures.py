@@ -158,7 +158,7 @@ def goodput_curves(s: Scenario, d: Decision) -> go.Figure:
     per_hour = np.geomspace(1e-3, 1.0, 80)
     lam = per_hour / 3600.0
     hosts = d.hosts if d.hosts and d.hosts > 1 else max(2, s.hardware.max_hosts)
-    delta = preemption.checkpoint_seconds(throughput.replica(s).state_bytes)
+    delta = preemption.checkpoint_seconds(throughput.replica(s).state_bytes, s.fleet.checkpoint_seconds)
     sync = preemption.sync_goodput(hosts, lam[:, None], s.fleet.restart_seconds, delta)[:, 0]
     asyn = np.array([preemption.async_goodput(x, s.fleet.restart_seconds) for x in lam])
     fig = go.Figure()

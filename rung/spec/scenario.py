@@ -114,6 +114,9 @@ class Fleet(_Block):
     preemptible: bool = False
     preemptions_per_host_hour: Optional[NonNegative] = None
     restart_seconds: NonNegative = 300.0
+    # addition (optional): one checkpoint of weights and optimizer state, as measured (a
+    # save has a fixed cost the byte count misses); default: the state at 1 GB/s
+    checkpoint_seconds: Optional[NonNegative] = None
 
 
 class Goal(_Block):

@@ -119,3 +119,17 @@ def test_a_step_interval_never_reaches_below_the_fastest_step():
     assert lo < 0
     lo, hi = mean_ci95(steps, floor_at_min=True)
     assert lo == pytest.approx(0.01) and hi > sum(steps) / len(steps)
+
+
+def test_a_measured_checkpoint_time_replaces_the_byte_count_in_goodput_and_youngs_interval():
+    # 8 hosts, 0.5 preemptions per host hour: M = 3600 / 4 = 900 s; restart 300 s
+    fleet = {"preemptible": True, "preemptions_per_host_hour": 0.5, "restart_seconds": 300}
+    measured = t.predict_sync(scenario(fleet={**fleet, "checkpoint_seconds": 30}), "multi_worker_mirrored", 8, 1)
+    # by hand, delta = 30 s: tau = sqrt(2 x 30 x 900) = 232.38 s;
+    # goodput (1 - 30/232.38 - 232.38/1800) x 900 / 1200 = 0.5564
+    assert measured.checkpoint_interval_seconds == pytest.approx(232.379, rel=1e-4)
+    assert measured.goodput == pytest.approx((1 - 30 / 232.379 - 232.379 / 1800) * 900 / 1200, rel=1e-4)
+    # without it, the state's bytes at 1 GB/s: a far shorter interval and more goodput
+    assumed = t.predict_sync(scenario(fleet=fleet), "multi_worker_mirrored", 8, 1)
+    assert assumed.checkpoint_interval_seconds < measured.checkpoint_interval_seconds
+    assert assumed.goodput > measured.goodput
