@@ -285,7 +285,8 @@ def _whole_run(attempts: list[dict], warmup: int, total_steps: int, global_batch
     first, last = attempts[0].get("ends") or [], attempts[-1].get("ends") or []
     if len(first) < max(1, warmup) or not last or "killed_at" not in attempts[0]:
         return None
-    start = first[warmup - 1] if warmup >= 1 else attempts[0]["launched_at"]
+    timed = first[max(warmup, 1) - 1:]  # from the warm-up's last step on
+    start = timed[0] if warmup >= 1 else attempts[0]["launched_at"]
     window = last[-1] - start
     steps = total_steps - warmup
     return {"window_seconds": window, "steps": steps,
@@ -297,7 +298,7 @@ def _whole_run(attempts: list[dict], warmup: int, total_steps: int, global_batch
             "restart_first_step_seconds": last[0] - attempts[1]["launched_at"],
             "steps_after_restart": len(last),
             # the mean step on either side of the kill, checkpoints (BackupAndRestore) included
-            "step_seconds_before_kill": _mean_interval(first[warmup - 1 if warmup >= 1 else 0:]),
+            "step_seconds_before_kill": _mean_interval(timed),
             "step_seconds_after_restart": _mean_interval(last),
             "checkpoint_seconds": _checkpoint_seconds(first, last, warmup, total_steps - len(last), save_freq)}
 

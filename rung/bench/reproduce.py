@@ -45,7 +45,7 @@ def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict
     for r in b.runs:
         if r.strategy not in ("mirrored", "multi_worker_mirrored") or r.replicas < 2 or not r.examples_per_second:
             continue
-        if r.kill and r.kill.happened and r.kill.whole_run is None:
+        if r.kill and r.kill.happened and r.whole is None:
             continue  # killed, but not timed whole (an older bench file): nothing to compare
         straggle = r.straggler.factor if r.straggler else 1.0
         s = predict.scenario_for(basis, r.strategy, r.replicas)
@@ -64,21 +64,15 @@ def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict
                "closed_form_examples_per_second": per_step / closed,
                "simulated_examples_per_second": per_step / sim["step_seconds_mean"],
                "simulated_straggler_seconds": sim["straggler_seconds_mean"]}
-        whole = r.kill.whole_run if r.kill else None
-        if whole is not None:
-            killed = _killed(b, r, whole, sim["step_seconds_mean"], closed)
+        if r.whole is not None:
+            killed = _killed(b, r, r.whole, sim["step_seconds_mean"], closed)
             if killed is None:
                 continue
-            row.update(killed, run=whole_name(r))
+            row.update(killed, run=r.whole_name)
         row["simulated_over_measured"] = row["simulated_examples_per_second"] / row["measured_examples_per_second"]
         out.append(row)
     return {"schema": SCHEMA, "workload": b.workload, "steps_simulated": steps, "seed": seed,
             "step_time_cv": basis.step_time_cv, "allreduce_share_of_goodput": share, "runs": out}
-
-
-def whole_name(r) -> str:
-    """A killed run timed whole (kill and restart included), beside its post-restart rate."""
-    return f"{r.name} (whole run)"
 
 
 def _killed(b: BenchResult, r, whole, step: float, closed_step: float) -> Optional[dict]:
@@ -103,7 +97,6 @@ def _killed(b: BenchResult, r, whole, step: float, closed_step: float) -> Option
     startup = sum(starts) / len(starts)
     k, every = whole.steps_before_kill, r.kill.save_freq_steps or 1
     per_step = r.replicas * b.per_replica_batch
-
     ckpt = whole.checkpoint_seconds or 0.0
 
     def rate(step_seconds: float) -> float:

@@ -62,8 +62,8 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                                f"{'every' if k.completed_all_steps else 'not every'} step"
                                + (f"; recovered in {u.seconds(k.recovery_seconds)}" if k.recovery_seconds else ""),
                                style="cyan"))
-            w = k.whole_run
-            if w is not None and w.examples_per_second:
+            w = r.whole
+            if w is not None:
                 console.print(Text(f"    timed whole (kill and restart included): {w.examples_per_second:,.0f} ex/s"
                                    + (f", {w.throughput_kept:.0%} of the run without the kill"
                                       if w.throughput_kept else "")

@@ -197,8 +197,6 @@ def options_bars(d: Decision) -> Optional[go.Figure]:
 def bench_measured(b: BenchResult, simulated: Optional[dict] = None) -> Optional[go.Figure]:
     """Each bench run: measured examples/s beside the model's prediction for it, and
     beside the fleet simulation's reproduction (`simulated`: run name to examples/s)."""
-    from rung.bench.reproduce import whole_name
-
     runs = [r for r in b.runs if r.examples_per_second]
     if not runs:
         return None
@@ -208,10 +206,9 @@ def bench_measured(b: BenchResult, simulated: Optional[dict] = None) -> Optional
         measured.append(r.examples_per_second)
         predicted.append(r.replicas * b.per_replica_batch / r.predicted_step_seconds if r.predicted_step_seconds
                          else None)
-        whole = r.kill.whole_run if r.kill else None
-        if whole is not None and whole.examples_per_second:  # kill and restart included
-            names.append(whole_name(r))
-            measured.append(whole.examples_per_second)
+        if r.whole is not None:  # kill and restart included
+            names.append(r.whole_name)
+            measured.append(r.whole.examples_per_second)
             predicted.append(None)
     fig = go.Figure()
     fig.add_trace(go.Bar(x=names, y=measured, name="measured", marker_color="#4c78a8",

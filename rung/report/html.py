@@ -176,7 +176,6 @@ def _profile_section(profile) -> str:
 
 
 def _bench_section(b: BenchResult) -> str:
-    from rung.bench.reproduce import whole_name
     from rung.report import figures
 
     simulated = {}
@@ -193,16 +192,15 @@ def _bench_section(b: BenchResult) -> str:
                      u.seconds(r.predicted_step_seconds),
                      "basis" if r.strategy == "single_device" else (f"{err:+.0%}" if err is not None else "-"),
                      f"{simulated[r.name]:,.0f}" if r.name in simulated else "-"])
-        whole = r.kill.whole_run if r.kill else None
-        if whole is not None and whole.examples_per_second:
-            name = whole_name(r)
-            rows.append([name, r.keras or "-", f"{whole.examples_per_second:,.0f}", "-", "-", "-", "-", "-",
+        if r.whole is not None:
+            name = r.whole_name
+            rows.append([name, r.keras or "-", f"{r.whole.examples_per_second:,.0f}", "-", "-", "-", "-", "-",
                          f"{simulated[name]:,.0f}" if name in simulated else "-"])
     head = (f"<p class=sub>{escape(b.workload)} · per-replica batch {b.per_replica_batch} · {b.steps} steps timed "
             f"after {b.warmup} · {b.cores} cores shared · link {escape(b.link.where)}"
             + (" · a killed run's own row is its rate after the restart; its whole-run row times it from the "
                "warm-up's end to the last step, kill and restart included" if any(
-                   r.kill and r.kill.whole_run for r in b.runs) else "") + "</p>")
+                   r.whole is not None for r in b.runs) else "") + "</p>")
     return ("<h2>Bench: real runs on this machine</h2>" + head
             + _table(["run", "keras", "ex/s", "p50", "p95", "efficiency", "predicted step", "error",
                       "simulated ex/s"], rows, left=(0, 1))

@@ -90,6 +90,17 @@ class BenchRun(_Record):
         return (self.label + (f" w{self.straggler.worker}×{self.straggler.factor:g}" if self.straggler else "")
                 + (f" kill w{self.kill.worker}@{self.kill.step}" if self.kill else ""))
 
+    @property
+    def whole(self) -> Optional[WholeRun]:
+        """The killed run timed whole, kill and restart included, when it was."""
+        w = self.kill.whole_run if self.kill else None
+        return w if w is not None and w.examples_per_second else None
+
+    @property
+    def whole_name(self) -> str:
+        """The name of the whole-run figure, shown beside the run's post-restart rate."""
+        return f"{self.name} (whole run)"
+
 
 class BenchResult(_Record):
     schema_: Literal["rung/bench/v1"] = Field(alias="schema")
