@@ -15,6 +15,7 @@ import pytest
 from rung.bench.netns import leftovers
 from rung.bench.reproduce import reproduce
 from rung.examples import workload_examples
+from rung.model import preemption
 from rung.spec.benchresult import BenchResult
 
 pytestmark = pytest.mark.tf
@@ -160,15 +161,22 @@ def test_killed_workers_restart_synchronous_and_not_asynchronous_runs():
     # the kill costs at least the restart: the whole run is slower than the unkilled one
     assert whole["examples_per_second"] < plain["examples_per_second"]
     assert whole["window_seconds"] > whole["restart_first_step_seconds"] + whole["detection_seconds"]
-    # reproduced: the model's checkpoint rule gives the step TensorFlow resumed from, and
-    # the kill's cost (whole-run over unkilled throughput) comes out near the measured one.
-    # The simulated restart is a fresh start's time (the unkilled run's), and fresh starts
-    # of the same processes vary by a third on two shared cores: 0.6-1.6
+    # reproduced: the model's checkpoint rule gives the step TensorFlow resumed from
     sim = {x["run"]: x for x in reproduce(BenchResult.model_validate(b), steps=2000)["runs"]}
     killed = sim["mwms:2 kill w1@6 (whole run)"]
     assert killed["kill"]["predicted_resumed_from_step"] == mw["resumed_from_step"]
-    kept_simulated = killed["simulated_examples_per_second"] / sim["mwms:2"]["simulated_examples_per_second"]
-    assert 0.6 < kept_simulated / whole["throughput_kept"] < 1.6, (kept_simulated, whole)
+    # and the model's one-kill accounting (every step, the lost ones again, every save, the
+    # bench's detection, a fresh start) meets the measured window. It is fed the unkilled
+    # run's measured step: on unshaped loopback the modelled step itself is known to be
+    # fast (docs/results.md), which is not the kill's accounting. The fresh start stands
+    # for the restart, and fresh starts of the same processes vary by a third on two
+    # shared cores: 0.7-1.4
+    run = next(x for x in b["runs"] if x.get("kill") and x["strategy"] == "multi_worker_mirrored")
+    fresh = (plain["startup_seconds"] + run["startup_seconds"]) / 2
+    step = plain["step_seconds_mean"]
+    wall = preemption.killed_run_seconds(2 + 30, whole["steps_before_kill"], mw["save_freq_steps"], step,
+                                         whole["detection_seconds"] + fresh - step, whole["checkpoint_seconds"])
+    assert 0.7 < (wall - 2 * step) / whole["window_seconds"] < 1.4, (wall, whole)
 
 
 def test_ctrl_c_reaps_every_process(tmp_path):
