@@ -89,16 +89,20 @@ def _with_source(cfg: dict) -> dict:
 
 def _run_task(cfg: dict) -> dict:
     """In a Ray worker: write the workload where the task can import it, run the bench task."""
+    import shutil
     import tempfile
 
     os.environ.update(cfg.pop("env", {}))  # the Keras choice, before TensorFlow is imported
     folder = tempfile.mkdtemp(prefix="rung-bench-")
-    path = os.path.join(folder, cfg.pop("workload_name"))
-    with open(path, "w") as f:
-        f.write(cfg.pop("workload_source"))
-    from rung.bench.task import run
+    try:
+        path = os.path.join(folder, cfg.pop("workload_name"))
+        with open(path, "w") as f:
+            f.write(cfg.pop("workload_source"))
+        from rung.bench.task import run
 
-    return run(dict(cfg, workload=path, progress=None, result=None, error=None))
+        return run(dict(cfg, workload=path, progress=None, result=None, error=None))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # the task's copy of the workload, not left in /tmp
 
 
 def execute_on_ray(cluster: RayCluster, strategy: str, replicas: int, cfg: dict, ps_tasks: int) -> RayOutcome:

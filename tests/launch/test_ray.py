@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -127,6 +128,7 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(no_ray_left):
 
 
 def test_bench_on_ray_runs_every_strategy_beside_its_prediction(no_ray_left):
+    before = set(Path(tempfile.gettempdir()).glob("rung-bench-*"))
     r = subprocess.run([sys.executable, "-m", "rung", "bench", str(MLP), "--engine", "ray", "--runs",
                         "single_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2", "--steps", "6",
                         "--warmup", "2", "--json"], capture_output=True, text=True, timeout=900)
@@ -137,6 +139,9 @@ def test_bench_on_ray_runs_every_strategy_beside_its_prediction(no_ray_left):
     for x in runs.values():
         assert x["engine"] == "ray" and x["examples_per_second"] > 0 and x["predicted_step_seconds"] > 0
     assert runs[("multi_worker_mirrored", 2)]["keras"] == "tf_keras" and runs[("single_device", 1)]["keras"] == "keras3"
+    # each Ray task's copy of the workload is removed with the task (none left in the temp folder)
+    left = [p for p in set(Path(tempfile.gettempdir()).glob("rung-bench-*")) - before if (p / MLP.name).exists()]
+    assert not left, left
 
 
 def test_bench_on_ray_refuses_what_only_local_runs_do():
