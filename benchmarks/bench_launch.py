@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -75,15 +76,20 @@ def hand_written(steps: int, backup: bool = False, timeout: float = 0) -> float:
     ports = free_ports(2)
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
     procs = []
+    scratch = [tempfile.mkdtemp(prefix="rung-hand-") for _ in range(2)] if backup else []
     for i in range(2):
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
                "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})}
         procs.append(subprocess.Popen([sys.executable, str(REPO / "benchmarks" / "hand_written_mwms.py"),
                                        str(WORKLOAD), "--steps", str(steps), "--epochs", "2", "--batch", "32"]
-                                      + (["--backup", tempfile.mkdtemp(prefix="rung-hand-")] if backup else [])
+                                      + (["--backup", scratch[i]] if backup else [])
                                       + (["--timeout", str(timeout)] if timeout else []),
                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
-    outs = [p.communicate(timeout=600)[0] for p in procs]
+    try:
+        outs = [p.communicate(timeout=600)[0] for p in procs]
+    finally:
+        for folder in scratch:
+            shutil.rmtree(folder, ignore_errors=True)
     lines = [json.loads(ln) for ln in outs[0].splitlines() if ln.startswith("{")]
     return lines[-1]["examples_per_second"]
 

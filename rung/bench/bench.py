@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -53,8 +54,11 @@ def _ps_costs(link: dict, workers: int) -> Optional[dict]:
     workers (rung.bench.psbench, over loopback). Across test hosts each variable's read
     and update also pay the link's extra round trip over loopback's."""
     try:
-        out = subprocess.run([sys.executable, "-m", "rung.bench.psbench", str(workers)], capture_output=True,
-                             text=True, timeout=300, check=True)
+        # it ends with os._exit (and its servers are killed): TensorFlow's autograph files go
+        # to a folder of its own, removed here
+        with tempfile.TemporaryDirectory(prefix="rung-psbench-") as scratch:
+            out = subprocess.run([sys.executable, "-m", "rung.bench.psbench", str(workers)], capture_output=True,
+                                 text=True, timeout=300, check=True, env=dict(os.environ, TMPDIR=scratch))
         m = json.loads(out.stdout.strip().splitlines()[-1])
     except (subprocess.SubprocessError, ValueError, IndexError):
         return None

@@ -184,7 +184,11 @@ def _start_all(plan, base_cfg, workdir, procs, wrap, attempt):
         cmd = task_command(str(cfg_path))
         if wrap:
             cmd = wrap(task, cmd)
-        p = procs.start(cmd, task_environment(os.environ, task, plan.keras), workdir / f"{tag}.log")
+        env = task_environment(os.environ, task, plan.keras)
+        # a task ended by the bench (a killed worker, a server) leaves TensorFlow's autograph
+        # files behind: in the bench's own folder, they go with it
+        env["TMPDIR"] = str(workdir)
+        p = procs.start(cmd, env, workdir / f"{tag}.log")
         p.rung_task = task  # type: ignore[attr-defined]
         if task.straggle > 1.0:
             procs.straggle(p, task.straggle)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,7 +33,7 @@ def register(sub) -> None:
     r.add_argument("--steps", type=int, default=20, metavar="N", help="steps per epoch (default 20)")
     r.add_argument("--epochs", type=int, default=1, metavar="N")
     r.add_argument("--kill", metavar="K@STEP", help="kill worker K when the job reaches STEP (see recovery)")
-    r.add_argument("--out", metavar="DIR", help="keep the generated files here (default: a temporary folder)")
+    r.add_argument("--out", metavar="DIR", help="keep the generated files and the run's logs here (default: a temporary folder, removed at the end)")
     r.add_argument("--startup-seconds", type=float, default=120.0, metavar="S",
                    help="a task that has not joined by then is reported and the rest ended (default 120)")
     r.add_argument("--deadline", type=float, default=900.0, metavar="S", help="seconds the job may take")
@@ -80,17 +81,21 @@ def run(args) -> int:
                                                "(Ray is for multi-worker and parameter-server jobs)")
         if importlib.util.find_spec("ray") is None:
             raise RunError("Ray is not installed; install it with: pip install 'rung[ray]'")
+    if args.out and Path(args.out).is_dir() and any(Path(args.out).iterdir()):
+        raise InputError(args.out, None, "is not empty; choose another --out")
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="rung-launch-"))
-    if args.out and out.is_dir() and any(out.iterdir()):
-        raise InputError(str(out), None, "is not empty; choose another --out")
-    write_files(job, workload, out)
-    if args.engine == "local":
-        from rung.launch.local import launch_local
+    try:
+        write_files(job, workload, out)
+        if args.engine == "local":
+            from rung.launch.local import launch_local
 
-        result = launch_local(job, out, args.steps, args.epochs, out / "run", kill,
-                              args.startup_seconds, args.deadline)
-    else:
-        result = run_ray_launcher(out, args, kill)
+            result = launch_local(job, out, args.steps, args.epochs, out / "run", kill,
+                                  args.startup_seconds, args.deadline)
+        else:
+            result = run_ray_launcher(out, args, kill)
+    finally:
+        if not args.out:
+            shutil.rmtree(out, ignore_errors=True)  # the files and logs were kept only with --out
     if args.json:
         print(json.dumps(result))
     else:

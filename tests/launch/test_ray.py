@@ -52,9 +52,14 @@ def no_ray_left():
 
 
 def launch(*args):
+    before = set(Path(tempfile.gettempdir()).glob("rung-*"))
     r = subprocess.run([sys.executable, "-m", "rung", "launch", str(MLP), "--engine", "ray", *args, "--json"],
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-1500:]
+    # without --out, neither the job's folder nor the launcher's own state is left behind
+    left = [p for p in set(Path(tempfile.gettempdir()).glob("rung-*")) - before
+            if p.name.startswith(("rung-launch-", "rung-ray-"))]
+    assert not left, left
     return json.loads(r.stdout)
 
 
