@@ -74,6 +74,9 @@ def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tupl
     check_flags(args)
     eps = profile.per_device_batch / profile.step_seconds
     hw, fleet, goal = _hardware.blocks(args, measured_eps=eps, require=require)
+    if profile.checkpoint_seconds is not None and "checkpoint_seconds" not in fleet:
+        # the measured save (this machine's disk) unless the hardware file gives the job's own
+        fleet["checkpoint_seconds"] = float(profile.checkpoint_seconds)
     block = workload_block(profile, step_time_cv=args.step_time_cv)
     device = catalog.lookup(hw["device"]) if hw["device"] != "custom" else None
     measured_on = catalog.match_device_name(profile.device_name) if profile.device.startswith("GPU") else None

@@ -122,6 +122,7 @@ class Decision:
             "input_capped": p.input_capped,
             "staleness_steps": p.staleness_steps,
             "checkpoint_interval_seconds": p.checkpoint_interval_seconds,
+            "checkpoint_seconds": p.checkpoint_seconds if p.checkpoint_interval_seconds else None,
         }
 
     def to_json(self) -> dict:

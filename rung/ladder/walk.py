@@ -372,7 +372,10 @@ def _sync_warnings(ctx: Context, p) -> list[Finding]:
             f"hosts are preempted {s.preemptions_per_host_second * 3600:g} times an hour each; a "
             f"synchronous job restarts from its last checkpoint and keeps {u.percent(p.goodput)} of its "
             f"time" + (f"; checkpoint every {u.seconds(interval)} (Young's interval) with "
-                       "tf.keras.callbacks.BackupAndRestore" if interval else "")))
+                       f"tf.keras.callbacks.BackupAndRestore, each save {u.seconds(p.checkpoint_seconds)} "
+                       + ("(fleet.checkpoint_seconds)" if s.fleet.checkpoint_seconds is not None
+                          else "(the state at an assumed 1 GB/s; measure it with rung profile)")
+                       if interval else "")))
     if p.hosts > 1 and p.straggler_seconds >= 0.1 * p.step_seconds:
         out.append(Finding(C.STRAGGLERS,
             f"with step-time CV {s.workload.step_time_cv:.2g} each step waits {u.seconds(p.straggler_seconds)} "

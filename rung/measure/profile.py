@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from rung.errors import InputError
-from rung.measure import counts, pipeline, shapes, tfenv, timing
+from rung.measure import checkpoint, counts, pipeline, shapes, tfenv, timing
 from rung.measure.workload import build_checked_model, dataset_repeats, load_workload, make_checked_dataset
 from rung.model.inputs import INPUT_BOUND_FRACTION
 from rung.stats import mean_ci95, percentile, t975
@@ -125,6 +125,8 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
         kernels = _count("operations per step", lambda: counts.ops_per_step(tf, model, sample), notes)
         dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model)
         pipe = pipeline.inspect_pipeline(tf, ds)
+        phase("timing a checkpoint save")
+        saved = _count("the checkpoint save's time", lambda: checkpoint.checkpoint_save(tf, model), notes, default={})
         summary = summarize(times)
         fixes = None
         if try_fixes:
@@ -141,6 +143,10 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
                      "nothing about a GPU or TPU; plan from FLOPs (rung advise estimates the target device)")
     notes.append("step_time_cv is the variation from step to step on this one device, not across workers: "
                  "planning uses the fleet's declared step_time_cv (or what rung bench measures across workers)")
+    if saved:
+        notes.append("checkpoint_seconds is one save of the model and its optimizer (as BackupAndRestore makes "
+                     "it) to this machine's disk: a job saving to a bucket or network file system pays that "
+                     "storage's rate (set fleet.checkpoint_seconds in the scenario to it)")
     notes.append(f"input wait is net of the iterator's fixed cost ({times.iterator_overhead * 1e3:.3f} ms per "
                  "next() on an in-memory prefetched dataset of the same structure)")
     return {
@@ -176,6 +182,9 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
         "gradients_observed": g.observed,
         "sparse_gradient_bytes_per_example": g.sparse_bytes / batch,
         "peak_memory_bytes": peak,
+        "checkpoint_seconds": saved.get("checkpoint_seconds"),
+        "checkpoint_seconds_first": saved.get("checkpoint_seconds_first"),
+        "checkpoint_bytes": saved.get("checkpoint_bytes"),
         "steps_timed": steps,
         "warmup_steps": warmup,
         "pipeline": pipe,

@@ -49,6 +49,7 @@ class Prediction:
     ps_tasks: int = 0
     staleness_steps: int = 0
     checkpoint_interval_seconds: Optional[float] = None
+    checkpoint_seconds: Optional[float] = None  # one save (synchronous plans)
     sync_seconds: float = 0.0
     dispatch_bound: bool = False  # parameter servers: the coordinator's dispatch caps the fleet
 
@@ -263,7 +264,7 @@ def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int,
     t = _scalars(sync_terms(s, hosts, devices_per_host, links=links))
     fits = bool(t["fits"])
     eps = float(t["examples_per_second"]) if fits else None
-    state = replica(s).state_bytes
+    save = preemption.checkpoint_seconds(replica(s).state_bytes, s.fleet.checkpoint_seconds)
     return Prediction(
         strategy=strategy, hosts=hosts, devices_per_host=devices_per_host,
         compute_seconds=float(t["compute"]), input_wait_seconds=float(t["wait"]),
@@ -275,7 +276,8 @@ def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int,
         scaling_efficiency=_efficiency(s, eps, hosts * devices_per_host),
         memory_bytes_per_device=float(t["memory"]), fits=fits, input_capped=bool(t["capped"]),
         checkpoint_interval_seconds=preemption.sync_checkpoint_interval_seconds(
-            hosts, s.preemptions_per_host_second, preemption.checkpoint_seconds(state, s.fleet.checkpoint_seconds)),
+            hosts, s.preemptions_per_host_second, save),
+        checkpoint_seconds=save,
     )
 
 

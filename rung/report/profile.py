@@ -32,8 +32,8 @@ def render(p: dict, console: Console | None = None) -> None:
                        f"(raw {u.seconds(p['input_wait_seconds_raw'])}); the pipeline alone delivers a batch "
                        f"every {u.seconds(p['pipeline_seconds_per_batch'])}", style="dim"))
     t.add_row("throughput", u.rate(p["per_device_batch"] / p["step_seconds"]))
-    t.add_row("parameters", f"{p['params']:,} trainable ({p['param_dtype']}, policy {p['mixed_precision_policy']})"
-              + (f", {p['embedding_params']:,} in embedding tables" if p["embedding_params"] else ""))
+    t.add_row("parameters", f"{int(p['params']):,} trainable ({p['param_dtype']}, policy {p['mixed_precision_policy']})"
+              + (f", {int(p['embedding_params']):,} in embedding tables" if p["embedding_params"] else ""))
     t.add_row("optimizer", f"{p['optimizer_class']} → {p['optimizer']}; slots {u.gib(p['optimizer_slot_bytes'])}")
     t.add_row("gradients/step", f"dense {u.gib(p['gradient_bytes_dense'])}, sparse (IndexedSlices) "
                                 f"{u.gib(p['gradient_bytes_sparse'])}")
@@ -46,6 +46,10 @@ def render(p: dict, console: Console | None = None) -> None:
               + (f", {p['ops_per_step']:,} kernels per step" if p.get("ops_per_step") else ""))
     t.add_row("peak memory", u.gib(p["peak_memory_bytes"]) if p["peak_memory_bytes"] is not None
               else "not measured on this machine")
+    if p.get("checkpoint_seconds") is not None:
+        t.add_row("checkpoint", f"one save of the model and optimizer {u.seconds(p['checkpoint_seconds'])} "
+                                f"({u.gib(p['checkpoint_bytes'])} to this machine's disk; the first "
+                                f"{u.seconds(p['checkpoint_seconds_first'])})")
     t.add_row("dynamic shapes", "; ".join(p["dynamic_shape_details"]) if p["dynamic_shapes"] else "none")
     items = [t]
     findings = p["pipeline"]["findings"]

@@ -54,6 +54,8 @@ class Profile(BaseModel):
     ops_per_step: Optional[int] = None
     trainable_variables: Optional[int] = None
     pipeline_seconds_per_batch: Optional[float] = None
+    checkpoint_seconds: Optional[float] = None   # one save of model and optimizer, this machine's disk
+    checkpoint_bytes: Optional[float] = None
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")

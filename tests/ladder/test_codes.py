@@ -105,6 +105,20 @@ def test_reproducibility_required_keeps_a_preemptible_fleet_synchronous():
     assert "REPRODUCIBILITY_REQUIRED" in reasons(d) and "PREEMPTIBLE_WORKERS" in warnings(d)
 
 
+def test_the_preemption_warning_gives_each_save_and_where_its_time_comes_from():
+    blocks = {k: v for k, v in PREEMPTIBLE_SMALL_MODEL.items() if k != "goal"}
+    goal = {"target_examples_per_second": 20000, "reproducible": True}
+
+    def warning(fleet):
+        d = decide(fleet=fleet, goal=goal, **blocks)
+        return d, next(w.message for w in d.warnings if w.code == "PREEMPTIBLE_WORKERS")
+
+    d, assumed = warning({"preemptible": True})
+    assert "assumed 1 GB/s" in assumed and d.prediction.checkpoint_seconds > 0
+    d, measured = warning({"preemptible": True, "checkpoint_seconds": 4.2})
+    assert "each save 4.20 s (fleet.checkpoint_seconds)" in measured and d.prediction.checkpoint_seconds == 4.2
+
+
 def test_stragglers():
     # step-time CV 0.3 across 20+ hosts: the slowest of 20 normals is ~1.87 sd out, a wait
     # of 0.56 of the step

@@ -79,6 +79,16 @@ def test_recommender_gradients_split_dense_and_sparse(profiles):
     assert profiles["mlp"]["gradient_bytes_dense"] == 399_370 * 4
 
 
+@pytest.mark.parametrize("name,params,slots", [("mlp", 399_370, 2), ("cnn", 136_874, 1), ("slow_input", 66_250, 0)])
+def test_checkpoint_save_holds_the_model_and_its_optimizer(profiles, name, params, slots):
+    # TensorFlow's own checkpoint files: float32 weights and each optimizer slot (Adam 2,
+    # momentum 1, SGD none), plus the index and counters (a few KiB)
+    p = profiles[name]
+    state = params * 4 * (1 + slots)
+    assert state <= p["checkpoint_bytes"] <= state + 64 * 1024
+    assert 0 < p["checkpoint_seconds"] and p["checkpoint_seconds_first"] > 0
+
+
 def test_activation_estimate_for_the_mlp(profiles):
     # at least the input and both hidden layers' outputs are kept: (256 + 512 + 512) x 4 bytes
     act = profiles["mlp"]["activation_bytes_per_example"]
@@ -187,6 +197,7 @@ def test_cli_profile_writes_a_scenario_and_advise_plans_from_the_workload(tmp_pa
     from rung import advise, load_scenario
     s = load_scenario(out)
     assert s.workload.params == prof["params"] and s.workload.flops_per_example == prof["flops_per_example"]
+    assert s.fleet.checkpoint_seconds == prof["checkpoint_seconds"] > 0  # the measured save, for goodput
     # planned for an A100, profiled on this CPU: the step is estimated from FLOPs, and says so
     assert s.workload.step_seconds_source == "estimated" and s.workload.step_seconds < prof["step_seconds"]
     assert s.hardware.device == "A100-80GB" and s.goal.target_examples_per_second == 100000
@@ -196,6 +207,7 @@ def test_cli_profile_writes_a_scenario_and_advise_plans_from_the_workload(tmp_pa
 
     hw = tmp_path / "hw.yaml"
     hw.write_text("hardware: {device: A100-80GB, devices_per_host: 8, max_hosts: 4}\n"
+                  "fleet: {preemptible: true, preemptions_per_host_hour: 0.5, checkpoint_seconds: 2.5}\n"
                   "goal: {target_examples_per_second: 1.0e6}\n")
     r = run_cli("advise", str(EXAMPLES["mlp"]), "--hardware", str(hw), "--steps", "6", "--json")
     assert r.returncode == 0, r.stderr[-500:]
@@ -210,6 +222,12 @@ def test_cli_profile_writes_a_scenario_and_advise_plans_from_the_workload(tmp_pa
     d = json.loads(r.stdout)
     codes = [w["code"] for w in d["warnings"]]
     assert "STEP_TIME_ESTIMATED" not in codes and d["inputs"]["workload"]["step_seconds"] == 0.004
+    # the job's own save time (its storage, from the hardware file) stands over the one measured here
+    out2 = tmp_path / "kept.yaml"
+    r = run_cli("profile", "--example", "mlp", "--steps", "6", "--warmup", "2", "--scenario-out", str(out2),
+                "--hardware", str(hw))
+    assert r.returncode == 0, r.stderr[-500:]
+    assert load_scenario(out2).fleet.checkpoint_seconds == 2.5
 
 
 def test_cli_a_shape_bug_in_the_users_model_is_exit_2_one_line(tmp_path):
