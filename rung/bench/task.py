@@ -131,7 +131,7 @@ def run(cfg) -> dict:
         counted = build_checked_model(w, tf)
         g = counts.gradient_counts(tf, counted, sample)
         grads = {"dense": g.dense_bytes, "sparse": g.sparse_bytes, "params": g.params, "variables": g.variables,
-                 "optimizer": counts.optimizer_info(counted, g.params, g.param_dtype)["optimizer"]}
+                 "optimizer": counts.optimizer_info(counted, g.params, g.param_dtype, g.optimizers)["optimizer"]}
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
             "gradients": grads, "devices": devices}
     if not sync:
@@ -172,8 +172,10 @@ def main(argv=None) -> int:
         return 0
     except Exception as e:  # noqa: BLE001 - reported to the runner through the error file
         if cfg.get("error"):
+            from rung.bench.hints import one_line
+
             with open(cfg["error"], "w") as f:
-                f.write(f"{type(e).__name__}: {e}\n{traceback.format_exc()[-3000:]}")
+                f.write(f"{one_line(type(e).__name__, str(e))}\n{traceback.format_exc()[-3000:]}")
         return 1
 
 

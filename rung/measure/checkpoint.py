@@ -22,14 +22,15 @@ import time
 SAVES = 5  # timed saves after the first
 
 
-def checkpoint_save(tf, model, saves: int = SAVES) -> dict:
+def checkpoint_save(tf, model, optimizers: list, saves: int = SAVES) -> dict:
     """The save's seconds (median of `saves` after a first untimed one), the first save's
-    seconds and the bytes on disk of one checkpoint."""
+    seconds and the bytes on disk of one checkpoint of the model and `optimizers` (those
+    its step uses: a GAN's two)."""
     folder = tempfile.mkdtemp(prefix="rung-checkpoint-")
     try:
         state = {"model": model}
-        if getattr(model, "optimizer", None) is not None:
-            state["optimizer"] = model.optimizer
+        for i, opt in enumerate(optimizers):
+            state["optimizer" if i == 0 else f"optimizer_{i}"] = opt
         manager = tf.train.CheckpointManager(tf.train.Checkpoint(**state), folder, max_to_keep=1)
         t = time.perf_counter()
         manager.save()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from rung.errors import InputError
 
 # Keras optimizer class -> scenario v1 optimizer (slot layout); others map by slot count.
 _OPTIMIZERS = {"adam": "adam", "adamw": "adamw", "adagrad": "adagrad", "rmsprop": "rmsprop",
@@ -35,24 +37,39 @@ class GradientCounts:
     sparse_bytes: int
     param_dtype: str
     observed: bool = True
+    optimizers: list = field(default_factory=list)  # those the step handed gradients to
     variables: int = 0  # trainable variable tensors (each a remote read and update under parameter servers)  # False: no gradient reached the optimizer; dense bytes assumed
+
+
+def _is_optimizer(x) -> bool:
+    # Keras 3, tf-keras and legacy optimizers alike: something that applies gradients at a rate
+    return callable(getattr(x, "apply_gradients", None)) and hasattr(x, "learning_rate")
+
+
+def optimizers_of(model) -> list:
+    """The model's optimizers: `model.optimizer`, and those a custom model keeps as its own
+    attributes (a GAN's `d_optimizer` and `g_optimizer`, compiled in its `compile`)."""
+    found = [model.optimizer] if _is_optimizer(getattr(model, "optimizer", None)) else []
+    for value in vars(model).values():
+        if _is_optimizer(value) and all(value is not f for f in found):
+            found.append(value)
+    return found
 
 
 @contextlib.contextmanager
 def optimizer_calls(model, passthrough: bool = True):
-    """Record the gradients the model's own train_step hands its optimizer.
+    """Record the gradients the model's own train_step hands its optimizers.
 
-    Every train_step ends by giving the optimizer its gradients: `apply_gradients`
-    (tf-keras, Keras 3, custom steps) or `apply` (Keras 3). Both are wrapped on the
-    optimizer instance; only the outermost call records (a LossScaleOptimizer or
-    apply_gradients calling apply). With passthrough=False the update itself is skipped
-    (for tracing the step's graph without the optimizer's ops)."""
-    opt = model.optimizer
+    Every train_step ends by giving an optimizer its gradients: `apply_gradients`
+    (tf-keras, Keras 3, custom steps) or `apply` (Keras 3). Both are wrapped on each
+    optimizer instance (`optimizers_of`: a GAN has two); only the outermost call records
+    (a LossScaleOptimizer or apply_gradients calling apply). With passthrough=False the
+    update itself is skipped (for tracing the step's graph without the optimizer's ops)."""
     calls: list[tuple[list, list]] = []
     depth = [0]
     saved = {}
 
-    def wrap(name, original):
+    def wrap(opt, name, original):
         def wrapper(*args, **kwargs):
             if name == "apply_gradients":
                 pairs = [tuple(p) for p in (args[0] if args else kwargs.pop("grads_and_vars"))]
@@ -64,7 +81,7 @@ def optimizer_calls(model, passthrough: bool = True):
                 tvars = list(args[1] if len(args) > 1 else kwargs.get("trainable_variables")
                              or model.trainable_variables)
             if depth[0] == 0:
-                calls.append((grads, tvars))
+                calls.append((grads, tvars, opt))
             if not passthrough:
                 return None
             depth[0] += 1
@@ -74,15 +91,16 @@ def optimizer_calls(model, passthrough: bool = True):
                 depth[0] -= 1
         return wrapper
 
-    for name in ("apply_gradients", "apply"):
-        original = getattr(opt, name, None)
-        if callable(original):
-            saved[name] = original
-            setattr(opt, name, wrap(name, original))
+    for opt in optimizers_of(model):
+        for name in ("apply_gradients", "apply"):
+            original = getattr(opt, name, None)
+            if callable(original):
+                saved[(id(opt), name)] = (opt, name, original)
+                setattr(opt, name, wrap(opt, name, original))
     try:
         yield calls
     finally:
-        for name, original in saved.items():
+        for opt, name, original in saved.values():
             setattr(opt, name, original)
 
 
@@ -97,33 +115,51 @@ def gradient_counts(tf, model, batch, step_fn=None) -> GradientCounts:
     dtype = next((d for d in _SCENARIO_DTYPES if d in dtypes), "float32")
     params = sum(_n(v.shape) for v in variables)
     if not calls:
-        dense = sum(_n(v.shape) * v.dtype.size for v in variables)
+        dense = sum(_n(v.shape) * _size(v.dtype) for v in variables)
         return GradientCounts(params, 0, dense, 0, dtype, observed=False, variables=len(variables))
-    grads, tvars = calls[-1]
+    # every call of the step exchanges its gradients (a GAN's discriminator and generator
+    # updates are two all-reduces of one step)
     dense = sparse = emb = 0
-    for v, g in zip(tvars, grads):
-        if g is None:
-            continue
-        if isinstance(g, tf.IndexedSlices):
-            sparse += _n(g.values.shape) * g.values.dtype.size + _n(g.indices.shape) * g.indices.dtype.size
-            emb += _n(v.shape)
-        else:
-            dense += _n(g.shape) * g.dtype.size
-    return GradientCounts(params, emb, dense, sparse, dtype, variables=len(variables))
+    for grads, tvars, _ in calls:
+        for v, g in zip(tvars, grads):
+            if g is None:
+                continue
+            if isinstance(g, tf.IndexedSlices):
+                sparse += _n(g.values.shape) * _size(g.values.dtype) + _n(g.indices.shape) * _size(g.indices.dtype)
+                emb += _n(v.shape)
+            else:
+                dense += _n(g.shape) * _size(g.dtype)
+    used = []
+    for _, _, opt in calls:
+        if all(opt is not u for u in used):
+            used.append(opt)
+    return GradientCounts(params, emb, dense, sparse, dtype, variables=len(variables), optimizers=used)
 
 
-def optimizer_info(model, params: int, param_dtype: str) -> dict:
-    """The optimizer's kind and the bytes of its slot variables (after a step created them)."""
-    opt = model.optimizer
-    inner = getattr(opt, "inner_optimizer", None) or opt  # LossScaleOptimizer wraps the real one
-    variables = inner.variables() if callable(getattr(inner, "variables", None)) else inner.variables
-    slot_bytes = sum(_n(v.shape) * _size(v.dtype) for v in variables if len(v.shape) > 0)
-    cls = type(inner).__name__
-    kind = _OPTIMIZERS.get(cls.lower())
-    if cls.lower() == "sgd":
-        momentum = float(getattr(inner, "momentum", 0.0) or 0.0)
-        kind = "momentum" if momentum > 0 else "sgd"
-    if kind is None:  # unknown class: by slots per parameter
+def optimizer_info(model, params: int, param_dtype: str, used: list | None = None) -> dict:
+    """The optimizer's kind and the bytes of its slot variables (after a step created them).
+    A model with several optimizers (a GAN's two) sums their slots; its kind is theirs when
+    they agree, else read from the slots per parameter. `used`: the optimizers the step
+    handed gradients to (Keras compiles an unused RMSprop into a model whose `compile`
+    keeps its own optimizers); else every optimizer of the model."""
+    kinds, classes, slot_bytes = set(), [], 0
+    for opt in used or optimizers_of(model):
+        inner = getattr(opt, "inner_optimizer", None) or opt  # LossScaleOptimizer wraps the real one
+        variables = inner.variables() if callable(getattr(inner, "variables", None)) else inner.variables
+        slot_bytes += sum(_n(v.shape) * _size(v.dtype) for v in variables if len(v.shape) > 0)
+        cls = type(inner).__name__
+        classes.append(cls)
+        kind = _OPTIMIZERS.get(cls.lower())
+        if cls.lower() == "sgd":
+            momentum = float(getattr(inner, "momentum", 0.0) or 0.0)
+            kind = "momentum" if momentum > 0 else "sgd"
+        kinds.add(kind)
+    if not classes:
+        raise InputError("build_model()", None, "the model has no optimizer: compile it (model.compile(optimizer=...)) "
+                                                "or keep its optimizers as attributes of the model")
+    kind = kinds.pop() if len(kinds) == 1 else None
+    cls = " + ".join(classes)
+    if kind is None:  # unknown class, or several that disagree: by slots per parameter
         slots = slot_bytes / max(1, params * _size(param_dtype))
         kind = "sgd" if slots < 0.5 else "momentum" if slots < 1.5 else "adam"
     return {"optimizer": kind, "optimizer_class": cls, "optimizer_slot_bytes": int(slot_bytes)}

@@ -90,6 +90,16 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
     phase = on_phase or (lambda _msg: None)
     phase("importing TensorFlow")
     tf = tfenv.import_tensorflow(keras)
+    # a workload may set Keras's global mixed-precision policy: it is this profile's only,
+    # not the next one's in the same process
+    policy = tf.keras.mixed_precision.global_policy()
+    try:
+        return _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step)
+    finally:
+        tf.keras.mixed_precision.set_global_policy(policy)
+
+
+def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
     phase("loading the workload")
     w = load_workload(path)
     batch = batch or w.default_batch
@@ -118,7 +128,7 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
         if not g.observed:
             notes.append("the model's train_step handed no gradients to its optimizer: gradient bytes assume "
                          "one dense gradient per trainable variable")
-        opt = counts.optimizer_info(model, g.params, g.param_dtype)
+        opt = counts.optimizer_info(model, g.params, g.param_dtype, g.optimizers)
         act, act_fixed, kept = _count("activation bytes", lambda: counts.activation_bytes(tf, model, sample),
                                       notes, default=(None, 0, 0))
         flops = _count("FLOPs", lambda: counts.flops_per_example(tf, model, sample), notes)
@@ -126,7 +136,7 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
         dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model)
         pipe = pipeline.inspect_pipeline(tf, ds)
         phase("timing a checkpoint save")
-        saved = _count("the checkpoint save's time", lambda: checkpoint.checkpoint_save(tf, model), notes, default={})
+        saved = _count("the checkpoint save's time", lambda: checkpoint.checkpoint_save(tf, model, g.optimizers or counts.optimizers_of(model)), notes, default={})
         summary = summarize(times)
         fixes = None
         if try_fixes:

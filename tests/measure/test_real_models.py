@@ -25,7 +25,7 @@ STEPS, WARMUP = 6, 2
 @pytest.fixture(scope="module")
 def profiles():
     from rung.measure.profile import profile
-    names = ("custom_step", "custom_step_compiled", "wide_deep", "ftrl", "mixed16", "mobilenet", "resnet50")
+    names = ("custom_step", "custom_step_compiled", "wide_deep", "ftrl", "mixed16", "mobilenet", "resnet50", "gan")
     return {n: profile(HERE / f"{n}.py", steps=STEPS, warmup=WARMUP) for n in names}
 
 
@@ -39,6 +39,8 @@ def profiles():
     ("ftrl", 101, 0, 101 * 4, 0, 101 * 8),
     # mixed_float16: float32 variables and float32 Adam slots
     ("mixed16", 19_210, 0, 19_210 * 4, 0, 19_210 * 8),
+    # a GAN: two optimizers of its own, each handed its half of the model's gradients
+    ("gan", 322_690, 0, 322_690 * 4, 0, 322_690 * 8),
 ])
 def test_counts_from_the_models_own_train_step(profiles, name, params, embedding, dense, sparse, slots):
     p = profiles[name]
@@ -157,3 +159,19 @@ def test_try_fixes_reports_a_speedup_only_outside_its_interval():
     render(p, Console(file=out, width=200))
     text = out.getvalue()
     assert ("no change beyond the noise" in text) == (not fx["significant"])
+
+
+def test_a_gan_with_two_optimizers_of_its_own(profiles):
+    p = profiles["gan"]
+    # the two Adams it steps with, not the RMSprop Keras compiled in and never used
+    assert p["optimizer_class"] == "Adam + Adam" and p["optimizer"] == "adam"
+    # the save holds both networks and both optimizers' slots
+    assert 3 * 322_690 * 4 <= p["checkpoint_bytes"] <= 3 * 322_690 * 4 + 64 * 1024
+
+
+def test_a_model_that_cannot_run_under_a_strategy_is_told_what_to_do():
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", str(HERE / "gan.py"), "--runs", "single_device",
+                        "--steps", "4", "--warmup", "1"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1
+    line = r.stderr.strip().splitlines()[-1]
+    assert "model.built = True" in line and "(RuntimeError: Unable to automatically build the model" in line
