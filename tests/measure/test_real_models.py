@@ -165,6 +165,10 @@ def test_a_gan_with_two_optimizers_of_its_own(profiles):
     p = profiles["gan"]
     # the two Adams it steps with, not the RMSprop Keras compiled in and never used
     assert p["optimizer_class"] == "Adam + Adam" and p["optimizer"] == "adam"
+    # it cannot be called: its whole train_step is counted (discriminator on real and fake,
+    # generator twice): more than three passes of its generator's first two layers alone
+    # (2 x (64 x 3136 + 7 x 7 x 64 x 4 x 4 x 64) = 6.8 MFLOP per example)
+    assert p["flops_per_example"] > 3 * 2 * (64 * 3136 + 7 * 7 * 64 * 4 * 4 * 64)
     # the save holds both networks and both optimizers' slots
     assert 3 * 322_690 * 4 <= p["checkpoint_bytes"] <= 3 * 322_690 * 4 + 64 * 1024
 
@@ -175,3 +179,21 @@ def test_a_model_that_cannot_run_under_a_strategy_is_told_what_to_do():
     assert r.returncode == 1
     line = r.stderr.strip().splitlines()[-1]
     assert "model.built = True" in line and "(RuntimeError: Unable to automatically build the model" in line
+
+
+def test_a_whole_train_step_counts_as_three_forward_passes_on_a_model_that_can_be_called():
+    # the fallback for models without call() (the train_step's own graph, backward ops
+    # included) against the 3x-forward rule (Kaplan et al. 2020) where both apply
+    import tensorflow as tf
+    from tensorflow.python.profiler import model_analyzer, option_builder
+
+    from rung.measure import counts
+    from rung.measure.workload import build_checked_model, load_workload
+
+    w = load_workload(workload_examples()["cnn"])
+    model = build_checked_model(w, tf)
+    batch = next(iter(w.make_dataset(16)))
+    opts = option_builder.ProfileOptionBuilder.float_operation()
+    opts["output"] = "none"
+    step = model_analyzer.profile(counts._train_graph(tf, model, batch, 16), options=opts).total_float_ops / 16
+    assert 0.85 <= step / counts.flops_per_example(tf, model, batch) <= 1.15
