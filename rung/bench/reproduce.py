@@ -81,6 +81,9 @@ def _killed(b: BenchResult, r, whole, step: float, closed_step: float) -> Option
     - Each checkpoint's cost is read off this run's own step times (part of its measured
       step-time distribution: `rung.bench.bench._checkpoint_seconds`; 0 in bench files
       written before it was recorded).
+    - Beside the simulation, `from_unkilled_run`: the same accounting on the measured step
+      of this configuration's unkilled run, which isolates the kill's cost from the
+      modelled step's level.
     - The restart is the bench's own detection (its poll, the wait for the run to stall,
       ending every task: taken from this run) and a fresh start to the first step: the
       mean of the fresh starts of this configuration (strategy, replicas, straggler: a
@@ -106,12 +109,20 @@ def _killed(b: BenchResult, r, whole, step: float, closed_step: float) -> Option
         warm = b.warmup * step_seconds + (b.warmup // every) * ckpt
         return whole.steps * per_step / (wall - warm)  # timed from the warm-up's end
 
+    # the kill's accounting alone, on the measured step of this configuration's unkilled run
+    # (the bench's own twin): what the kill costs, apart from how well the step is modelled
+    twin = next((x for x in b.runs if x.strategy == r.strategy and x.replicas == r.replicas and factor(x) == factor(r)
+                 and not (x.kill and x.kill.happened) and x.step_seconds_mean), None)
+    unkilled = None if twin is None else {"step_seconds": twin.step_seconds_mean,
+                                          "examples_per_second": rate(twin.step_seconds_mean),
+                                          "over_measured": rate(twin.step_seconds_mean) / whole.examples_per_second}
     return {"kill": {"steps_before_kill": k, "checkpoint_every_steps": every,
                      "resumed_from_step": r.kill.resumed_from_step,
                      "predicted_resumed_from_step": preemption.resumed_from_step(k, every),
                      "detection_seconds": whole.detection_seconds, "startup_seconds": startup,
                      "fresh_starts_seconds": starts, "checkpoint_seconds": whole.checkpoint_seconds,
-                     "measured_restart_first_step_seconds": whole.restart_first_step_seconds},
+                     "measured_restart_first_step_seconds": whole.restart_first_step_seconds,
+                     "from_unkilled_run": unkilled},
             "measured_examples_per_second": whole.examples_per_second,
             "closed_form_examples_per_second": rate(closed_step),
             "simulated_examples_per_second": rate(step)}

@@ -126,7 +126,11 @@ def _reproduce(args) -> int:
                     f"{k['detection_seconds']:.2f} s (this run) + a fresh start to the first step "
                     f"{k['startup_seconds']:.2f} s (the mean of the {len(k['fresh_starts_seconds'])} fresh start(s) "
                     f"of this configuration the bench saw, this run's first included; its own restart took "
-                    f"{k['measured_restart_first_step_seconds']:.2f} s)[/dim]")
+                    f"{k['measured_restart_first_step_seconds']:.2f} s)"
+                    + (f"; on the unkilled run's measured step ({k['from_unkilled_run']['step_seconds'] * 1e3:.1f} "
+                       f"ms) the same accounting gives {k['from_unkilled_run']['examples_per_second']:,.0f} ex/s "
+                       f"({k['from_unkilled_run']['over_measured']:.2f} of measured)"
+                       if k.get("from_unkilled_run") else "") + "[/dim]")
     return 0
 
 
