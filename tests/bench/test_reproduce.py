@@ -95,6 +95,12 @@ def test_a_killed_run_is_reproduced_whole_from_its_checkpoints_and_a_fresh_start
               + saves * w.checkpoint_seconds)
     assert whole["simulated_examples_per_second"] == pytest.approx(b.steps * 2 * b.per_replica_batch / window)
     assert whole["measured_examples_per_second"] == w.examples_per_second
+    # the same accounting on the unkilled run's measured step: the kill's cost alone
+    twin = plain_run.step_seconds_mean
+    window = ((kill_at - b.warmup) * twin + w.detection_seconds + fresh + (total - resumed - 1) * twin
+              + saves * w.checkpoint_seconds)
+    assert k["from_unkilled_run"]["step_seconds"] == twin
+    assert k["from_unkilled_run"]["examples_per_second"] == pytest.approx(b.steps * 2 * b.per_replica_batch / window)
     # the kill costs throughput, in the simulation as in the run
     assert whole["simulated_examples_per_second"] < plain["simulated_examples_per_second"]
 
@@ -108,6 +114,7 @@ def test_a_slowed_worker_killed_too_is_reproduced_from_its_own_slow_start():
     plain_run = next(r for r in b.runs if r.strategy == "multi_worker_mirrored" and not r.straggler)
     # each from the fresh starts of its own configuration: a start-up under SIGSTOP is not a plain one
     assert slowed["kill"]["fresh_starts_seconds"] == [slow_run.startup_seconds]
+    assert slowed["kill"]["from_unkilled_run"] is None  # every run of this bench was killed: no twin
     assert plain["kill"]["fresh_starts_seconds"] == [plain_run.startup_seconds]
     assert slow_run.startup_seconds > plain_run.startup_seconds
     for r, run in ((plain, plain_run), (slowed, slow_run)):
