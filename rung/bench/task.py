@@ -77,13 +77,18 @@ def _timing_callback(tf, cfg, sync: bool):
 def _poll_iterations(model, cfg):
     import threading
 
+    from rung.measure.counts import optimizers_of
+
     stop = threading.Event()
     progress = cfg.get("progress")
+    # the step count: the most any of the model's optimizers has taken (a model stepping
+    # with optimizers of its own leaves the one Keras compiled in at 0)
+    optimizers = optimizers_of(model)
 
     def loop():
         while progress and not stop.wait(0.1):
             try:
-                n = int(model.optimizer.iterations.numpy())
+                n = max(int(o.iterations.numpy()) for o in optimizers)
             except Exception:  # noqa: BLE001 - a read may race with start-up; try again
                 continue
             with open(progress, "w") as f:

@@ -33,7 +33,8 @@ def register(sub) -> None:
     r.add_argument("--steps", type=int, default=20, metavar="N", help="steps per epoch (default 20)")
     r.add_argument("--epochs", type=int, default=1, metavar="N")
     r.add_argument("--kill", metavar="K@STEP", help="kill worker K when the job reaches STEP (see recovery)")
-    r.add_argument("--out", metavar="DIR", help="keep the generated files and the run's logs here (default: a temporary folder, removed at the end)")
+    r.add_argument("--out", metavar="DIR", help="keep the generated files and the run's logs here "
+                                                "(default: a temporary folder, removed at the end)")
     r.add_argument("--startup-seconds", type=float, default=120.0, metavar="S",
                    help="a task that has not joined by then is reported and the rest ended (default 120)")
     r.add_argument("--deadline", type=float, default=900.0, metavar="S", help="seconds the job may take")

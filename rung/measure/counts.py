@@ -155,8 +155,9 @@ def optimizer_info(model, params: int, param_dtype: str, used: list | None = Non
             kind = "momentum" if momentum > 0 else "sgd"
         kinds.add(kind)
     if not classes:
-        raise InputError("build_model()", None, "the model has no optimizer: compile it (model.compile(optimizer=...)) "
-                                                "or keep its optimizers as attributes of the model")
+        raise InputError("build_model()", None, "the model has no optimizer: compile it "
+                                                "(model.compile(optimizer=...)) or keep its optimizers as its "
+                                                "attributes")
     kind = kinds.pop() if len(kinds) == 1 else None
     cls = " + ".join(classes)
     if kind is None:  # unknown class, or several that disagree: by slots per parameter

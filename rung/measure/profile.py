@@ -136,7 +136,9 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model)
         pipe = pipeline.inspect_pipeline(tf, ds)
         phase("timing a checkpoint save")
-        saved = _count("the checkpoint save's time", lambda: checkpoint.checkpoint_save(tf, model, g.optimizers or counts.optimizers_of(model)), notes, default={})
+        saved = _count("the checkpoint save's time",
+                       lambda: checkpoint.checkpoint_save(tf, model, g.optimizers or counts.optimizers_of(model)),
+                       notes, default={})
         summary = summarize(times)
         fixes = None
         if try_fixes:
