@@ -110,8 +110,11 @@ def run(cfg) -> dict:
                                       protocol="grpc", start=True)
         server.join()
         return {}
-    w = load_workload(cfg["workload"])
+    # the strategy before the workload: a workload file that runs TensorFlow when imported
+    # (a TextVectorization adapted at the top of the file) would start the runtime before
+    # MultiWorkerMirroredStrategy can configure its collectives (as rung's train.py does)
     strategy = _strategy(tf, cfg, devices)
+    w = load_workload(cfg["workload"])
     with strategy.scope():
         model = build_checked_model(w, tf)
     batch, replicas = cfg["batch"], cfg["replicas"]

@@ -23,7 +23,9 @@ def dynamic_shape_details(tf, element_spec, model) -> tuple[list[str], list[str]
                     details.append(f"{path} has unknown rank")
                     continue
                 if dims and dims[0] is None and not any("batch dimension" in n for n in notes):
-                    notes.append("batch dimension unknown (drop_remainder=False): TPUs need drop_remainder=True")
+                    notes.append(f"batch dimension unknown ({path} has shape {tuple(dims)}): TPUs need a static "
+                                 "one: batch with drop_remainder=True, and no step after it that loses the batch "
+                                 "size (a map through a Keras layer can)")
                 if any(d is None for d in dims[1:]):
                     details.append(f"{path} has shape {tuple(dims)}: unknown non-batch dimension")
     for inp in getattr(model, "inputs", None) or []:

@@ -74,6 +74,16 @@ def test_every_strategy_runs_for_real(tmp_path):
         assert f"{x['examples_per_second']:,.0f}" in page.text
 
 
+def test_a_workload_that_runs_tensorflow_when_imported_runs_multi_worker():
+    # TextVectorization adapted at the top of the file: imported before the strategy was
+    # created, TensorFlow refused ("Collective ops must be configured at program startup")
+    path = os.path.join(os.path.dirname(__file__), "..", "measure", "workloads", "adapt_at_import.py")
+    r, b = bench(path, "--runs", "multi_worker_mirrored:2", "--steps", "4", "--warmup", "1")
+    assert r.returncode == 0, r.stderr[-800:]
+    mw = next(x for x in b["runs"] if x["strategy"] == "multi_worker_mirrored")
+    assert mw["examples_per_second"] > 0 and mw["gradient_bytes_per_step"] > 0
+
+
 def test_cross_device_ops_and_a_partitioned_embedding_run_beside_their_predictions():
     """MirroredStrategy with each cross_device_ops that runs on CPU devices, and parameter
     servers with the guide's MinSizePartitioner over two PS tasks: each a real run with
