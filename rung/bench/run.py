@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -101,9 +102,12 @@ class Processes:
                 pass
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Keras colours its messages
+
+
 def _tail(path: Path, n: int = 6) -> str:
     try:
-        lines = [ln for ln in path.read_text(errors="replace").splitlines()
+        lines = [_ANSI.sub("", ln) for ln in path.read_text(errors="replace").splitlines()
                  if ln.strip() and not ln.startswith(("WARNING: All log", "I0000", "E0000", "W0000"))]
     except OSError:
         return ""

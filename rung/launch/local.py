@@ -50,7 +50,11 @@ def _failure(proc: "Proc") -> Exception:
     if taken:
         port = taken.group(1) or "its port"
         return LaunchError(f"{proc.task} could not serve on {port}: the port is in use by another process")
-    return LaunchError(f"{proc.task} exited with code {proc.popen.returncode}: {_tail(proc.log)}")
+    from rung.bench.hints import hint
+
+    found = hint(text)  # a failure met only under a strategy: what to change first
+    return LaunchError(f"{proc.task} exited with code {proc.popen.returncode}: "
+                       + (f"{found[0]}; last output: " if found else "") + _tail(proc.log))
 
 
 @dataclass

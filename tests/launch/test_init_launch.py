@@ -249,6 +249,18 @@ def test_launch_a_workload_train_py_cannot_use_is_exit_2(tmp_path):
 
 
 @pytest.mark.tf
+def test_a_model_that_fails_only_under_a_strategy_is_told_what_to_change():
+    # a keras.io GAN (no call()) trains without a strategy; under MirroredStrategy Keras 3
+    # cannot build it. The line says what to change first, then TensorFlow's words,
+    # without Keras's terminal colours
+    gan = HERE.parent / "measure" / "workloads" / "gan.py"
+    r = rung("launch", str(gan), "--strategy", "mirrored", "--engine", "local", "--steps", "3")
+    assert r.returncode == 1
+    line = r.stderr.strip().splitlines()[-1]
+    assert "model.built = True" in line and "does not have a `call()` method" in line and "\x1b[" not in line
+
+
+@pytest.mark.tf
 def test_a_port_in_use_is_named(tmp_path):
     import socket
     import time
