@@ -373,7 +373,7 @@ def _sync_warnings(ctx: Context, p) -> list[Finding]:
             f"synchronous job restarts from its last checkpoint and keeps {u.percent(p.goodput)} of its "
             f"time" + (f"; checkpoint every {u.seconds(interval)} (Young's interval) with "
                        f"tf.keras.callbacks.BackupAndRestore, each save {u.seconds(p.checkpoint_seconds)} "
-                       + ("(fleet.checkpoint_seconds)" if s.fleet.checkpoint_seconds is not None
+                       + ("(as measured: fleet.checkpoint_seconds)" if s.fleet.checkpoint_seconds is not None
                           else "(the state at an assumed 1 GB/s; measure it with rung profile)")
                        if interval else "")))
     if p.hosts > 1 and p.straggler_seconds >= 0.1 * p.step_seconds:

@@ -116,7 +116,7 @@ def test_the_preemption_warning_gives_each_save_and_where_its_time_comes_from():
     d, assumed = warning({"preemptible": True})
     assert "assumed 1 GB/s" in assumed and d.prediction.checkpoint_seconds > 0
     d, measured = warning({"preemptible": True, "checkpoint_seconds": 4.2})
-    assert "each save 4.20 s (fleet.checkpoint_seconds)" in measured and d.prediction.checkpoint_seconds == 4.2
+    assert "each save 4.20 s (as measured: fleet.checkpoint_seconds)" in measured and d.prediction.checkpoint_seconds == 4.2
 
 
 def test_stragglers():
