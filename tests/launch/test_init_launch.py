@@ -165,6 +165,22 @@ def test_local_kill_parameter_server_carries_on():
     assert r["restarts"] == 0 and r["killed_at_step"] is not None and r["steps_completed"] == 80
 
 
+@pytest.mark.tf
+@pytest.mark.parametrize("args,restarts", [
+    (("--strategy", "multi_worker_mirrored", "--workers", "2", "--steps", "30", "--kill", "1@12"), 1),
+    (("--strategy", "parameter_server", "--workers", "2", "--ps-tasks", "1", "--steps", "200", "--kill", "1@30"), 0),
+])
+def test_a_kill_lands_on_a_model_that_steps_an_optimizer_of_its_own(args, restarts):
+    # its compiled-in optimizer never steps: a count read from model.optimizer stayed at
+    # 0 and the kill never came (killed_at_step None, no restart)
+    r = rung("launch", str(HERE / "own_optimizer.py"), *args, "--engine", "local", "--json")
+    assert r.returncode == 0, r.stderr[-1500:]
+    out = json.loads(r.stdout)
+    assert out["killed_at_step"] is not None and out["restarts"] == restarts
+    if restarts:
+        assert out["resumed_from_step"] <= out["killed_at_step"] and out["steps_completed"] == 30
+
+
 def two_worker_job(tmp_path, startup_seconds):
     """A 2-worker multi-worker job's files and its local engine, not started."""
     from rung.cli.init import write_files
