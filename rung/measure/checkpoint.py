@@ -23,7 +23,7 @@ SAVES = 5  # timed saves after the first
 
 
 def checkpoint_save(tf, model, optimizers: list, saves: int = SAVES) -> dict:
-    """The save's seconds (median of `saves` after a first untimed one), the first save's
+    """The save's seconds (median of `saves` after a first one, timed apart), the first save's
     seconds and the bytes on disk of one checkpoint of the model and `optimizers` (those
     its step uses: a GAN's two)."""
     folder = tempfile.mkdtemp(prefix="rung-checkpoint-")
