@@ -113,9 +113,11 @@ def _killed(b: BenchResult, r, whole, step: float, closed_step: float) -> Option
     # (the bench's own twin): what the kill costs, apart from how well the step is modelled
     twin = next((x for x in b.runs if x.strategy == r.strategy and x.replicas == r.replicas and factor(x) == factor(r)
                  and not (x.kill and x.kill.happened) and x.step_seconds_mean), None)
-    unkilled = None if twin is None else {"step_seconds": twin.step_seconds_mean,
-                                          "examples_per_second": rate(twin.step_seconds_mean),
-                                          "over_measured": rate(twin.step_seconds_mean) / whole.examples_per_second}
+    unkilled = None
+    if twin is not None:
+        eps = rate(twin.step_seconds_mean)
+        unkilled = {"step_seconds": twin.step_seconds_mean, "examples_per_second": eps,
+                    "over_measured": eps / whole.examples_per_second}
     return {"kill": {"steps_before_kill": k, "checkpoint_every_steps": every,
                      "resumed_from_step": r.kill.resumed_from_step,
                      "predicted_resumed_from_step": preemption.resumed_from_step(k, every),

@@ -50,6 +50,12 @@ class Processes:
         self._threads: list[threading.Thread] = []
 
     def start(self, cmd, env, log_path: Path) -> subprocess.Popen:
+        # a task ended from here (a killed worker, a server that never exits) leaves its
+        # temporary files (TensorFlow's autograph files) behind: beside its log, in the
+        # run's own folder, not in the machine's /tmp
+        scratch = log_path.parent / "tmp"
+        scratch.mkdir(exist_ok=True)
+        env = dict(env, TMPDIR=str(scratch))
         log = open(log_path, "wb")
         p = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                              start_new_session=True)
@@ -188,11 +194,7 @@ def _start_all(plan, base_cfg, workdir, procs, wrap, attempt):
         cmd = task_command(str(cfg_path))
         if wrap:
             cmd = wrap(task, cmd)
-        env = task_environment(os.environ, task, plan.keras)
-        # a task ended by the bench (a killed worker, a server) leaves TensorFlow's autograph
-        # files behind: in the bench's own folder, they go with it
-        env["TMPDIR"] = str(workdir)
-        p = procs.start(cmd, env, workdir / f"{tag}.log")
+        p = procs.start(cmd, task_environment(os.environ, task, plan.keras), workdir / f"{tag}.log")
         p.rung_task = task  # type: ignore[attr-defined]
         if task.straggle > 1.0:
             procs.straggle(p, task.straggle)

@@ -135,11 +135,6 @@ class LocalJob:
             if self.kill_watch:  # the step count every step, so a kill lands where asked
                 env["RUNG_PROGRESS_EVERY"] = "1"
             log = self.workdir / f"{tag}.log"
-            # a task ended here (killed, or a server that never exits) leaves TensorFlow's
-            # autograph files behind: in the run's folder rather than the machine's /tmp
-            scratch = self.workdir / "tmp"
-            scratch.mkdir(exist_ok=True)
-            env["TMPDIR"] = str(scratch)
             procs.append(Proc(name, self.procs.start(self._argv(save_every), env, log), log, progress))
         return procs
 
