@@ -85,11 +85,13 @@ def test_an_address_nobody_answers_fails_in_seconds(no_ray_left):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed when the block ends: nothing listens there
     t0 = time.perf_counter()
+    before = set(Path(tempfile.gettempdir()).glob("rung-*"))
     r = subprocess.run([sys.executable, "-m", "rung", "launch", str(MLP), "--engine", "ray", "--strategy",
                         "multi_worker_mirrored", "--address", f"127.0.0.1:{port}"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "no Ray cluster answers" in r.stderr
     assert time.perf_counter() - t0 < 60  # seconds, not a hang
+    assert not set(Path(tempfile.gettempdir()).glob("rung-*")) - before  # nothing left behind on failure either
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="test hosts need root")
