@@ -66,11 +66,12 @@ def main() -> int:
                     "--steps", steps_at(rate, args.steps), "--warmup", WARMUP, "--calibrate", "--calibration-out", cal_file,
                     *(["--calibration-merge"] if i else []))
     c = cal["calibration"]
-    eff, k = c["allreduce_share_of_goodput"], c["testbed_cpu_seconds_per_byte"]
+    eff, k, f = c["allreduce_share_of_goodput"], c["testbed_cpu_seconds_per_byte"], c.get("testbed_sync_seconds", 0.0)
     print(f"calibrated on {' and '.join(map(str, CALIBRATION_WORKERS))} workers at "
           f"{' and '.join(f'{r:g}' for r in CALIBRATION_RATES)} Mbit/s: on idle cores the all-reduce achieves "
           f"{eff:.3f} of measured TCP goodput ({c['inter_host_efficiency']:.3f} of the nominal rate); streaming "
-          f"between test hosts costs {k * 1e9:.2f} ns of CPU per byte on the shared cores")
+          f"between test hosts costs {k * 1e9:.2f} ns of CPU per byte on the shared cores, and each multi-worker "
+          f"step a fixed {f * 1e3:.1f} ms")
     rows = []
     for rate in [float(r) for r in args.rates.split(",")]:
         runs = ",".join(["single_device"] + [f"multi_worker_mirrored:{w}" for w in workers])
@@ -79,7 +80,7 @@ def main() -> int:
         basis = Basis(**{key: b["basis"][key] for key in ("one_device_step_seconds", "dense_gradient_bytes",
                                                            "sparse_gradient_bytes", "step_time_cv",
                                                            "link_bytes_per_second", "link_rtt_seconds", "cores")},
-                      cpu_seconds_per_byte=k)
+                      cpu_seconds_per_byte=k, sync_seconds=f)
         for r in b["runs"][1:]:
             cal_pred = predict_step_seconds(basis, r["strategy"], r["replicas"], efficiency=eff)["step"]
             m = r["step_seconds_mean"]

@@ -86,7 +86,8 @@ def main() -> int:
         cal_file = merged
     cal = json.loads(cal_file.read_text())
     print(f"calibration: all-reduce at {cal['allreduce_share_of_goodput']:.3f} of goodput, streaming "
-          f"{(cal.get('testbed_cpu_seconds_per_byte') or 0) * 1e9:.2f} ns of CPU per byte; fitted on "
+          f"{(cal.get('testbed_cpu_seconds_per_byte') or 0) * 1e9:.2f} ns of CPU per byte, a fixed "
+          f"{(cal.get('testbed_sync_seconds') or 0) * 1e3:.1f} ms per multi-worker step; fitted on "
           f"{len(cal['fitted_on'])} runs")
     rows = []
     for i in range(args.rounds):

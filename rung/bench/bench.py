@@ -351,18 +351,62 @@ def _attach_prediction(run: dict, basis: predict.Basis, straggler, efficiency: f
     run["scaling_efficiency"] = (per_step_examples / measured) / (n / one) if measured else None
 
 
-def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) -> Optional[dict]:
-    """Fit the link constants on the multi-worker runs. For each run, the share of the
-    measured goodput its all-reduce achieved, y = wire / measured comm (wire: the bytes
-    each worker sends over the goodput), falls linearly with the bytes per second per
-    shared core that N links streaming at the goodput need, s = N x R / cores:
-    y = share x (1 - c x s). A straight-line fit gives the share (at idle cores: the
-    link's own efficiency, what `rung advise` uses) and c, the test bed's CPU seconds
-    per byte streamed. Points from earlier benches (`previous_points`) join the fit, so
-    runs at several link rates calibrate together. Points at two or more distinct s fit
-    both constants; one fits the share alone."""
+def fit_testbed(wire, comm, load) -> Optional[tuple[float, float, float]]:
+    """(share, c, f) of comm = f + wire / (share x (1 - c x load)) on these points (see
+    `_calibrate`); None when a point's comm is not positive."""
     import numpy as np
 
+    wire, comm, load = (np.asarray(x, dtype=float) for x in (wire, comm, load))
+    if np.any(comm <= 0):
+        return None
+    two_loads = len({f"{x:.6e}" for x in load}) >= 2
+
+    def line(f: float) -> tuple[float, float]:
+        y = wire / (comm - f)
+        c = 0.0
+        if two_loads:
+            slope, share = np.polyfit(load, y, 1)
+            c = -slope / share if share > 0 else 0.0
+        if c <= 0.0:  # no CPU term: least squares of comm - f = wire / share
+            c, share = 0.0, float(np.dot(wire, wire) / np.dot(wire, comm - f))
+        return float(min(max(share, 1e-3), 1.5)), float(c)
+
+    def error(f: float) -> float:
+        share, c = line(f)
+        u = np.minimum(c * load, predict.MAX_CPU_SHARE)
+        return float(np.sum(((f + wire / (share * (1 - u))) / comm - 1) ** 2))
+
+    f = 0.0
+    if len(comm) >= 3:
+        top = 0.95 * float(comm.min())
+        grid = np.linspace(0.0, top, 201)
+        f = float(grid[int(np.argmin([error(x) for x in grid]))])
+        lo, hi = max(0.0, f - top / 200), min(top, f + top / 200)
+        for _ in range(60):  # golden-section refinement between the grid's neighbours
+            a, b = hi - 0.618 * (hi - lo), lo + 0.618 * (hi - lo)
+            lo, hi = (lo, b) if error(a) <= error(b) else (a, hi)
+        f = (lo + hi) / 2 if error((lo + hi) / 2) < error(f) else f
+    share, c = line(f)
+    return share, c, f
+
+
+def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) -> Optional[dict]:
+    """Fit the test bed's constants on the multi-worker runs. Each run's exchange (its
+    measured step less the model's compute, co-location, straggler and hop latency) is
+    comm = f + wire / (share x (1 - c x s)):
+    - wire: the bytes each worker sends over the measured goodput;
+    - share: the share of that goodput the all-reduce reaches on idle cores (the link's
+      own efficiency, what `rung advise` uses);
+    - c: the test bed's CPU seconds per byte streamed, with s = N x R / cores the bytes
+      per second per shared core that N links streaming at the goodput R need;
+    - f: a fixed cost of every multi-worker step on the test bed (`Testbed.sync_seconds`).
+    For a given f, y = wire / (comm - f) = share x (1 - c x s) is a straight line in s;
+    f is the one (0 or more) whose line leaves the smallest relative error in comm.
+    Points from earlier benches (`previous_points`) join the fit, so runs at several link
+    rates, and of models with smaller and larger gradients, calibrate together. Points at
+    two or more distinct s fit share and c; one fits the share alone; f needs three
+    points or more (it is best told apart from the share by models whose gradients
+    differ in size: the corners of one model alone fitted f = 0 here, docs/results.md)."""
     from dataclasses import replace
 
     points = list(previous_points or [])
@@ -370,7 +414,7 @@ def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) ->
         if r["strategy"] != "multi_worker_mirrored" or r["replicas"] < 2 or not basis or r.get("straggler"):
             continue
         n = r["replicas"]
-        p = predict.predict_step_seconds(basis, "multi_worker_mirrored", n)
+        p = predict.predict_step_seconds(replace(basis, sync_seconds=0.0), "multi_worker_mirrored", n)
         measured_comm = (r["step_seconds_mean"] - p["compute"] - p["sync"] - p["straggler"]
                          - predict.latency_seconds(basis, n))
         points.append({"run": f"multi_worker_mirrored:{n}", "link_mbit": link_mbit, "workers": n,
@@ -379,21 +423,13 @@ def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) ->
                        "streaming_bytes_per_core": predict.streaming_bytes_per_core(basis, n)})
     if not points:
         return {"fitted": False, "why": "no multi_worker_mirrored run with 2 or more workers to fit on"}
-    wire = np.array([q["wire_seconds"] for q in points], dtype=float)
-    comm_s = np.array([q["comm_seconds"] for q in points], dtype=float)
-    load = np.array([q["streaming_bytes_per_core"] for q in points], dtype=float)
-    if np.any(comm_s <= 0):
+    fit = fit_testbed([q["wire_seconds"] for q in points], [q["comm_seconds"] for q in points],
+                      [q["streaming_bytes_per_core"] for q in points])
+    if fit is None:
         return {"fitted": False, "why": "a run's step was no longer than its compute: nothing to fit the link on"}
-    share_seen = wire / comm_s
-    c = 0.0
-    if len({f"{x:.6e}" for x in load}) >= 2:
-        slope, share = np.polyfit(load, share_seen, 1)
-        c = -slope / share if share > 0 else 0.0
-    if c <= 0.0:
-        c = 0.0
-        share = float(np.dot(wire, wire) / np.dot(wire, comm_s))  # least squares of comm = wire / share
+    share, c, f = fit
     share = float(min(max(share, 1e-3), 1.5))
-    fitted = replace(basis, cpu_seconds_per_byte=float(c)) if basis else None
+    fitted = replace(basis, cpu_seconds_per_byte=float(c), sync_seconds=float(f)) if basis else None
     for r in runs:
         if r["strategy"] != "single_device" and fitted is not None:
             pred = predict.predict_step_seconds(fitted, r["strategy"], r["replicas"],
@@ -402,6 +438,7 @@ def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) ->
             r["calibrated_prediction_error"] = predict.relative_error(pred, r["step_seconds_mean"])
     nominal = link_mbit * 1e6 / 8 if link_mbit else None
     return {"schema": CALIBRATION_SCHEMA, "fitted": True, "allreduce_share_of_goodput": share, "testbed_cpu_seconds_per_byte": float(c),
+            "testbed_sync_seconds": float(f),
             "inter_host_efficiency": (link["bytes_per_second"] * share / nominal) if nominal else None,
             "inter_host_hop_seconds": link["rtt_seconds"] / 2, "link_mbit": link_mbit,
             "fitted_on": [q["run"] + (f" at {q['link_mbit']:g} Mbit/s" if q["link_mbit"] else " unshaped")

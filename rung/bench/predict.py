@@ -34,6 +34,7 @@ class Basis:
     link_rtt_seconds: float           # measured round trip on it
     cpu_seconds_per_byte: float = 0.0  # test-bed CPU cost of streaming a byte between hosts (calibrated)
     cores: int = 2                     # cores every local process shares
+    sync_seconds: float = 0.0          # test-bed fixed cost of a step between test hosts (calibrated)
     variables: Optional[int] = None    # trainable variables of the model
     optimizer: str = "sgd"             # its optimizer's kind (slots per variable)
     # parameter-server costs rung.bench.psbench measured on this machine, by worker count
@@ -79,7 +80,7 @@ def links_for(b: Basis, efficiency: float = 1.0, workers: int = 1) -> comm.Links
 
 def testbed_for(b: Basis, replicas: int, straggle: float = 1.0) -> Testbed:
     return Testbed(cores=b.cores, replicas=replicas, stream_bytes_per_second=b.link_bytes_per_second,
-                   cpu_seconds_per_byte=b.cpu_seconds_per_byte, straggle=straggle)
+                   cpu_seconds_per_byte=b.cpu_seconds_per_byte, straggle=straggle, sync_seconds=b.sync_seconds)
 
 
 def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float = 1.0,

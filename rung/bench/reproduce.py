@@ -28,10 +28,11 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[dict] = None) -> 
                                          "older rung): run rung bench again")
     c = calibration or (b.calibration if b.calibration and b.calibration.get("fitted") else None)
     cpu = float(c.get("testbed_cpu_seconds_per_byte") or 0.0) if c else 0.0
+    sync = float(c.get("testbed_sync_seconds") or 0.0) if c else 0.0
     share = float(c["allreduce_share_of_goodput"]) if c else 1.0
     fields = {k: b.basis[k] for k in ("one_device_step_seconds", "dense_gradient_bytes", "sparse_gradient_bytes",
                                       "step_time_cv", "link_bytes_per_second", "link_rtt_seconds")}
-    basis = predict.Basis(**fields, cpu_seconds_per_byte=cpu, cores=int(b.basis.get("cores") or b.cores or 1),
+    basis = predict.Basis(**fields, cpu_seconds_per_byte=cpu, sync_seconds=sync, cores=int(b.basis.get("cores") or b.cores or 1),
                           variables=b.basis.get("variables"), optimizer=b.basis.get("optimizer") or "sgd",
                           ps_costs=b.ps_costs)
     return basis, share

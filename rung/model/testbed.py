@@ -17,6 +17,13 @@ logical devices) on one machine. These are extra named terms of the one model in
   CPU takes F times as long: its compute, and its share of the streaming CPU work
   (serialising and moving its ring all-reduce bytes, c per byte). The step waits
   (F - 1) x (compute + streaming CPU) for it.
+- A fixed cost of each multi-worker step (`sync_seconds`): what a step between test
+  hosts takes beyond its compute and its bytes (TensorFlow's collective launch and the
+  workers' rendezvous through gRPC, every process waking on the shared cores), the same
+  for a small model as for a large one. Fitted by `rung bench --calibrate` beside the
+  other two constants, from runs whose gradients differ in size (`docs/model.md`); 0
+  until then. It is the model's own `comm.Links.sync_step_seconds` term, measured for
+  the test bed.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ class Testbed:
     stream_bytes_per_second: float = 0.0  # measured TCP goodput of one link between test hosts
     cpu_seconds_per_byte: float = 0.0     # CPU cost of streaming a byte between test hosts (calibrated)
     straggle: float = 1.0             # one worker's compute slowed by this factor
+    sync_seconds: float = 0.0         # fixed cost of each step between test hosts (calibrated)
 
     def streaming_bytes_per_core(self, links: int) -> float:
         """Bytes per second each shared core must forward when `links` links stream at the goodput."""

@@ -79,6 +79,8 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                                                               if c.get("inter_host_efficiency") else "")
                            + (f"; streaming between test hosts costs {c['testbed_cpu_seconds_per_byte'] * 1e9:.1f} ns "
                               "of CPU per byte on the shared cores" if c.get("testbed_cpu_seconds_per_byte") else "")
+                           + (f"; every multi-worker step between test hosts a fixed "
+                              f"{u.seconds(c['testbed_sync_seconds'])}" if c.get("testbed_sync_seconds") else "")
                            + f"; fitted on {', '.join(c['fitted_on'])}"
                            + (f"; written to {c['written_to']}" if c.get("written_to") else ""), style="cyan"))
     for n in b.notes:

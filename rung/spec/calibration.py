@@ -50,6 +50,9 @@ class Calibration(_Block):
     # properties of the test bed (shared cores): for the bench's own predictions only
     allreduce_share_of_goodput: Positive
     testbed_cpu_seconds_per_byte: NonNegative = 0.0
+    # a fixed cost of every multi-worker step between test hosts (0 in files written
+    # before it was fitted)
+    testbed_sync_seconds: NonNegative = 0.0
     link_mbit: Optional[Positive] = None
     fitted_on: list[str] = []
     points: list[Point] = []

@@ -2,6 +2,8 @@
 
 import json
 
+from dataclasses import replace
+
 import pytest
 
 from rung.bench.plan import RunSpec, parse_runs, plan_run, task_environment
@@ -71,14 +73,56 @@ def test_predictions_by_hand():
     assert relative_error(1.1, 1.0) == pytest.approx(0.1) and relative_error(None, 1.0) is None
 
 
-def _measured_step(n, share=0.8, cpu_per_byte=5e-9, rate=25e6, cores=2, one=0.01, grads=16e6, rtt=1e-4):
+def _measured_step(n, share=0.8, cpu_per_byte=5e-9, rate=25e6, cores=2, one=0.01, grads=16e6, rtt=1e-4, fixed=0.0):
     """A multi-worker step written out by hand (not through rung's functions): n co-located
     replicas' compute plus the co-location overhead, ring hops, and the ring's bytes at
-    `share` of the goodput, slowed by the cores' share u = n x rate x c / cores."""
+    `share` of the goodput, slowed by the cores' share u = n x rate x c / cores, plus a
+    fixed cost of `fixed` seconds per step."""
     compute = one * n
     u = n * rate / cores * cpu_per_byte
     wire = 2 * (n - 1) / n * grads / rate
-    return compute + 0.07 * compute + 2 * (n - 1) * rtt / 2 + wire / (share * (1 - u))
+    return compute + 0.07 * compute + 2 * (n - 1) * rtt / 2 + wire / (share * (1 - u)) + fixed
+
+
+def test_calibration_separates_a_fixed_step_cost_with_two_models():
+    """Runs written by hand with a fixed 12 ms per multi-worker step, of a model with 16 MB
+    of gradients (at 2 and 4 workers, 50 and 200 Mbit/s) and one with 1.5 MB (3 workers
+    at 200 Mbit/s): the fit gives back the fixed cost, the share and the CPU cost, and the
+    small model's step is predicted as written. The fixed cost adds to every multi-worker step's prediction, never to one
+    process's mirrored step."""
+    from rung.bench.bench import _calibrate
+
+    points = []
+    for grads, rates, workers in ((16e6, (6.25e6, 25e6), (2, 4)), (1.5e6, (25e6,), (3,))):
+        for rate in rates:
+            b = Basis(one_device_step_seconds=0.01, dense_gradient_bytes=grads, sparse_gradient_bytes=0,
+                      step_time_cv=0.0, link_bytes_per_second=rate, link_rtt_seconds=1e-4, cores=2)
+            runs = [{"strategy": "single_device", "replicas": 1, "step_seconds_mean": 0.01}]
+            runs += [{"strategy": "multi_worker_mirrored", "replicas": n,
+                      "step_seconds_mean": _measured_step(n, rate=rate, grads=grads, fixed=0.012)} for n in workers]
+            cal = _calibrate(runs, b, {"bytes_per_second": rate, "rtt_seconds": 1e-4}, rate * 8 / 1e6, None, points)
+            points = cal["points"]
+    assert len(points) == 5
+    assert cal["testbed_sync_seconds"] == pytest.approx(0.012, rel=1e-3)
+    assert cal["allreduce_share_of_goodput"] == pytest.approx(0.8, rel=1e-3)
+    assert cal["testbed_cpu_seconds_per_byte"] == pytest.approx(5e-9, rel=1e-3)
+    small = runs[1]
+    assert abs(small["calibrated_prediction_error"]) < 1e-3
+    # the small model's step, predicted with and without the fitted fixed cost
+    fitted = replace(b, cpu_seconds_per_byte=cal["testbed_cpu_seconds_per_byte"],
+                     sync_seconds=cal["testbed_sync_seconds"])
+    share = cal["allreduce_share_of_goodput"]
+    with_f = predict_step_seconds(fitted, "multi_worker_mirrored", 3, efficiency=share)["step"]
+    without = predict_step_seconds(replace(fitted, sync_seconds=0.0), "multi_worker_mirrored", 3, efficiency=share)
+    assert with_f - without["step"] == pytest.approx(0.012, rel=1e-3)
+    mirrored = predict_step_seconds(fitted, "mirrored", 3)["step"]
+    assert mirrored == pytest.approx(predict_step_seconds(replace(fitted, sync_seconds=0.0), "mirrored", 3)["step"])
+    # the large model's four exact points alone recover it too (small beside their exchange)
+    big = _calibrate([], b, {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, 200.0, None, points[:4])
+    assert big["testbed_sync_seconds"] == pytest.approx(0.012, rel=0.05)
+    # fewer than three points: no fixed cost is fitted
+    two = _calibrate([], b, {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, 200.0, None, points[:2])
+    assert two["testbed_sync_seconds"] == 0.0
 
 
 def test_calibration_recovers_link_constants_from_hand_written_runs():
