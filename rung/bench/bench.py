@@ -117,6 +117,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
     base = {"workload": str(Path(workload).resolve()), "batch": batch, "steps": steps, "warmup": warmup,
             "collective_timeout": COLLECTIVE_TIMEOUT_SECONDS, "ps_tasks": ps_tasks}
     out_runs: list[dict] = []
+    failed: list[dict] = []
     net_ctx = TestNet(hosts, link_mbit) if hosts else nullcontext(None)
     ray_ctx = nullcontext(None)
     if engine == "ray":
@@ -141,6 +142,21 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 ps_costs = {str(r.replicas): _ps_costs(link, r.replicas)
                             for r in runs if r.strategy == "parameter_server"}
             basis = None
+
+            def attempt(spec, label, *args, **kwargs) -> Optional[dict]:
+                """One run; a run that fails is recorded and the bench goes on to the next
+                (the single-device run excepted: nothing else compares without it)."""
+                try:
+                    return _one_run(spec, *args, **kwargs)
+                except BenchError as e:
+                    if spec.strategy == "single_device":
+                        raise
+                    failed.append({"run": label, "strategy": spec.strategy, "replicas": spec.replicas,
+                                   "option": spec.option, "error": str(e)})
+                    if on_run:
+                        on_run(f"{label} failed; going on")
+                    return None
+
             for spec in runs:
                 multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
                 if spec.option == "nccl" and out_runs and not any(
@@ -152,15 +168,22 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 if (straggler and multi) or killed_sync:
                     # the same run without the straggler (or the kill) first, so the slowdown
                     # (or the kill's cost) is measured against it
+                    label = f"{spec.label} (no {'straggler' if straggler else 'kill'})"
                     if on_run:
-                        on_run(f"{spec.label} (no {'straggler' if straggler else 'kill'})")
-                    out_runs.append(_one_run(spec, base, work, net, link, basis, None,
-                                             kill if straggler else None, deadline_seconds, on_progress,
-                                             steps + warmup, tag="-plain", cluster=cluster))
+                        on_run(label)
+                    twin = attempt(spec, label, base, work, net, link, basis, None, kill if straggler else None,
+                                   deadline_seconds, on_progress, steps + warmup, tag="-plain", cluster=cluster)
+                    if twin is None:
+                        continue  # the same configuration with the straggler or the kill would fail as well
+                    out_runs.append(twin)
+                label = spec.label + (f" (worker {straggler[0]} slowed {straggler[1]:g}x)" if straggler and multi else "")
                 if on_run:
-                    on_run(spec.label + (f" (worker {straggler[0]} slowed {straggler[1]:g}x)" if straggler and multi else ""))
-                out_runs.append(_one_run(spec, base, work, net, link, basis, straggler, kill,
-                                         deadline_seconds, on_progress, steps + warmup, cluster=cluster))
+                    on_run(label)
+                run = attempt(spec, label, base, work, net, link, basis, straggler, kill,
+                              deadline_seconds, on_progress, steps + warmup, cluster=cluster)
+                if run is None:
+                    continue  # a twin measured before it stays: a run of this configuration
+                out_runs.append(run)
                 if straggler and multi:
                     plain, slow = out_runs[-2], out_runs[-1]
                     slow["straggler"]["slowdown"] = slow["step_seconds_mean"] / plain["step_seconds_mean"]
@@ -198,7 +221,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                      "but no link efficiency; calibrate with --hosts and --link-mbit to measure a network link")
     for r in out_runs:
         r.pop("_grads", None)
-    return {"schema": SCHEMA, "workload": workload, "per_replica_batch": batch, "weak_scaling": True,
+    return {"schema": SCHEMA, "workload": workload, "per_replica_batch": batch, "weak_scaling": True, "failed": failed,
             "steps": steps, "warmup": warmup, "hosts": hosts or 1, "link_mbit": link_mbit,
             "link": link, "straggler": straggler and {"worker": straggler[0], "factor": straggler[1]},
             "kill": kill and {"worker": kill[0], "step": kill[1]}, "runs": out_runs,

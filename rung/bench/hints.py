@@ -2,9 +2,10 @@
 
 A model that trains without a strategy can fail under one (OneDeviceStrategy
 included): a keras.io GAN, with its own `train_step`, its own optimizers and no
-`call()`, meets all three below. TensorFlow's message says what broke, not what to
+`call()`, meets three of those below. TensorFlow's message says what broke, not what to
 change; `hint` adds that, for the bench's one-line failure. Pure: no TensorFlow.
-Each hint was checked on such a GAN (TensorFlow 2.21; Keras 3 and tf-keras)."""
+Each hint was checked on such a GAN (TensorFlow 2.21; Keras 3 and tf-keras), the empty
+shard on `tests/bench/shard_one_file.py`."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ _HINTS = (
     (("You must feed a value for placeholder tensor", "/Initializer/"),
      "an optimizer creates its slot variables inside the distributed step: build every optimizer the "
      "train_step uses in build_model(), under the strategy's scope (optimizer.build(its variables))"),
+    # a worker whose shard of the input is empty (Keras fit ends with no logs)
+    (("Unexpected result of `train_function` (Empty logs)",),
+     "this worker's dataset yielded no batch: under several workers make_dataset gets an InputContext, and a "
+     "pipeline sharded by it (dataset.shard(num_input_pipelines, input_pipeline_id)) over fewer files than "
+     "workers leaves some workers nothing: shard after reading the records, or give it at least as many files "
+     "as workers"),
     # tf-keras refuses a mean-reduced loss in a custom step under a strategy
     (("Reduction.SUM` or `tf.keras.losses.Reduction.NONE",),
      "a loss inside a custom train_step under a strategy must not average over the batch itself: create it "

@@ -33,7 +33,14 @@ def add_measurement_arguments(parser, title: str = "measurement (with WORKLOAD.p
     m.add_argument("--steps", type=int, default=30, metavar="N", help="steps timed after warm-up (default 30)")
     m.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
     m.add_argument("--keras", choices=("keras3", "tf_keras"), help="Keras behind tf.keras for the profile")
+    add_replica_check_argument(m)
     parser.set_defaults(try_fixes=False)
+
+
+def add_replica_check_argument(group) -> None:
+    group.add_argument("--no-replica-check", dest="replica_check", action="store_false",
+                       help="skip the check that the model's train_step scales its loss for several replicas "
+                            "(one step on 2 logical CPU devices in a fresh process, ~10 s)")
 
 
 def links(calibration_path):

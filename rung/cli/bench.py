@@ -129,13 +129,20 @@ def run(args) -> int:
     if args.json:
         json.dump(typed.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
-        return 0
+        return _failures(typed)
     from rung.report.bench import render
 
     render(typed)
     if args.html:
         print(f"report written to {args.html}")
-    return 0
+    return _failures(typed)
+
+
+def _failures(result) -> int:
+    """Exit 1 when a run failed (the others' results are above), one line each on stderr."""
+    for f in result.failed:
+        print(f"rung bench: {f.error}", file=sys.stderr)
+    return 1 if result.failed else 0
 
 
 def _interrupt(signum, frame):

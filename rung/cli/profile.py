@@ -25,6 +25,7 @@ def register(sub) -> None:
     m.add_argument("--keras", choices=("keras3", "tf_keras"),
                    help="Keras behind tf.keras (default: the environment's; Keras 3 unless TF_USE_LEGACY_KERAS=1)")
     m.add_argument("--try-fixes", action="store_true", help="re-measure with the pipeline fixes rung can apply")
+    _plan.add_replica_check_argument(m)
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="print profile v1 JSON on stdout")
     o.add_argument("--scenario-out", metavar="FILE", help="write a scenario v1 whose workload block is the measurement")
@@ -54,7 +55,8 @@ def measure(args, path: str):
 
     with Progress(quiet=bool(getattr(args, "json", False))) as progress:
         measured = profile(path, batch=args.batch, steps=args.steps, warmup=args.warmup, keras=args.keras,
-                           try_fixes=args.try_fixes, on_phase=progress.phase, on_step=progress.step)
+                           try_fixes=args.try_fixes, check_replicas=getattr(args, "replica_check", True),
+                           on_phase=progress.phase, on_step=progress.step)
     return Profile.model_validate(measured)
 
 

@@ -73,3 +73,4 @@ STRATEGY_OPTIONS = "STRATEGY_OPTIONS"            # the arguments the strategy is
 COORDINATOR_BOUND = "COORDINATOR_BOUND"          # parameter servers: one coordinator's dispatch caps the fleet
 EMULATED_PRECISION = "EMULATED_PRECISION"        # a 16-bit policy timed on a CPU that emulates it
 HEAVY_TAILED_STEPS = "HEAVY_TAILED_STEPS"        # the slowest-worker wait is simulated (no closed form)
+LOSS_NOT_SCALED = "LOSS_NOT_SCALED"              # a custom train_step's loss is not divided across replicas

@@ -69,6 +69,25 @@ def decide(s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> Decision:
     return _finish(ctx, d)
 
 
+SYNCHRONOUS_REPLICAS = ("mirrored", "multi_worker_mirrored", "tpu")
+
+
+def _loss_not_scaled(ctx: Context, d: Decision):
+    """LOSS_NOT_SCALED: the plan sums the gradients of several synchronous replicas, and
+    the model's own train_step does not divide its loss across them. (Parameter-server
+    workers each apply their own gradient: nothing is summed.)"""
+    p = d.prediction
+    if ctx.s.workload.loss_scaled_for_replicas is not False or d.verdict not in SYNCHRONOUS_REPLICAS \
+            or p is None or p.devices < 2:
+        return None
+    return Finding(C.LOSS_NOT_SCALED,
+        f"the model's own train_step averages its loss over each replica's batch: the {p.devices} replicas' "
+        f"gradients are summed, so every update would be {p.devices} times what one device takes, and training "
+        f"diverges or needs a different learning rate. Divide the summed per-example loss by the global batch "
+        f"(tf.nn.compute_average_loss(per_example_loss), or the mean / strategy.num_replicas_in_sync), or "
+        f"use self.compute_loss / the compiled loss, which Keras scales for replicas")
+
+
 def _finish(ctx: Context, d: Decision) -> Decision:
     s = ctx.s
     d.name = s.name
@@ -80,6 +99,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     heavy = _heavy_tails(ctx, d)
     if heavy is not None:
         d.warnings.append(heavy)
+    unscaled = _loss_not_scaled(ctx, d)
+    if unscaled is not None:
+        d.warnings.insert(0, unscaled)
     if d.verdict == "needs_sharding":
         d.sharding = sharding(ctx)
     d.code = code_for(d, ctx)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from rung.errors import InputError
-from rung.measure import checkpoint, counts, pipeline, shapes, tfenv, timing
+from rung.measure import checkpoint, counts, pipeline, replicas, shapes, tfenv, timing
 from rung.measure.workload import build_checked_model, dataset_repeats, load_workload, make_checked_dataset
 from rung.model.inputs import INPUT_BOUND_FRACTION
 from rung.stats import mean_ci95, percentile, t975
@@ -82,7 +82,7 @@ def _count(what, fn, notes, default=None):
 
 def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_STEPS,
             warmup: int = DEFAULT_WARMUP, keras: Optional[str] = None, try_fixes: bool = False,
-            on_phase: Optional[Callable[[str], None]] = None,
+            check_replicas: bool = False, on_phase: Optional[Callable[[str], None]] = None,
             on_step: Optional[Callable[[int, int], None]] = None) -> dict:
     """Profile a workload file on one device and return profile v1 as a dict."""
     if steps < 2 or warmup < 0:
@@ -94,9 +94,39 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
     # not the next one's in the same process
     policy = tf.keras.mixed_precision.global_policy()
     try:
-        return _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step)
+        out = _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step)
     finally:
         tf.keras.mixed_precision.set_global_policy(policy)
+    if check_replicas:
+        phase(f"checking the loss's scale under {replicas.REPLICAS} replicas (a fresh process)")
+        add_replica_check(out, replicas.check(path, out["per_device_batch"], out["keras"]))
+    return out
+
+
+def add_replica_check(out: dict, check: dict) -> None:
+    """The replica check's result, `loss_scaled_for_replicas` from it, and a note saying what it means."""
+    out["replica_check"] = check
+    v = check.get("verdict")
+    out["loss_scaled_for_replicas"] = {"scaled": True, "not_scaled": False, "over_scaled": False}.get(v)
+    if not check.get("checked"):
+        out["notes"].append(f"the loss's scale under several replicas was not checked: {check.get('why')}")
+        return
+    n, r = check["replicas"], check["gradient_ratio"]
+    if v == "not_scaled":
+        out["notes"].append(
+            f"under {n} replicas the gradients summed for one update were {r:.2f}x the one-device gradient of the "
+            f"same {n} batches: the train_step averages its loss over each replica's batch, so every update is "
+            f"N times too large under N replicas (LOSS_NOT_SCALED). Divide by the global batch: "
+            f"tf.nn.compute_average_loss(per_example_loss), or use self.compute_loss")
+    elif v == "over_scaled":
+        out["notes"].append(
+            f"under {n} replicas the gradients summed for one update were {r:.2f}x the one-device gradient of the "
+            f"same {n} batches: the loss is divided across replicas twice, so every update is N times too small")
+    elif v == "unclear":
+        out["notes"].append(
+            f"under {n} replicas the gradients summed for one update were {r:.2f}x the one-device gradient of the "
+            f"same {n} batches (1 when the loss is scaled for replicas, {n} when it is a per-replica mean): "
+            f"random layers or per-replica statistics blur it; rung draws no conclusion")
 
 
 def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:

@@ -21,7 +21,7 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                        + (f" · test hosts: {b.hosts}, shaped to {b.link_mbit:g} Mbit/s" if b.link_mbit else ""),
                        style="dim"))
     t = Table(box=None, pad_edge=False, header_style="bold")
-    widest = max(len(r.name) for r in b.runs)
+    widest = max([len(r.name) for r in b.runs] + [len(f.run) for f in b.failed])
     for col in ("run", "keras", "ex/s", "p50", "p95", "eff.", "grad B/step", "predicted", "error"):
         t.add_column(col, justify="left" if col in ("run", "keras") else "right",
                      **({"no_wrap": True, "min_width": widest} if col == "run" else {}))
@@ -34,7 +34,11 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                   u.seconds(r.step_seconds_p50), u.seconds(r.step_seconds_p95),
                   u.percent(r.scaling_efficiency), u.gib(r.gradient_bytes_per_step),
                   u.seconds(r.predicted_step_seconds), err_cell)
+    for f in b.failed:
+        t.add_row(Text(f.run, style="red"), "-", Text("failed", style="red"), *["-"] * 6)
     console.print(t)
+    for f in b.failed:
+        console.print(Text(f"{f.run} failed: {f.error}", style="red"))
     console.print(Text("predicted: rung advise's own model (rung.model.throughput) on this machine's measurements, "
                        "plus the test bed's terms (replicas sharing the cores, CPU spent streaming between test "
                        "hosts), which are zero for real hosts", style="dim"))

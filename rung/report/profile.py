@@ -53,7 +53,14 @@ def render(p: dict, console: Console | None = None) -> None:
                                 f"({u.gib(p['checkpoint_bytes'])} to this machine's disk; the first "
                                 f"{u.seconds(p['checkpoint_seconds_first'])})")
     t.add_row("dynamic shapes", "; ".join(p["dynamic_shape_details"]) if p["dynamic_shapes"] else "none")
+    rc = p.get("replica_check")
+    if rc:
+        t.add_row("loss under replicas", _replica_line(rc))
     items = [t]
+    if p.get("loss_scaled_for_replicas") is False:
+        items.append(Text.assemble(("  • ", "yellow"), ("LOSS_NOT_SCALED", "bold yellow"),
+                                   ": the train_step's loss is not divided across replicas as Keras' own is "
+                                   "(see the note below)"))
     findings = p["pipeline"]["findings"]
     if findings:
         items.append(Text("Input pipeline", style="bold"))
@@ -74,3 +81,13 @@ def render(p: dict, console: Console | None = None) -> None:
     items.extend(Text(f"note: {n}", style="dim") for n in p["notes"])
     console.print(Panel(Group(*items), title=f"rung profile · {p['workload']}", title_align="left",
                         border_style="red" if bound else "green"))
+
+
+def _replica_line(rc: dict) -> str:
+    if not rc.get("checked"):
+        return "not checked (see the notes)"
+    what = {"scaled": "scaled for replicas as Keras' own loss is",
+            "not_scaled": "NOT scaled: a per-replica mean, N times the update under N replicas",
+            "over_scaled": "divided across replicas twice: 1/N of the update",
+            "unclear": "unclear (random layers or per-replica statistics)"}[rc["verdict"]]
+    return f"{what} (summed gradients of {rc['replicas']} replicas {rc['gradient_ratio']:.2f}x one device's)"

@@ -134,8 +134,9 @@ def recommendation(s: Scenario, d: Decision) -> Panel:
                  border_style="green" if d.meets_goal else "yellow")
 
 
-# Caveats about the numbers themselves: shown before the ladder and the verdict.
-UP_FRONT = ("STEP_TIME_ESTIMATED", "MEASURED_ON_THIS_MACHINE", "EMULATED_PRECISION", "CLOSE_CALL")
+# Caveats about the numbers themselves, and a plan that would train wrong: shown before
+# the ladder and the verdict.
+UP_FRONT = ("STEP_TIME_ESTIMATED", "MEASURED_ON_THIS_MACHINE", "EMULATED_PRECISION", "CLOSE_CALL", "LOSS_NOT_SCALED")
 
 
 def caveats(d: Decision) -> Panel | None:

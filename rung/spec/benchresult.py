@@ -102,6 +102,16 @@ class BenchRun(_Record):
         return f"{self.name} (whole run)"
 
 
+class FailedRun(_Record):
+    """A run that failed while the bench went on (its error line says what to change)."""
+
+    run: str
+    strategy: str
+    replicas: int
+    option: Optional[str] = None
+    error: str
+
+
 class BenchResult(_Record):
     schema_: Literal["rung/bench/v1"] = Field(alias="schema")
     workload: str
@@ -112,6 +122,7 @@ class BenchResult(_Record):
     link_mbit: Optional[float] = None
     link: Link
     runs: list[BenchRun]
+    failed: list[FailedRun] = []
     calibration: Optional[dict[str, Any]] = None
     cores: Optional[int] = None
     notes: list[str] = []

@@ -21,7 +21,8 @@ PROFILE_SCHEMA = "rung/profile/v1"
 WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision", "optimizer",
                  "activation_bytes_per_example", "per_device_batch", "step_seconds", "input_wait_seconds",
                  "dynamic_shapes", "sparse_gradient_bytes_per_example", "optimizer_slot_bytes",
-                 "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95", "trainable_variables")
+                 "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95", "trainable_variables",
+                 "loss_scaled_for_replicas")
 _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -56,6 +57,9 @@ class Profile(BaseModel):
     pipeline_seconds_per_batch: Optional[float] = None
     checkpoint_seconds: Optional[float] = None   # one save of model and optimizer, this machine's disk
     checkpoint_bytes: Optional[float] = None
+    # rung.measure.replicas: one step under 2 replicas against one device (None: not checked)
+    replica_check: Optional[dict[str, Any]] = None
+    loss_scaled_for_replicas: Optional[bool] = None
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")

@@ -83,6 +83,11 @@ class Workload(_Block):
     # or preemptible hosts, noisy neighbours) has not, and rung simulates the fleet's
     # steps for it (HEAVY_TAILED_STEPS says so).
     step_time_distribution: StepDistribution = "normal"
+    # v1 extension (optional): whether the model's training step divides its loss across
+    # replicas as Keras' own does (false: a custom train_step's per-replica mean, N times
+    # the update under N synchronous replicas: LOSS_NOT_SCALED). `rung profile` checks
+    # it; absent: not checked.
+    loss_scaled_for_replicas: Optional[bool] = None
 
 
 class Hardware(_Block):

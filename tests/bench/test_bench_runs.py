@@ -243,3 +243,22 @@ def test_merging_an_old_or_foreign_calibration_file_exits_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "rung", "bench", MLP, "--runs", "single_device", "--calibrate",
                         "--calibration-merge", "--calibration-out", str(old)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "points.0.streaming_bytes_per_core" in r.stderr and r.stdout == ""
+
+
+def test_a_failed_run_does_not_lose_the_others():
+    """A pipeline that shards its one file across input pipelines trains on one device and
+    under MirroredStrategy (one pipeline) and fails under two workers (worker 1 gets no
+    data). The bench goes on: the two runs that finished are in the results, the failed
+    one is listed with what to change, exit 1, one line on stderr."""
+    here = os.path.join(os.path.dirname(__file__), "shard_one_file.py")
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", here, "--runs",
+                        "single_device,multi_worker_mirrored:2,mirrored:2", "--steps", "5", "--json"],
+                       capture_output=True, text=True, timeout=400)
+    assert r.returncode == 1, r.stderr[-2000:]
+    out = BenchResult.model_validate(json.loads(r.stdout))
+    assert [x.strategy for x in out.runs] == ["single_device", "mirrored"]  # mirrored ran after the failure
+    (failed,) = out.failed
+    assert failed.strategy == "multi_worker_mirrored" and failed.replicas == 2
+    assert "shard" in failed.error and "Empty logs" in failed.error
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rung bench: multi_worker_mirrored:2")

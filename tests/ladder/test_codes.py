@@ -164,3 +164,21 @@ def test_coordinator_bound_when_short_steps_outrun_one_coordinator():
                   hardware={"device": "V100-16GB", "devices_per_host": 1, "intra_host": None, "max_hosts": 16},
                   goal={"target_examples_per_second": 256 * 10})
     assert slow.verdict == "parameter_server" and "COORDINATOR_BOUND" not in slow.codes
+
+
+def test_loss_not_scaled_warns_where_several_synchronous_replicas_sum_gradients():
+    unscaled = {"loss_scaled_for_replicas": False}
+    d = decide(workload=unscaled, goal={"target_examples_per_second": ONE * 5})  # mirrored, 8 devices
+    assert d.verdict == "mirrored" and warnings(d)[0] == "LOSS_NOT_SCALED"
+    assert "8 times" in d.warnings[0].message
+    # one device sums nothing; a checked (or unchecked) loss says nothing
+    assert "LOSS_NOT_SCALED" not in decide(workload=unscaled, goal={"target_examples_per_second": ONE / 2}).codes
+    assert "LOSS_NOT_SCALED" not in decide(goal={"target_examples_per_second": ONE * 5}).codes
+    scaled = {"loss_scaled_for_replicas": True}
+    assert "LOSS_NOT_SCALED" not in decide(workload=scaled, goal={"target_examples_per_second": ONE * 5}).codes
+    multi = decide(workload=unscaled, goal={"target_examples_per_second": ONE * 20})
+    assert multi.verdict == "multi_worker_mirrored" and "LOSS_NOT_SCALED" in warnings(multi)
+    # parameter-server workers each apply their own gradient: nothing is summed across them
+    ps = decide(workload={**PREEMPTIBLE_SMALL_MODEL["workload"], "step_time_cv": 0.3, **unscaled},
+                **{k: v for k, v in PREEMPTIBLE_SMALL_MODEL.items() if k != "workload"})
+    assert ps.verdict == "parameter_server" and "LOSS_NOT_SCALED" not in ps.codes

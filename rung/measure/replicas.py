@@ -1,0 +1,165 @@
+"""Does the model's own train_step scale its loss for several replicas?
+
+Under tf.distribute every replica computes gradients on its share of the global batch,
+and the strategy *sums* them across replicas before the update. Keras' built-in
+train_step divides each replica's loss by the number of replicas (its losses scale for
+distribution), so the sum is the gradient of the mean over the global batch, as on one
+device. A custom train_step that takes `tf.reduce_mean` of its per-example losses gets
+N times the update under N replicas, silently: measured 2x with 2 replicas in Keras 3
+and tf-keras alike (docs/measurement.md).
+
+The check runs one step of the model's own train_step on two batches, from the same
+weights: on one device over both batches joined (the global batch), and under a
+MirroredStrategy of two logical CPU devices, one batch per replica. It compares the
+gradients handed to the optimizers (the update itself is skipped: gradients, not
+updates, because Adam's first update does not depend on the gradient's scale): the
+norm of the replicas' sum over the one device's norm, `gradient_ratio`, is 1 when the
+loss is scaled for replicas and 2 when it is not.
+
+It runs in a fresh process: logical devices must be set before TensorFlow starts, and
+the profile's own measurement runs on the device as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+REPLICAS = 2
+# gradient_ratio bands: within these the loss is scaled as Keras scales it; at or beyond
+# the outer ones the update is about N times too large (or too small). Between them
+# (dropout, batch statistics per replica) rung says what it saw and warns of nothing.
+SCALED = (0.75, 1.33)
+NOT_SCALED_ABOVE = 1.6
+OVER_SCALED_BELOW = 0.625
+TIMEOUT_SECONDS = 600
+_MARK = "RUNG_REPLICA_CHECK "
+
+
+def verdict(ratio: Optional[float], replicas: int = REPLICAS) -> str:
+    """'scaled', 'not_scaled' (about N times the update), 'over_scaled' (about 1/N) or
+    'unclear' for a gradient ratio."""
+    if ratio is None:
+        return "unclear"
+    if SCALED[0] <= ratio <= SCALED[1]:
+        return "scaled"
+    if ratio >= NOT_SCALED_ABOVE * replicas / 2:
+        return "not_scaled"
+    if ratio <= OVER_SCALED_BELOW * 2 / replicas:
+        return "over_scaled"
+    return "unclear"
+
+
+def check(path: str | Path, batch: int, keras: Optional[str] = None,
+          timeout: float = TIMEOUT_SECONDS) -> dict:
+    """Run the check in a fresh process. Returns {"checked": True, "replicas", "gradient_ratio",
+    "verdict"} or {"checked": False, "why"}; never raises for the workload's own failures."""
+    cmd = [sys.executable, "-m", "rung.measure.replicas", str(path), "--batch", str(batch)]
+    if keras:
+        cmd += ["--keras", keras]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"checked": False, "why": f"the check took over {timeout:.0f} s"}
+    for line in reversed(r.stdout.splitlines()):
+        if line.startswith(_MARK):
+            return json.loads(line[len(_MARK):])
+    tail = [x for x in (r.stderr or "").strip().splitlines() if x.strip()]
+    return {"checked": False, "why": f"the check's process exited {r.returncode}"
+                                     + (f": {tail[-1][:300]}" if tail else "")}
+
+
+def _gradients(tf, model, calls) -> dict:
+    """Gradient per trainable variable (by its place in the model), summed over calls."""
+    place = {id(v): i for i, v in enumerate(model.trainable_variables)}
+    out: dict = {}
+    for grads, tvars, _ in calls:
+        for g, v in zip(grads, tvars):
+            if g is None:
+                continue
+            key = place.get(id(v), getattr(v, "path", None) or getattr(v, "name", None))
+            if isinstance(g, tf.IndexedSlices):
+                g = tf.convert_to_tensor(g)
+            g = tf.cast(g, tf.float64)
+            out[key] = out[key] + g if key in out else g
+    return out
+
+
+def _norm(tf, grads: dict, keys) -> float:
+    return float(tf.sqrt(sum(tf.reduce_sum(tf.square(grads[k])) for k in keys)))
+
+
+def _run(path: str, batch: int, keras: Optional[str]) -> dict:
+    from rung.measure import counts, tfenv
+    from rung.measure.workload import build_checked_model, load_workload, make_checked_dataset, one_line
+
+    tf = tfenv.import_tensorflow(keras)
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * REPLICAS)
+    w = load_workload(path)
+    devices = [f"/cpu:{i}" for i in range(REPLICAS)]
+    with tf.device(devices[0]):
+        one = build_checked_model(w, tf)
+        it = iter(make_checked_dataset(w, tf, batch))
+        parts = [next(it) for _ in range(REPLICAS)]
+        whole = tf.nest.map_structure(lambda *xs: tf.concat(xs, axis=0), *parts)
+        with counts.optimizer_calls(one, passthrough=False) as calls:
+            one.train_step(whole)
+    if not calls:
+        return {"checked": False, "why": "the model's train_step handed no gradients to its optimizer"}
+    single = _gradients(tf, one, calls)
+    strategy = tf.distribute.MirroredStrategy(devices)
+    try:
+        with strategy.scope():
+            many = w.build_model()
+            if len(many.weights) != len(one.weights):  # a subclassed model builds on its first call
+                many(parts[0][0])
+            many.set_weights(one.get_weights())
+        values = strategy.experimental_distribute_values_from_function(
+            lambda ctx: parts[ctx.replica_id_in_sync_group])
+        with counts.optimizer_calls(many, passthrough=False) as calls:
+            strategy.run(many.train_step, args=(values,))
+    except Exception as e:  # noqa: BLE001  (the workload's own failure under a strategy)
+        from rung.bench.hints import hint
+
+        found = hint(str(e))
+        what = f"{found[0]} (TensorFlow: {found[1][:160]})" if found else one_line(e)
+        return {"checked": False, "why": f"the model did not run under MirroredStrategy: {what}"}
+    if not calls:
+        return {"checked": False, "why": "under MirroredStrategy the train_step handed no gradients to its optimizer"}
+    summed = _gradients(tf, many, calls)
+    keys = [k for k in single if k in summed]
+    if not keys:
+        return {"checked": False, "why": "the gradients under MirroredStrategy matched no variable of the model"}
+    base = _norm(tf, single, keys)
+    if base == 0.0:
+        return {"checked": False, "why": "the one-device gradient is zero"}
+    ratio = _norm(tf, summed, keys) / base
+    return {"checked": True, "replicas": REPLICAS, "gradient_ratio": ratio, "verdict": verdict(ratio),
+            "keras": tfenv.keras_flavor(tf)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="rung's loss-scaling check (run by rung profile)")
+    ap.add_argument("workload")
+    ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--keras", choices=("keras3", "tf_keras"))
+    args = ap.parse_args(argv)
+    from rung.errors import InputError
+
+    try:
+        out = _run(args.workload, args.batch, args.keras)
+    except InputError as e:
+        out = {"checked": False, "why": str(e)}
+    print(_MARK + json.dumps(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

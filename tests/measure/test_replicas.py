@@ -1,0 +1,59 @@
+"""The loss-scaling check (rung.measure.replicas): one step of the model's own
+train_step under 2 replicas (MirroredStrategy on 2 logical CPU devices) against one
+device over the same 2 batches. A custom step's per-replica `tf.reduce_mean` sums to 2x
+the one-device gradient; Keras' own loss (compiled, or `self.compute_loss`) to 1x.
+Real TensorFlow in a fresh process per check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rung.measure.replicas import verdict
+
+HERE = Path(__file__).parent / "workloads"
+EXAMPLES = Path(__file__).parents[2] / "rung" / "examples" / "workloads"
+
+
+def test_verdict_bands():
+    assert verdict(1.0) == "scaled" and verdict(0.8) == "scaled" and verdict(1.3) == "scaled"
+    assert verdict(2.0) == "not_scaled" and verdict(1.7) == "not_scaled"
+    assert verdict(0.5) == "over_scaled"
+    assert verdict(1.45) == "unclear" and verdict(None) == "unclear"
+    assert verdict(4.0, replicas=4) == "not_scaled" and verdict(2.0, replicas=4) == "unclear"
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("keras", ["keras3", "tf_keras"])
+def test_a_per_replica_mean_takes_twice_the_gradient(keras):
+    from rung.measure.replicas import check
+
+    r = check(HERE / "custom_step.py", 16, keras)
+    assert r["checked"], r
+    assert r["keras"] == keras
+    assert r["gradient_ratio"] == pytest.approx(2.0, rel=0.02) and r["verdict"] == "not_scaled"
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("path", [HERE / "custom_step_compiled.py", EXAMPLES / "mlp.py"])
+def test_keras_own_loss_is_scaled_for_replicas(path):
+    from rung.measure.replicas import check
+
+    r = check(path, 16)
+    assert r["checked"], r
+    assert r["gradient_ratio"] == pytest.approx(1.0, rel=0.02) and r["verdict"] == "scaled"
+
+
+@pytest.mark.tf
+def test_a_gan_with_its_own_optimizers_and_a_keras_loss_object():
+    """The keras.io GAN (two optimizers, a BinaryCrossentropy object called in its own
+    train_step): Keras 3 scales that loss for replicas; tf-keras refuses it under a
+    strategy, and the check says what to change, in one line."""
+    from rung.measure.replicas import check
+
+    k3 = check(HERE / "gan.py", 8, "keras3")
+    assert k3["checked"] and k3["verdict"] == "scaled", k3
+    tk = check(HERE / "gan.py", 8, "tf_keras")
+    assert tk["checked"] is False and "\n" not in tk["why"]
+    assert "MirroredStrategy" in tk["why"] and "compute_average_loss" in tk["why"]
