@@ -24,6 +24,23 @@ def t975(dof: int) -> float:
     return _T975.get(dof, T975_MANY)
 
 
+def _blocks(x: np.ndarray) -> list[np.ndarray]:
+    return np.array_split(x, max(2, min(MAX_BLOCKS, len(x) // MIN_STEPS_PER_BLOCK)))
+
+
+def median_of_means(values: list[float]) -> float:
+    """The median of the batch means (the same blocks as `mean_ci95`): a mean that one
+    stalled step cannot carry. A wait every step shares shows in every block and comes
+    through whole; one step held up by the machine (a scheduler stall, a collection)
+    moves one block, which the median sets aside (the median-of-means estimator: Nemirovski
+    & Yudin 1983; Lugosi & Mendelson, "Mean estimation and regression under heavy-tailed
+    distributions", 2019)."""
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2 * MIN_STEPS_PER_BLOCK:
+        return float(x.mean())
+    return float(np.median([b.mean() for b in _blocks(x)]))
+
+
 def mean_ci95(values: list[float], floor_at_min: bool = False) -> tuple[float, float]:
     """95% interval of the mean of a series of step measurements, by batch means. With
     `floor_at_min` (a duration: positive, skewed by the odd slow step) the low end is no
@@ -34,8 +51,9 @@ def mean_ci95(values: list[float], floor_at_min: bool = False) -> tuple[float, f
     mean = float(x.mean())
     if n < 2:
         return mean, mean
-    blocks = max(2, min(MAX_BLOCKS, n // MIN_STEPS_PER_BLOCK))
-    means = np.array([b.mean() for b in np.array_split(x, blocks)])
+    parts = _blocks(x)
+    blocks = len(parts)
+    means = np.array([b.mean() for b in parts])
     half = t975(blocks - 1) * float(means.std(ddof=1)) / np.sqrt(blocks)
     low = max(mean - half, float(x.min())) if floor_at_min else mean - half
     return float(low), float(mean + half)

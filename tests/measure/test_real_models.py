@@ -19,7 +19,7 @@ from rung.examples import workload_examples
 
 pytestmark = pytest.mark.tf
 HERE = Path(__file__).parent / "workloads"
-STEPS, WARMUP = 6, 2
+STEPS, WARMUP = 12, 2  # 4 blocks of 3 steps: the wait's median of means sets a stalled step aside
 
 
 @pytest.fixture(scope="module")

@@ -121,6 +121,22 @@ def test_a_step_interval_never_reaches_below_the_fastest_step():
     assert lo == pytest.approx(0.01) and hi > sum(steps) / len(steps)
 
 
+def test_one_stalled_next_does_not_make_a_fed_pipeline_input_bound_but_a_steady_wait_does():
+    from rung.stats import median_of_means
+    # 30 waits of 0.1 ms and one of 20 ms (a stalled next()): the mean is 0.74 ms, 7 times
+    # the pipeline's wait; six blocks of 5-6 steps, one holding the stall: the median is 0.1 ms
+    stalled = [1e-4] * 30 + [0.02]
+    assert sum(stalled) / len(stalled) == pytest.approx(7.4e-4, rel=0.01)
+    assert median_of_means(stalled) == pytest.approx(1e-4)
+    # a pipeline that stalls every third batch for 3 ms waits 1.07 ms a step on average:
+    # every block of 5 holds 1 or 2 stalls (block means 0.68 or 1.26 ms), so the estimate
+    # is between those, far above the 0.1 ms of the steps without a stall
+    periodic = [1e-4, 1e-4, 3e-3] * 10
+    assert 0.68e-3 - 1e-9 <= median_of_means(periodic) <= 1.26e-3 + 1e-9
+    # too few steps for blocks: the mean
+    assert median_of_means([1e-4, 1e-4, 0.02]) == pytest.approx((0.0202) / 3)
+
+
 def test_a_measured_checkpoint_time_replaces_the_byte_count_in_goodput_and_youngs_interval():
     # 8 hosts, 0.5 preemptions per host hour: M = 3600 / 4 = 900 s; restart 300 s
     fleet = {"preemptible": True, "preemptions_per_host_hour": 0.5, "restart_seconds": 300}
