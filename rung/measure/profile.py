@@ -113,6 +113,8 @@ def add_replica_check(out: dict, check: dict) -> None:
     out["replica_check"] = check
     v = check.get("verdict")
     out["loss_scaled_for_replicas"] = {"scaled": True, "not_scaled": False, "over_scaled": False}.get(v)
+    if check.get("keras_train_step"):
+        return
     if not check.get("checked"):
         out["notes"].append(f"the loss's scale under several replicas was not checked: {check.get('why')}")
         return

@@ -8,13 +8,16 @@ device. A custom train_step that takes `tf.reduce_mean` of its per-example losse
 N times the update under N replicas, silently: measured 2x with 2 replicas in Keras 3
 and tf-keras alike (docs/measurement.md).
 
-The check runs one step of the model's own train_step on two batches, from the same
-weights: on one device over both batches joined (the global batch), and under a
-MirroredStrategy of two logical CPU devices, one batch per replica. It compares the
-gradients handed to the optimizers (the update itself is skipped: gradients, not
-updates, because Adam's first update does not depend on the gradient's scale): the
-norm of the replicas' sum over the one device's norm, `gradient_ratio`, is 1 when the
-loss is scaled for replicas and 2 when it is not.
+Keras' own train_step always scales, so only a model that overrides it is checked. The
+check runs the model's own train_step on two batches, from the same weights: on one
+device, once per batch, and under a MirroredStrategy of two logical CPU devices, one
+batch per replica, so each replica sees exactly what one of the one-device steps saw
+(the same batch statistics in BatchNormalization: a joined batch of both would not). It
+compares the gradients handed to the optimizers (the update itself is skipped:
+gradients, not updates, because Adam's first update does not depend on the gradient's
+scale): the norm of the replicas' sum over the norm of the one-device gradients'
+average, `gradient_ratio`, is 1 when the loss is scaled for replicas and 2 when it is
+not.
 
 It runs in a fresh process: logical devices must be set before TensorFlow starts, and
 the profile's own measurement runs on the device as it is.
@@ -91,6 +94,14 @@ def _gradients(tf, model, calls) -> dict:
     return out
 
 
+def keras_own_train_step(model) -> bool:
+    """Whether the model trains with the train_step Keras (3 or tf-keras) defines."""
+    for cls in type(model).__mro__:
+        if "train_step" in vars(cls):
+            return cls.__module__.split(".")[0] in ("keras", "tf_keras")
+    return True
+
+
 def _norm(tf, grads: dict, keys) -> float:
     return float(tf.sqrt(sum(tf.reduce_sum(tf.square(grads[k])) for k in keys)))
 
@@ -106,14 +117,17 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
     devices = [f"/cpu:{i}" for i in range(REPLICAS)]
     with tf.device(devices[0]):
         one = build_checked_model(w, tf)
+        if keras_own_train_step(one):
+            return {"checked": False, "keras_train_step": True, "verdict": "scaled",
+                    "why": "the model uses Keras' own train_step, which scales its loss for replicas"}
         it = iter(make_checked_dataset(w, tf, batch))
         parts = [next(it) for _ in range(REPLICAS)]
-        whole = tf.nest.map_structure(lambda *xs: tf.concat(xs, axis=0), *parts)
         with counts.optimizer_calls(one, passthrough=False) as calls:
-            one.train_step(whole)
+            for part in parts:
+                one.train_step(part)
     if not calls:
         return {"checked": False, "why": "the model's train_step handed no gradients to its optimizer"}
-    single = _gradients(tf, one, calls)
+    single = {k: g / REPLICAS for k, g in _gradients(tf, one, calls).items()}  # the global batch's mean
     strategy = tf.distribute.MirroredStrategy(devices)
     try:
         with strategy.scope():

@@ -84,6 +84,8 @@ def render(p: dict, console: Console | None = None) -> None:
 
 
 def _replica_line(rc: dict) -> str:
+    if rc.get("keras_train_step"):
+        return "scaled: Keras' own train_step (not run under replicas)"
     if not rc.get("checked"):
         return "not checked (see the notes)"
     what = {"scaled": "scaled for replicas as Keras' own loss is",

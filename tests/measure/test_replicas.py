@@ -25,24 +25,37 @@ def test_verdict_bands():
 
 
 @pytest.mark.tf
-@pytest.mark.parametrize("keras", ["keras3", "tf_keras"])
-def test_a_per_replica_mean_takes_twice_the_gradient(keras):
+@pytest.mark.parametrize("name,keras", [("custom_step", "keras3"), ("custom_step", "tf_keras"),
+                                        ("bn_custom_step", "keras3")])
+def test_a_per_replica_mean_takes_twice_the_gradient(name, keras):
+    """Also with BatchNormalization: each replica is compared with one device on its own
+    batch, so the batch statistics are the same on both sides."""
     from rung.measure.replicas import check
 
-    r = check(HERE / "custom_step.py", 16, keras)
+    r = check(HERE / f"{name}.py", 8, keras)
     assert r["checked"], r
     assert r["keras"] == keras
     assert r["gradient_ratio"] == pytest.approx(2.0, rel=0.02) and r["verdict"] == "not_scaled"
 
 
 @pytest.mark.tf
-@pytest.mark.parametrize("path", [HERE / "custom_step_compiled.py", EXAMPLES / "mlp.py"])
-def test_keras_own_loss_is_scaled_for_replicas(path):
+def test_keras_own_loss_in_a_custom_step_is_scaled_for_replicas():
     from rung.measure.replicas import check
 
-    r = check(path, 16)
+    r = check(HERE / "custom_step_compiled.py", 16)
     assert r["checked"], r
     assert r["gradient_ratio"] == pytest.approx(1.0, rel=0.02) and r["verdict"] == "scaled"
+
+
+@pytest.mark.tf
+def test_keras_own_train_step_is_not_run_again():
+    """Keras' train_step scales its loss for replicas: a Keras application (BatchNorm, whose
+    statistics a joined batch would change) or the mlp is not run under replicas."""
+    from rung.measure.replicas import check
+
+    for path in (HERE / "mobilenet.py", EXAMPLES / "mlp.py"):
+        r = check(path, 8)
+        assert r["checked"] is False and r["keras_train_step"] and r["verdict"] == "scaled", r
 
 
 @pytest.mark.tf
