@@ -39,10 +39,12 @@ def test_a_per_replica_mean_takes_twice_the_gradient(name, keras):
 
 
 @pytest.mark.tf
-def test_keras_own_loss_in_a_custom_step_is_scaled_for_replicas():
+@pytest.mark.parametrize("keras", ["keras3", "tf_keras"])
+def test_keras_own_loss_in_a_custom_step_is_scaled_for_replicas(keras):
+    """A custom train_step that takes its loss from self.compute_loss (the compiled loss)."""
     from rung.measure.replicas import check
 
-    r = check(HERE / "custom_step_compiled.py", 16)
+    r = check(HERE / "custom_step_compiled.py", 16, keras)
     assert r["checked"], r
     assert r["gradient_ratio"] == pytest.approx(1.0, rel=0.02) and r["verdict"] == "scaled"
 
