@@ -172,6 +172,10 @@ def _profile_section(profile) -> str:
             ["activations per example", u.gib(p.activation_bytes_per_example)]]
     if p.trainable_variables is not None:
         rows.append(["trainable variables", p.trainable_variables])
+    if p.replica_check:
+        from rung.report.profile import replica_line
+
+        rows.append(["loss under replicas", replica_line(p.replica_check)])
     return "<h2>Profile (measured on one device)</h2>" + _table(["", ""], rows, left=(0, 1))
 
 

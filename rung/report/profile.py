@@ -55,7 +55,7 @@ def render(p: dict, console: Console | None = None) -> None:
     t.add_row("dynamic shapes", "; ".join(p["dynamic_shape_details"]) if p["dynamic_shapes"] else "none")
     rc = p.get("replica_check")
     if rc:
-        t.add_row("loss under replicas", _replica_line(rc))
+        t.add_row("loss under replicas", replica_line(rc))
     items = [t]
     if p.get("loss_scaled_for_replicas") is False:
         items.append(Text.assemble(("  • ", "yellow"), ("LOSS_NOT_SCALED", "bold yellow"),
@@ -83,7 +83,7 @@ def render(p: dict, console: Console | None = None) -> None:
                         border_style="red" if bound else "green"))
 
 
-def _replica_line(rc: dict) -> str:
+def replica_line(rc: dict) -> str:
     if rc.get("keras_train_step"):
         return "scaled: Keras' own train_step (not run under replicas)"
     if not rc.get("checked"):
