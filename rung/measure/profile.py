@@ -102,7 +102,10 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
         out = _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step)
     finally:
         tf.keras.mixed_precision.set_global_policy(policy)
-    if check_replicas:
+    own_step = out.pop("_keras_train_step")
+    if check_replicas and own_step:  # Keras' own step scales its loss: nothing to run
+        add_replica_check(out, dict(replicas.KERAS_STEP))
+    elif check_replicas:
         phase(f"checking the loss's scale under {replicas.REPLICAS} replicas (a fresh process)")
         add_replica_check(out, replicas.check(path, out["per_device_batch"], out["keras"]))
     return out
@@ -239,4 +242,5 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "pipeline": pipe,
         "fixes": fixes,
         "notes": notes,
+        "_keras_train_step": replicas.keras_own_train_step(model),
     }

@@ -44,6 +44,11 @@ TIMEOUT_SECONDS = 600
 _MARK = "RUNG_REPLICA_CHECK "
 
 
+# the result for a model that trains with Keras' own train_step (not run under replicas)
+KERAS_STEP = {"checked": False, "keras_train_step": True, "verdict": "scaled",
+              "why": "the model uses Keras' own train_step, which scales its loss for replicas"}
+
+
 def verdict(ratio: Optional[float], replicas: int = REPLICAS) -> str:
     """'scaled', 'not_scaled' (about N times the update), 'over_scaled' (about 1/N) or
     'unclear' for a gradient ratio."""
@@ -118,8 +123,7 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
     with tf.device(devices[0]):
         one = build_checked_model(w, tf)
         if keras_own_train_step(one):
-            return {"checked": False, "keras_train_step": True, "verdict": "scaled",
-                    "why": "the model uses Keras' own train_step, which scales its loss for replicas"}
+            return dict(KERAS_STEP)
         it = iter(make_checked_dataset(w, tf, batch))
         parts = [next(it) for _ in range(REPLICAS)]
         with counts.optimizer_calls(one, passthrough=False) as calls:

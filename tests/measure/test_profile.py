@@ -198,6 +198,8 @@ def test_cli_profile_writes_a_scenario_and_advise_plans_from_the_workload(tmp_pa
     s = load_scenario(out)
     assert s.workload.params == prof["params"] and s.workload.flops_per_example == prof["flops_per_example"]
     assert s.fleet.checkpoint_seconds == prof["checkpoint_seconds"] > 0  # the measured save, for goodput
+    # Keras' own train_step scales its loss for replicas: known without running it again
+    assert prof["replica_check"]["keras_train_step"] and s.workload.loss_scaled_for_replicas is True
     # planned for an A100, profiled on this CPU: the step is estimated from FLOPs, and says so
     assert s.workload.step_seconds_source == "estimated" and s.workload.step_seconds < prof["step_seconds"]
     assert s.hardware.device == "A100-80GB" and s.goal.target_examples_per_second == 100000
