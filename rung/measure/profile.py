@@ -122,21 +122,18 @@ def add_replica_check(out: dict, check: dict) -> None:
         out["notes"].append(f"the loss's scale under several replicas was not checked: {check.get('why')}")
         return
     n, r = check["replicas"], check["gradient_ratio"]
-    if v == "not_scaled":
-        out["notes"].append(
-            f"under {n} replicas the gradients summed for one update were {r:.2f}x the one-device gradient of the "
-            f"same {n} batches: the train_step averages its loss over each replica's batch, so every update is "
-            f"N times too large under N replicas (LOSS_NOT_SCALED). Divide by the global batch: "
-            f"tf.nn.compute_average_loss(per_example_loss), or use self.compute_loss")
-    elif v == "over_scaled":
-        out["notes"].append(
-            f"under {n} replicas the gradients summed for one update were {r:.2f}x the one-device gradient of the "
-            f"same {n} batches: the loss is divided across replicas twice, so every update is N times too small")
-    elif v == "unclear":
-        out["notes"].append(
-            f"under {n} replicas the gradients summed for one update were {r:.2f}x the one-device gradient of the "
-            f"same {n} batches (1 when the loss is scaled for replicas, {n} when it is a per-replica mean): "
-            f"random layers or per-replica statistics blur it; rung draws no conclusion")
+    seen = (f"under {n} replicas the gradients summed for one update were {r:.2f}x the one-device gradient of the "
+            f"same {n} batches")
+    meaning = {
+        "not_scaled": ": the train_step averages its loss over each replica's batch, so every update is N times too "
+                      "large under N replicas (LOSS_NOT_SCALED). Divide by the global batch: "
+                      "tf.nn.compute_average_loss(per_example_loss), or use self.compute_loss",
+        "over_scaled": ": the loss is divided across replicas twice, so every update is N times too small",
+        "unclear": f" (1 when the loss is scaled for replicas, {n} when it is a per-replica mean): random layers or "
+                   "per-replica statistics blur it; rung draws no conclusion",
+    }.get(v)
+    if meaning:
+        out["notes"].append(seen + meaning)
 
 
 def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
