@@ -193,9 +193,12 @@ def _train_graph(tf, model, batch, batch_size: int):
         return fn.get_concrete_function(spec).graph
 
 
-def _kept_bytes(tf, graph) -> tuple[int, bool, int]:
+def _kept_bytes(tf, graph, batch_size: int) -> tuple[int, bool, int]:
     """Bytes of forward tensors a gradient op reads (inputs and layer outputs; weights
-    excluded), whether some had no static shape, and how many there were."""
+    excluded), whether some had no static shape, and how many there were. A tensor
+    whose one unknown dimension is the leading one is counted at the traced batch: ops
+    that lose the batch size (string splitting in TextVectorization, a ragged
+    to_tensor) leave it unknown on every layer after them."""
     ops = graph.get_operations()
     forward = {op for op in ops if "gradient_tape/" not in op.name}
     kept = {}
@@ -207,10 +210,13 @@ def _kept_bytes(tf, graph) -> tuple[int, bool, int]:
                 kept[t.name] = t
     total, unknown = 0, False
     for t in kept.values():
-        if not t.shape.is_fully_defined():
+        dims = t.shape.as_list() if t.shape.rank is not None else None
+        if dims and dims[0] is None and None not in dims[1:]:
+            dims[0] = batch_size
+        if dims is None or None in dims:
             unknown = True
-        elif t.shape.rank:
-            total += t.shape.num_elements() * t.dtype.size
+        elif dims:
+            total += math.prod(dims) * t.dtype.size
     return total, unknown, len(kept)
 
 
@@ -235,8 +241,8 @@ def activation_bytes(tf, model, batch) -> tuple[int | None, int, int]:
     not counted per example. Returns (bytes per example or None when shapes are unknown,
     bytes that do not grow with the batch, tensors counted at B)."""
     b = int(tf.nest.flatten(batch[0])[0].shape[0])
-    one, unknown, count = _kept_bytes(tf, _train_graph(tf, model, batch, b))
-    two, unknown2, _ = _kept_bytes(tf, _train_graph(tf, model, batch, 2 * b))
+    one, unknown, count = _kept_bytes(tf, _train_graph(tf, model, batch, b), b)
+    two, unknown2, _ = _kept_bytes(tf, _train_graph(tf, model, batch, 2 * b), 2 * b)
     if (unknown or unknown2) and one == 0:
         return None, 0, count
     per_example = max(0, two - one) // b
@@ -250,7 +256,11 @@ def flops_per_example(tf, model, batch) -> int | None:
     called (a GAN: its own train_step, no call()) has its whole traced train_step counted
     instead, backward ops included (optimizer update left out); on models that can be
     called the two counts agree within 11% (mlp 0.89, cnn 1.00, ResNet-50 1.01 of 3x
-    forward). None when nothing counts."""
+    forward). None when nothing counts. A graph where some counted operation has no
+    static shape (a layer before it lost the batch size: TextVectorization's string
+    splitting) raises ValueError: the profiler would skip those operations and return a
+    partial count, which is worse than none."""
+    from tensorflow.python.framework import ops  # noqa: PLC0415
     from tensorflow.python.profiler import model_analyzer, option_builder  # noqa: PLC0415
 
     x = batch[0]
@@ -263,5 +273,15 @@ def flops_per_example(tf, model, batch) -> int | None:
         per_pass = TRAINING_FLOPS_PER_FORWARD
     except NotImplementedError:  # Keras: "Model ... does not have a `call()` method implemented"
         graph, per_pass = _train_graph(tf, model, batch, b), 1
+    missing = []
+    for op in graph.get_operations():
+        try:
+            ops.get_stats_for_node_def(graph, op.node_def, "flops")
+        except ValueError:  # the profiler's own test for "incomplete shapes"
+            missing.append(op.type)
+    if missing:
+        raise ValueError(f"{len(missing)} operations ({', '.join(sorted(set(missing))[:4])}) have no static shape "
+                         f"when traced at batch {b}, so a count would leave them out")
     total = model_analyzer.profile(graph, options=opts).total_float_ops
-    return per_pass * total // b if total > 0 else None
+    per_example = per_pass * total // b
+    return per_example if per_example > 0 else None

@@ -197,3 +197,24 @@ def test_a_whole_train_step_counts_as_three_forward_passes_on_a_model_that_can_b
     opts["output"] = "none"
     step = model_analyzer.profile(counts._train_graph(tf, model, batch, 16), options=opts).total_float_ops / 16
     assert 0.85 <= step / counts.flops_per_example(tf, model, batch) <= 1.15
+
+
+def test_activations_after_a_layer_that_loses_the_batch_size_are_counted():
+    # TextVectorization splits strings, so every tensor after it has an unknown leading
+    # dimension in the traced graph. Hand count per example: the Embedding's output
+    # (20 x 64 float32 = 5,120 B, read by the pooling's gradient) and the pooled vector
+    # (64 float32 = 256 B, read by the Dense's gradient); before the fix it counted 4 B.
+    import tensorflow as tf
+
+    from rung.measure import counts
+
+    words = tf.constant(["good bad movie plot", "actor great awful boring fun story"] * 8)
+    vec = tf.keras.layers.TextVectorization(max_tokens=50, output_sequence_length=20)
+    vec.adapt(words)
+    inp = tf.keras.Input(shape=(1,), dtype=tf.string)
+    x = tf.keras.layers.GlobalAveragePooling1D()(tf.keras.layers.Embedding(50, 64)(vec(inp)))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(1)(x))
+    model.compile("sgd", tf.keras.losses.BinaryCrossentropy(from_logits=True))
+    batch = (tf.expand_dims(words, -1), tf.zeros((16,)))
+    per_example, _, _ = counts.activation_bytes(tf, model, batch)
+    assert 5_120 + 256 <= per_example <= 2 * (5_120 + 256)
