@@ -195,6 +195,12 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                         whole["throughput_kept"] = whole["examples_per_second"] / plain["examples_per_second"]
                 if spec.strategy == "single_device" and basis is None:
                     r0 = out_runs[-1]
+                    if r0["_grads"].get("string_inputs"):
+                        base["string_inputs"] = True
+                        if any(r.strategy == "mirrored" for r in runs):
+                            notes.append("mirrored ran on tf-keras: the model takes string features, and Keras "
+                                         "3's fit fails on them under MirroredStrategy (tensorflow#80951); rung "
+                                         "init's train.py does the same (STRING_INPUTS)")
                     basis = predict.Basis(r0["step_seconds_mean"], r0["_grads"]["dense"], r0["_grads"]["sparse"],
                                           r0["step_time_cv"] or 0.0, link["bytes_per_second"], link["rtt_seconds"],
                                           cores=os.cpu_count() or 1, variables=r0["_grads"].get("variables"),
@@ -240,7 +246,8 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     """One run on local processes (test hosts when `net`), or on Ray when `cluster`."""
     multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
     addresses = [net.address(i) for i in range(spec.replicas)] if (net is not None and multi) else None
-    plan = plan_run(spec, addresses, ps_tasks=base["ps_tasks"], straggler=straggler if multi else None)
+    plan = plan_run(spec, addresses, ps_tasks=base["ps_tasks"], straggler=straggler if multi else None,
+                    string_inputs=base.get("string_inputs", False))
     cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas, option=spec.option)
     my_kill = kill if (kill and multi) else None
     if my_kill:

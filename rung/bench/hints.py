@@ -5,7 +5,8 @@ included): a keras.io GAN, with its own `train_step`, its own optimizers and no
 `call()`, meets three of those below. TensorFlow's message says what broke, not what to
 change; `hint` adds that, for the bench's one-line failure. Pure: no TensorFlow.
 Each hint was checked on such a GAN (TensorFlow 2.21; Keras 3 and tf-keras), the empty
-shard on `tests/bench/shard_one_file.py`."""
+shard on `tests/bench/shard_one_file.py`, string features under Keras 3's mirrored fit on a
+StringLookup model (keras.io's text classification has one)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ _HINTS = (
      "pipeline sharded by it (dataset.shard(num_input_pipelines, input_pipeline_id)) over fewer files than "
      "workers leaves some workers nothing: shard after reading the records, or give it at least as many files "
      "as workers"),
+    # Keras 3's mirrored fit sums something over the replicas' string inputs (tensorflow#80951)
+    (("Value for attr 'T' of string is not in the list of allowed values",),
+     "string features reached an op that sums over replicas: Keras 3's fit cannot run a model with string "
+     "inputs under MirroredStrategy (tensorflow#80951): run it on tf-keras (TF_USE_LEGACY_KERAS=1), or map "
+     "TextVectorization / StringLookup over the tf.data pipeline so the model takes integers"),
     # tf-keras refuses a mean-reduced loss in a custom step under a strategy
     (("Reduction.SUM` or `tf.keras.losses.Reduction.NONE",),
      "a loss inside a custom train_step under a strategy must not average over the batch itself: create it "

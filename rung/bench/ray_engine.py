@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rung.bench.plan import KERAS_FOR
+from rung.bench.plan import keras_for
 from rung.errors import RunError
 
 CONNECT_TIMEOUT_SECONDS = 5.0
@@ -118,7 +118,7 @@ def execute_on_ray(cluster: RayCluster, strategy: str, replicas: int, cfg: dict,
 
 def _execute(cluster: RayCluster, strategy: str, replicas: int, cfg: dict, ps_tasks: int) -> RayOutcome:
     ray = cluster.ray
-    env = {"TF_USE_LEGACY_KERAS": "1"} if KERAS_FOR[strategy] == "tf_keras" else {}
+    env = {"TF_USE_LEGACY_KERAS": "1"} if keras_for(strategy, cfg.get("string_inputs", False)) == "tf_keras" else {}
     t0 = time.perf_counter()
     job = _with_source(dict(cfg, role="worker" if strategy != "parameter_server" else "chief", index=0, env=env))
     if strategy in ("single_device", "mirrored"):

@@ -99,7 +99,7 @@ def _poll_iterations(model, cfg):
 
 
 def run(cfg) -> dict:
-    from rung.measure import counts, tfenv
+    from rung.measure import counts, shapes, tfenv
     from rung.measure.workload import build_checked_model, load_workload
 
     tf = tfenv.import_tensorflow(None)  # the runner set TF_USE_LEGACY_KERAS as needed
@@ -135,11 +135,13 @@ def run(cfg) -> dict:
     if cfg["strategy"] == "single_device":
         # counted as rung profile counts them: one eager step of the model's own train_step,
         # on a model of its own outside any strategy (the run's model belongs to its scope)
-        sample = next(iter(w.make_dataset(batch)))
+        one = w.make_dataset(batch)
+        sample = next(iter(one))
         counted = build_checked_model(w, tf)
         g = counts.gradient_counts(tf, counted, sample)
         grads = {"dense": g.dense_bytes, "sparse": g.sparse_bytes, "params": g.params, "variables": g.variables,
-                 "optimizer": counts.optimizer_info(counted, g.params, g.param_dtype, g.optimizers)["optimizer"]}
+                 "optimizer": counts.optimizer_info(counted, g.params, g.param_dtype, g.optimizers)["optimizer"],
+                 "string_inputs": bool(shapes.string_inputs(tf, one.element_spec))}
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
             "gradients": grads, "devices": devices}
     if not sync:

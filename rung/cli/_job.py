@@ -42,7 +42,7 @@ def job_from(args) -> Job:
         d = advise(s)
         job = Job(d.verdict, workers=d.hosts or 1, ps_tasks=d.ps_tasks, batch=s.workload.per_device_batch,
                   devices_per_host=s.hardware.devices_per_host, takes_on=list(d.takes_on),
-                  source=f"from {args.scenario}: {d.verdict}")
+                  source=f"from {args.scenario}: {d.verdict}", string_inputs=s.workload.string_inputs)
         if args.workers:
             job.workers = args.workers
         if args.ps_tasks:

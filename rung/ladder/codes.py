@@ -74,3 +74,4 @@ COORDINATOR_BOUND = "COORDINATOR_BOUND"          # parameter servers: one coordi
 EMULATED_PRECISION = "EMULATED_PRECISION"        # a 16-bit policy timed on a CPU that emulates it
 HEAVY_TAILED_STEPS = "HEAVY_TAILED_STEPS"        # the slowest-worker wait is simulated (no closed form)
 LOSS_NOT_SCALED = "LOSS_NOT_SCALED"              # a custom train_step's loss is not divided across replicas
+STRING_INPUTS = "STRING_INPUTS"                  # string features: Keras 3 mirrored fit and TPUs cannot take them

@@ -88,6 +88,24 @@ def _loss_not_scaled(ctx: Context, d: Decision):
         f"use self.compute_loss / the compiled loss, which Keras scales for replicas")
 
 
+def _string_inputs(ctx: Context, d: Decision):
+    """STRING_INPUTS: the model takes string features, and the plan runs where they fail:
+    MirroredStrategy under Keras 3 (tensorflow#80951; tf-keras runs it) or a TPU (no
+    string tensors on the device)."""
+    p = d.prediction
+    if not ctx.s.workload.string_inputs or p is None:
+        return None
+    layers = "map TextVectorization / StringLookup over the tf.data pipeline (dataset.map) so the model takes integers"
+    if d.verdict == "tpu":
+        return Finding(C.STRING_INPUTS, f"the model takes string features, and a TPU takes no string tensors: {layers}")
+    if d.verdict == "mirrored" and p.devices >= 2:
+        return Finding(C.STRING_INPUTS,
+            "the model takes string features: under Keras 3, model.fit under MirroredStrategy fails on them "
+            "(an AddN over the replicas' strings, tensorflow#80951). Run it on tf-keras (TF_USE_LEGACY_KERAS=1 "
+            f"before TensorFlow starts; rung init's train.py sets it), or {layers}")
+    return None
+
+
 def _finish(ctx: Context, d: Decision) -> Decision:
     s = ctx.s
     d.name = s.name
@@ -102,6 +120,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     unscaled = _loss_not_scaled(ctx, d)
     if unscaled is not None:
         d.warnings.insert(0, unscaled)
+    strings = _string_inputs(ctx, d)
+    if strings is not None:
+        d.warnings.append(strings)
     if d.verdict == "needs_sharding":
         d.sharding = sharding(ctx)
     d.code = code_for(d, ctx)

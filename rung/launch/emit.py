@@ -31,10 +31,18 @@ class Job:
     strategy_options: dict = field(default_factory=dict)
     takes_on: list[str] = field(default_factory=list)
     source: str = "rung init"
+    # the model takes string features (the profile's `string_inputs`): Keras 3's mirrored
+    # fit fails on them (tensorflow#80951), tf-keras runs them
+    string_inputs: bool = False
 
     @property
     def strategy_class(self) -> str:
         return STRATEGY["single_device" if self.verdict == "fix_input_pipeline" else self.verdict]
+
+    @property
+    def legacy_keras(self) -> bool:
+        """train.py runs on tf-keras: the strategy needs it, or string features under mirrored."""
+        return self.script_verdict in LEGACY_KERAS or (self.string_inputs and self.script_verdict == "mirrored")
 
     @property
     def script_verdict(self) -> str:
@@ -78,8 +86,10 @@ def train_py(job: Job, workload: Path) -> str:
     code = (TEMPLATES / f"{v}.py.tmpl").read_text()
     code = Template(code).safe_substitute(sharded_input=(TEMPLATES / "sharded_input.py.tmpl").read_text())
     keras = ""
-    if v in LEGACY_KERAS:
-        keras = ("\n# Keras 3 cannot run this strategy's model.fit (tensorflow#72388, keras-team/keras#18624):\n"
+    if job.legacy_keras:
+        why = ("this strategy's model.fit (tensorflow#72388, keras-team/keras#18624)" if v in LEGACY_KERAS else
+               "MirroredStrategy's model.fit on string features (tensorflow#80951)")
+        keras = (f"\n# Keras 3 cannot run {why}:\n"
                  "# use tf-keras, chosen before anything imports TensorFlow.\n"
                  "os.environ.setdefault(\"TF_USE_LEGACY_KERAS\", \"1\")\n")
     if v == "parameter_server":
@@ -133,9 +143,11 @@ def readme(job: Job, workload: Path, files: list[str]) -> str:
     lines += ["", "## Run it", "", "```sh", _run_help(job, ".").rstrip(), "```", ""]
     if job.takes_on:
         lines += ["## What you take on with this rung", ""] + [f"- {t}" for t in job.takes_on] + [""]
-    if v in LEGACY_KERAS:
-        lines += ["`train.py` sets `TF_USE_LEGACY_KERAS=1` before TensorFlow starts: Keras 3 cannot run this "
-                  "strategy's `model.fit`. Install `tf-keras` beside `tensorflow`.", ""]
+    if job.legacy_keras:
+        why = ("this strategy's `model.fit`" if v in LEGACY_KERAS else
+               "`model.fit` under MirroredStrategy on the model's string features (tensorflow#80951)")
+        lines += [f"`train.py` sets `TF_USE_LEGACY_KERAS=1` before TensorFlow starts: Keras 3 cannot run {why}. "
+                  "Install `tf-keras` beside `tensorflow`.", ""]
     return "\n".join(lines)
 
 

@@ -17,7 +17,7 @@ import json
 
 import yaml
 
-from rung.launch.emit import LEGACY_KERAS, Job
+from rung.launch.emit import Job
 
 PORT = 2222
 APP = "rung-train"
@@ -55,7 +55,7 @@ def _job(name: str, task_type: str, count: int, job: Job, image: str, train_args
            {"name": "RUNG_TASK_TYPE", "value": task_type},
            {"name": "RUNG_WORKLOAD", "value": "/app/workload.py"},
            {"name": "RUNG_CHECKPOINT_DIR", "value": "/checkpoints"}]
-    if job.script_verdict in LEGACY_KERAS:
+    if job.legacy_keras:
         env.append({"name": "TF_USE_LEGACY_KERAS", "value": "1"})
     command = ["/bin/sh", "-c",
                f"export TF_CONFIG=\"$(python3 -c \"{TF_CONFIG_SCRIPT}\")\" && "

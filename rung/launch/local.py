@@ -17,7 +17,7 @@ from rung.bench.plan import free_ports
 from rung.bench.run import Processes, _tail
 from rung.errors import RunError
 from rung.launch import tfconfig as T
-from rung.launch.emit import LEGACY_KERAS, Job
+from rung.launch.emit import Job
 
 POLL_SECONDS = 0.1
 # TensorFlow's coordination service, while the group forms: "Waiting for 1/2 tasks to
@@ -126,7 +126,7 @@ class LocalJob:
                 config = T.tf_config(self.cluster, T.Task(kind, int(index)))
                 T.check(config, self.job.script_verdict)  # the same check as check-tf-config
                 env["TF_CONFIG"] = json.dumps(config)
-            if self.job.script_verdict in LEGACY_KERAS:
+            if self.job.legacy_keras:
                 env["TF_USE_LEGACY_KERAS"] = "1"
             env["TF_CPP_MIN_LOG_LEVEL"] = "0"  # to the task's log file: names the tasks a group waits for
             tag = f"{name.replace(':', '')}-a{attempt}"
@@ -208,7 +208,7 @@ def launch_local(job: Job, out_dir: Path, steps: int, epochs: int, workdir: Path
     return {"schema": "rung/launch/v1", "engine": "local", "strategy": job.script_verdict,
             "workers": job.workers if lj.cluster else 1, "ps_tasks": job.ps_tasks if lj.cluster and
             job.script_verdict == "parameter_server" else 0,
-            "keras": "tf_keras" if job.script_verdict in LEGACY_KERAS else "keras3",
+            "keras": "tf_keras" if job.legacy_keras else "keras3",
             "steps_completed": last.get("step"), "examples_per_second": last.get("examples_per_second"),
             "loss": last.get("loss"), "restarts": restarts, "killed_at_step": killed_at,
             "resumed_from_step": last.get("start_step") if restarts else None,

@@ -171,6 +171,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         flops = _count("FLOPs", lambda: counts.flops_per_example(tf, model, sample), notes)
         kernels = _count("operations per step", lambda: counts.ops_per_step(tf, model, sample), notes)
         dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model)
+        strings = shapes.string_inputs(tf, ds.element_spec)
         pipe = pipeline.inspect_pipeline(tf, ds)
         phase("timing a checkpoint save")
         saved = _count("the checkpoint save's time",
@@ -226,6 +227,8 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "pipeline_seconds_per_batch": max(0.0, pipe_seconds - times.iterator_overhead),
         "dynamic_shapes": bool(dyn),
         "dynamic_shape_details": dyn,
+        "string_inputs": bool(strings),
+        "string_input_details": strings,
         "gradient_bytes_dense": g.dense_bytes,
         "gradient_bytes_sparse": g.sparse_bytes,
         "gradients_observed": g.observed,

@@ -33,3 +33,26 @@ def dynamic_shape_details(tf, element_spec, model) -> tuple[list[str], list[str]
         if any(d is None for d in shape[1:]):
             details.append(f"model input {getattr(inp, 'name', '')} has shape {shape}")
     return details, notes
+
+
+def string_inputs(tf, element_spec) -> list[str]:
+    """The features that reach the model as strings (a TextVectorization or StringLookup
+    inside the model). Keras 3 cannot run such a model's fit under MirroredStrategy (the
+    replicas' string inputs meet an AddN: tensorflow#80951, reproduced with TF 2.21);
+    tf-keras can, and so can the same layers mapped in the tf.data pipeline. TPUs take
+    no strings at all."""
+    features = element_spec[0] if isinstance(element_spec, tuple) else element_spec
+    found = []
+
+    def walk(spec, path):
+        if isinstance(spec, dict):
+            for k in sorted(spec):
+                walk(spec[k], f"{path}/{k}")
+        elif isinstance(spec, (list, tuple)):
+            for i, x in enumerate(spec):
+                walk(x, f"{path}[{i}]")
+        elif getattr(spec, "dtype", None) == tf.string:
+            found.append(path)
+
+    walk(features, "features")
+    return found

@@ -53,6 +53,9 @@ def render(p: dict, console: Console | None = None) -> None:
                                 f"({u.gib(p['checkpoint_bytes'])} to this machine's disk; the first "
                                 f"{u.seconds(p['checkpoint_seconds_first'])})")
     t.add_row("dynamic shapes", "; ".join(p["dynamic_shape_details"]) if p["dynamic_shapes"] else "none")
+    if p.get("string_inputs"):
+        t.add_row("string inputs", f"{', '.join(p.get('string_input_details') or [])}: Keras 3's fit fails on them "
+                                   "under MirroredStrategy (tensorflow#80951), a TPU takes none (STRING_INPUTS)")
     rc = p.get("replica_check")
     if rc:
         t.add_row("loss under replicas", replica_line(rc))

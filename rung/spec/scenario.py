@@ -88,6 +88,10 @@ class Workload(_Block):
     # the update under N synchronous replicas: LOSS_NOT_SCALED). `rung profile` checks
     # it; absent: not checked.
     loss_scaled_for_replicas: Optional[bool] = None
+    # v1 extension (optional): the model takes string features (TextVectorization or
+    # StringLookup inside it). Keras 3's fit fails on them under MirroredStrategy
+    # (tensorflow#80951) and TPUs take no strings: STRING_INPUTS. `rung profile` sets it.
+    string_inputs: bool = False
 
 
 class Hardware(_Block):

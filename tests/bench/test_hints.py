@@ -16,12 +16,18 @@ TF_KERAS_LOSS = ("ValueError: Please use `tf.keras.losses.Reduction.SUM` or `tf.
                  "loss reduction when losses are used with `tf.distribute.Strategy`, except for specifying losses "
                  "in `Model.compile()` for use by the built-in training looop `Model.fit()`.")
 
+# Keras 3, model.fit under MirroredStrategy(2 logical CPUs) of a model with a StringLookup
+STRINGS = ("Value for attr 'T' of string is not in the list of allowed values: float, double, int32, uint8, "
+           "int16, int8, complex64, int64, qint8, quint8, qint32, bfloat16, qint16, quint16, uint16, complex128, "
+           "half, uint32, uint64, variant\n\t; NodeDef: {{node AddN}}; Op<name=AddN; signature=inputs:N*T -> sum:T>")
+
 
 def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "model.built = True" in hint(KERAS3_BUILD)[0]
     advice, line = hint(SLOTS)
     assert "optimizer.build" in advice and line.startswith("(0) INVALID_ARGUMENT:  You must feed")
     assert "reduction=NONE" in hint(TF_KERAS_LOSS)[0]
+    assert "TF_USE_LEGACY_KERAS=1" in hint(STRINGS)[0]
 
 
 def test_the_line_puts_the_hint_first_and_stays_short():

@@ -182,3 +182,17 @@ def test_loss_not_scaled_warns_where_several_synchronous_replicas_sum_gradients(
     ps = decide(workload={**PREEMPTIBLE_SMALL_MODEL["workload"], "step_time_cv": 0.3, **unscaled},
                 **{k: v for k, v in PREEMPTIBLE_SMALL_MODEL.items() if k != "workload"})
     assert ps.verdict == "parameter_server" and "LOSS_NOT_SCALED" not in ps.codes
+
+
+def test_string_inputs_warn_where_keras_3_mirrored_or_a_tpu_cannot_take_them():
+    strings = {"string_inputs": True}
+    d = decide(workload=strings, goal={"target_examples_per_second": ONE * 5})  # mirrored, 8 devices
+    assert d.verdict == "mirrored" and "STRING_INPUTS" in warnings(d)
+    assert "TF_USE_LEGACY_KERAS=1" in next(w.message for w in d.warnings if w.code == "STRING_INPUTS")
+    # one device and tf-keras strategies run string features; a model without them says nothing
+    assert "STRING_INPUTS" not in decide(workload=strings, goal={"target_examples_per_second": ONE / 2}).codes
+    multi = decide(workload=strings, goal={"target_examples_per_second": ONE * 20})
+    assert multi.verdict == "multi_worker_mirrored" and "STRING_INPUTS" not in multi.codes
+    assert "STRING_INPUTS" not in decide(goal={"target_examples_per_second": ONE * 5}).codes
+    tpu = decide(workload=strings, hardware={"device": "TPU-v4-8", "devices_per_host": 4, "intra_host": None})
+    assert tpu.verdict == "tpu" and "STRING_INPUTS" in warnings(tpu)

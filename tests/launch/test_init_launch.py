@@ -295,3 +295,31 @@ def test_a_port_in_use_is_named(tmp_path):
     finally:
         lj.procs.close()
         blocker.close()
+
+
+@pytest.mark.tf
+def test_string_features_are_found_warned_and_run_mirrored_on_tf_keras(tmp_path):
+    # a model that looks its string columns up itself: Keras 3's mirrored fit fails on it
+    # (tensorflow#80951). The profile finds the strings, the plan warns, and the train.py
+    # rung writes for the mirrored verdict runs it on tf-keras, on 2 logical CPU devices
+    strings = HERE.parent / "measure" / "workloads" / "string_features.py"
+    p = rung("profile", str(strings), "--steps", "6", "--warmup", "2", "--json")
+    assert p.returncode == 0, p.stderr[-800:]
+    prof = json.loads(p.stdout)
+    assert prof["string_inputs"] and prof["string_input_details"] == ["features/words"]
+    assert prof["params"] == 31
+    scenario = {"schema": "rung/scenario/v1",
+                "workload": {"params": prof["params"], "optimizer": "sgd", "per_device_batch": 32,
+                             "step_seconds": 0.05, "string_inputs": True},
+                "hardware": {"device": "custom", "device_memory_gib": 8, "devices_per_host": 2, "max_hosts": 1},
+                "goal": {"target_examples_per_second": 1.5 * 32 / 0.05}}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(scenario))
+    d = json.loads(rung("advise", "--scenario", str(path), "--json").stdout)
+    assert d["verdict"] == "mirrored" and "STRING_INPUTS" in [w["code"] for w in d["warnings"]]
+    r = rung("launch", str(strings), "--scenario", str(path), "--engine", "local", "--steps", "4", "--json",
+             "--out", str(tmp_path / "job"))
+    assert r.returncode == 0, r.stderr[-1500:]
+    out = json.loads(r.stdout)
+    assert out["keras"] == "tf_keras" and out["steps_completed"] == 4 and out["examples_per_second"] > 0
+    assert 'os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in (tmp_path / "job" / "train.py").read_text()
