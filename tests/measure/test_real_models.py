@@ -218,3 +218,7 @@ def test_activations_after_a_layer_that_loses_the_batch_size_are_counted():
     batch = (tf.expand_dims(words, -1), tf.zeros((16,)))
     per_example, _, _ = counts.activation_bytes(tf, model, batch)
     assert 5_120 + 256 <= per_example <= 2 * (5_120 + 256)
+    # the profiler would skip the unshaped MatMul and count a few elementwise ops: a partial
+    # count (it rounded to 0 per example, which a scenario refuses) is refused instead
+    with pytest.raises(ValueError, match="no static shape"):
+        counts.flops_per_example(tf, model, batch)
