@@ -182,10 +182,10 @@ def main(argv=None) -> int:
         return 0
     except Exception as e:  # noqa: BLE001 - reported to the runner through the error file
         if cfg.get("error"):
-            from rung.bench.hints import one_line
+            from rung.failures import failure_line
 
             with open(cfg["error"], "w") as f:
-                f.write(f"{one_line(type(e).__name__, str(e))}\n{traceback.format_exc()[-3000:]}")
+                f.write(f"{failure_line(type(e).__name__, str(e))}\n{traceback.format_exc()[-3000:]}")
         return 1
 
 

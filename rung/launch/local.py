@@ -50,7 +50,7 @@ def _failure(proc: "Proc") -> Exception:
     if taken:
         port = taken.group(1) or "its port"
         return LaunchError(f"{proc.task} could not serve on {port}: the port is in use by another process")
-    from rung.bench.hints import hint
+    from rung.failures import hint
 
     found = hint(text)  # a failure met only under a strategy: what to change first
     return LaunchError(f"{proc.task} exited with code {proc.popen.returncode}: "

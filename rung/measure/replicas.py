@@ -144,7 +144,7 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
         with counts.optimizer_calls(many, passthrough=False) as calls:
             strategy.run(many.train_step, args=(values,))
     except Exception as e:  # noqa: BLE001  (the workload's own failure under a strategy)
-        from rung.bench.hints import hint
+        from rung.failures import hint
 
         found = hint(str(e))
         what = f"{found[0]} (TensorFlow: {found[1][:160]})" if found else one_line(e)

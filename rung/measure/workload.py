@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from rung.errors import InputError
+from rung.failures import message_line
 
 DEFAULT_BATCH = 32
 
@@ -45,37 +46,9 @@ def _where_in_file(path: Path, exc: BaseException) -> str:
     return f" (line {lines[-1]})" if lines else ""
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_NOISE = ("File \"", "Detected at node", "defined at", "[[", "Traceback", "Arguments received", "•",
-          "in user code", "Graph execution error", "Exception encountered when calling", "^", "~")
-_ERROR_LINE = re.compile(r"^[A-Za-z_.]*(Error|Exception): (.*)$")
-MAX_MESSAGE = 300
-# Graph-internal names TensorFlow adds to op errors, of no use to the model's author.
-_CLUTTER = (re.compile(r"\{\{function_node [^}]*\}\}\s*"), re.compile(r"\s*for '\{\{node [^']*'"),
-            re.compile(r"\s*\[Op:[^\]]*\](\s*name:.*)?$"))
-
-
-def _noise(line: str) -> bool:
-    return not line or line.startswith(_NOISE)
-
-
 def one_line(exc: BaseException) -> str:
-    """An exception from TensorFlow or Keras as one readable line: colour codes, stacks,
-    node names and argument dumps removed; the innermost error's own words kept."""
-    lines = [line.strip() for line in _ANSI.sub("", str(exc)).splitlines()]
-    marks = [i for i, line in enumerate(lines) if _ERROR_LINE.match(line)]
-    if marks:  # "in user code:" traces: the innermost "XError: message" and what follows
-        i = marks[-1]
-        head = _ERROR_LINE.match(lines[i]).group(2).strip()
-        rest = [line for line in lines[i + 1:] if not _noise(line)]
-        text = head if not _noise(head) else (rest[0] if rest else head)
-    else:  # op errors: the message is the last line that is not a stack or a node
-        kept = [line for line in lines if not _noise(line)]
-        text = kept[-1] if kept else ""
-    for pattern in _CLUTTER:
-        text = pattern.sub("", text)
-    text = re.sub(r"\s+", " ", text).strip() or type(exc).__name__
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
+    """An exception from TensorFlow or Keras as one readable line (`failures.message_line`)."""
+    return message_line(str(exc), type(exc).__name__)
 
 
 def user_error(where: str, what: str, exc: BaseException) -> InputError:

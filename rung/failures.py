@@ -1,16 +1,54 @@
-"""What to do about the failures a model meets only under a tf.distribute strategy.
+"""Failures of the user's model in one line, and what to do about those a model meets
+only under a tf.distribute strategy.
 
 A model that trains without a strategy can fail under one (OneDeviceStrategy
 included): a keras.io GAN, with its own `train_step`, its own optimizers and no
 `call()`, meets three of those below. TensorFlow's message says what broke, not what to
-change; `hint` adds that, for the bench's one-line failure. Pure: no TensorFlow.
+change; `hint` adds that. Used by measure, bench and launch; pure: no TensorFlow.
 Each hint was checked on such a GAN (TensorFlow 2.21; Keras 3 and tf-keras), the empty
 shard on `tests/bench/shard_one_file.py`, string features under Keras 3's mirrored fit on a
-StringLookup model (keras.io's text classification has one)."""
+StringLookup model (keras.io's text classification has one), an adapt in make_dataset under
+parameter servers."""
 
 from __future__ import annotations
 
+import re
 from typing import Optional
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_NOISE = ("File \"", "Detected at node", "defined at", "[[", "Traceback", "Arguments received", "•",
+          "in user code", "Graph execution error", "Exception encountered when calling", "^", "~",
+          "Hint: If you want to see a list of allocated tensors")
+_ERROR_LINE = re.compile(r"^[A-Za-z_.]*(Error|Exception): (.*)$")
+MAX_MESSAGE = 300
+# Graph-internal names TensorFlow adds to op errors, of no use to the model's author.
+_CLUTTER = (re.compile(r"\{\{function_node [^}]*\}\}\s*"), re.compile(r"\s*for '\{\{node [^']*'"),
+            re.compile(r"\s*\[Op:[^\]]*\](\s*name:.*)?$"))
+
+
+def _noise(line: str) -> bool:
+    return not line or line.startswith(_NOISE)
+
+
+def message_line(message: str, kind: str = "") -> str:
+    """An error message from TensorFlow or Keras as one readable line: colour codes,
+    stacks, node names and argument dumps removed; the innermost error's own words kept
+    (`kind`, the exception's class name, when nothing else is left)."""
+    lines = [line.strip() for line in _ANSI.sub("", message).splitlines()]
+    marks = [i for i, line in enumerate(lines) if _ERROR_LINE.match(line)]
+    if marks:  # "in user code:" traces: the innermost "XError: message" and what follows
+        i = marks[-1]
+        head = _ERROR_LINE.match(lines[i]).group(2).strip()
+        rest = [line for line in lines[i + 1:] if not _noise(line)]
+        text = head if not _noise(head) else (rest[0] if rest else head)
+    else:  # op errors: the message is the last line that is not a stack or a node
+        kept = [line for line in lines if not _noise(line)]
+        text = kept[-1] if kept else ""
+    for pattern in _CLUTTER:
+        text = pattern.sub("", text)
+    text = re.sub(r"\s+", " ", text).strip() or kind
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
+
 
 _HINTS = (
     # Keras 3 builds the model under a strategy by calling it on a batch
@@ -33,6 +71,11 @@ _HINTS = (
      "string features reached an op that sums over replicas: Keras 3's fit cannot run a model with string "
      "inputs under MirroredStrategy (tensorflow#80951): run it on tf-keras (TF_USE_LEGACY_KERAS=1), or map "
      "TextVectorization / StringLookup over the tf.data pipeline so the model takes integers"),
+    # parameter servers build each worker's dataset inside a tf.function
+    (("Detected a call to `PreprocessingLayer.adapt` inside a `tf.function`",),
+     "make_dataset adapts a preprocessing layer, and under parameter servers each worker's dataset is built "
+     "inside a tf.function, where adapt cannot run: adapt the layer once when the file is imported (a "
+     "module-level layer, as keras.io does) and only call it in make_dataset"),
     # tf-keras refuses a mean-reduced loss in a custom step under a strategy
     (("Reduction.SUM` or `tf.keras.losses.Reduction.NONE",),
      "a loss inside a custom train_step under a strategy must not average over the batch itself: create it "
@@ -49,12 +92,12 @@ def hint(message: str) -> Optional[tuple[str, str]]:
     return None
 
 
-def one_line(kind: str, message: str) -> str:
-    """The failure's first line for the bench: the hint first when there is one."""
+def failure_line(kind: str, message: str) -> str:
+    """A run's failure in one line: what to change first when it is a known failure, then
+    TensorFlow's own line; else the innermost error's words (`message_line`)."""
     found = hint(message)
     if found is None:
-        first = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
-        return f"{kind}: {first}"
+        return f"{kind}: {message_line(message)}"
     advice, line = found
     if line.startswith(f"{kind}: "):
         line = line[len(kind) + 2:]

@@ -1,0 +1,69 @@
+"""A failure of the user's model in one line, and what to do about what breaks only under
+a strategy: TensorFlow's own messages (copied from real failures, TensorFlow 2.21: a
+keras.io-style GAN, a StringLookup model under Keras 3's mirrored fit, a TextVectorization
+adapted in make_dataset under parameter servers). Pure: no TensorFlow."""
+
+from rung.failures import failure_line, hint
+
+KERAS3_BUILD = ("Unable to automatically build the model. Please build it yourself before calling "
+                "fit/evaluate/predict. A model is 'built' when its variables have been created and its "
+                "`self.built` attribute is True. Usually, calling the model on a batch of data is the right "
+                "way to build it.\nException encountered:\n'Exception encountered when calling GAN.call().")
+SLOTS = ("Graph execution error:\n\n2 root error(s) found.\n  (0) INVALID_ARGUMENT:  You must feed a value for "
+         "placeholder tensor 'StatefulPartitionedCall/cond/else/_110/cond/Placeholder_2' with dtype int32\n"
+         "\t [[{{node cond/Placeholder_2}}]]\n\t [[StatefulPartitionedCall/cond/else/_110/cond/StatefulPartitionedCall/"
+         "adam_2/sequential_2_conv2d_4_kernel_momentum/replica_1/Initializer/ReadVariableOp/_100]]")
+TF_KERAS_LOSS = ("ValueError: Please use `tf.keras.losses.Reduction.SUM` or `tf.keras.losses.Reduction.NONE` for "
+                 "loss reduction when losses are used with `tf.distribute.Strategy`, except for specifying losses "
+                 "in `Model.compile()` for use by the built-in training looop `Model.fit()`.")
+
+# Keras 3, model.fit under MirroredStrategy(2 logical CPUs) of a model with a StringLookup
+STRINGS = ("Value for attr 'T' of string is not in the list of allowed values: float, double, int32, uint8, "
+           "int16, int8, complex64, int64, qint8, quint8, qint32, bfloat16, qint16, quint16, uint16, complex128, "
+           "half, uint32, uint64, variant\n\t; NodeDef: {{node AddN}}; Op<name=AddN; signature=inputs:N*T -> sum:T>")
+
+# tf-keras, ParameterServerStrategy's chief, a make_dataset that adapts a TextVectorization
+ADAPT_IN_FUNCTION = (
+    "in user code:\n\n    File \"/tmp/nw/textvec_ds.py\", line 17, in make_dataset\n"
+    "        t = _texts(); vec.adapt(t)\n"
+    "    File \"/venv/lib/python3.11/site-packages/tf_keras/src/engine/base_preprocessing_layer.py\", line 305, "
+    "in _disallow_inside_tf_function\n        raise RuntimeError(error_msg)\n\n"
+    "    RuntimeError: Detected a call to `PreprocessingLayer.adapt` inside a `tf.function`. "
+    "`PreprocessingLayer.adapt is a high-level endpoint that manages its own `tf.function`.")
+
+
+def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
+    assert "model.built = True" in hint(KERAS3_BUILD)[0]
+    advice, line = hint(SLOTS)
+    assert "optimizer.build" in advice and line.startswith("(0) INVALID_ARGUMENT:  You must feed")
+    assert "reduction=NONE" in hint(TF_KERAS_LOSS)[0]
+    assert "TF_USE_LEGACY_KERAS=1" in hint(STRINGS)[0]
+    assert "adapt the layer once when the file is imported" in hint(ADAPT_IN_FUNCTION)[0]
+
+
+def test_the_line_puts_the_hint_first_and_stays_short():
+    text = failure_line("ValueError", TF_KERAS_LOSS)
+    assert text.startswith("a loss inside a custom train_step") and "(ValueError: Please use" in text
+    assert "ValueError: ValueError" not in text and len(text) < 400
+    # the graph error's first line says nothing; the line that matters is the one kept
+    assert "You must feed a value" in failure_line("InvalidArgumentError", SLOTS)
+
+
+def test_an_unknown_failure_keeps_the_innermost_errors_words():
+    # an "in user code:" trace: its first line says nothing; the error inside it does
+    text = failure_line("RuntimeError", ADAPT_IN_FUNCTION.replace("PreprocessingLayer.adapt", "something else"))
+    assert text.startswith("RuntimeError: Detected a call to `something else` inside a `tf.function`")
+
+
+def test_other_failures_are_passed_on_as_they_were():
+    assert hint("OOM when allocating tensor") is None
+    # an op error: the line that is neither a node, a stack nor TensorFlow's OOM hint
+    oom = ("Graph execution error:\n\nDetected at node 'dense/MatMul' defined at (most recent call last):\n"
+           "  File \"train.py\", line 3, in <module>\nOOM when allocating tensor with shape[4096,4096] and type "
+           "float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n\t [[{{node dense/MatMul}}]]"
+           "\nHint: If you want to see a list of allocated tensors when OOM happens, add "
+           "report_tensor_allocations_upon_oom to RunOptions for current allocation info.")
+    assert failure_line("ResourceExhaustedError", oom) == (
+        "ResourceExhaustedError: OOM when allocating tensor with shape[4096,4096] and type float on "
+        "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")
+    assert failure_line("RuntimeError", "") == "RuntimeError: "
