@@ -41,9 +41,10 @@ def message_line(message: str, kind: str = "") -> str:
         head = _ERROR_LINE.match(lines[i]).group(2).strip()
         rest = [line for line in lines[i + 1:] if not _noise(line)]
         text = head if not _noise(head) else (rest[0] if rest else head)
-    else:  # op errors: the message is the last line that is not a stack or a node
+    else:  # op errors: the first root error, else the last line that is not a stack or a node
+        first = [line[4:].strip() for line in lines if line.startswith("(0) ")]
         kept = [line for line in lines if not _noise(line)]
-        text = kept[-1] if kept else ""
+        text = first[0] if first else (kept[-1] if kept else "")
     for pattern in _CLUTTER:
         text = pattern.sub("", text)
     text = re.sub(r"\s+", " ", text).strip() or kind
@@ -66,6 +67,11 @@ _HINTS = (
      "pipeline sharded by it (dataset.shard(num_input_pipelines, input_pipeline_id)) over fewer files than "
      "workers leaves some workers nothing: shard after reading the records, or give it at least as many files "
      "as workers"),
+    # Keras 3's fit loop over steps_per_execution steps, under MirroredStrategy
+    (("You must feed a value for placeholder tensor", "while/cond/"),
+     "Keras 3's fit runs steps_per_execution steps in a loop, and under MirroredStrategy that loop fails "
+     "(keras-team/keras#19246): run it on tf-keras (TF_USE_LEGACY_KERAS=1), or compile with "
+     "steps_per_execution=1"),
     # Keras 3's mirrored fit sums something over the replicas' string inputs (tensorflow#80951)
     (("Value for attr 'T' of string is not in the list of allowed values",),
      "string features reached an op that sums over replicas: Keras 3's fit cannot run a model with string "

@@ -31,6 +31,16 @@ ADAPT_IN_FUNCTION = (
     "    RuntimeError: Detected a call to `PreprocessingLayer.adapt` inside a `tf.function`. "
     "`PreprocessingLayer.adapt is a high-level endpoint that manages its own `tf.function`.")
 
+# Keras 3, model.fit under MirroredStrategy(2 logical CPUs), compile(steps_per_execution=8)
+LOOP = ("Graph execution error:\n\nDetected at node while/cond/Placeholder_1 defined at (most recent call last):\n"
+        "\n\n2 root error(s) found.\n  (0) INVALID_ARGUMENT:  You must feed a value for placeholder tensor "
+        "'while/body/_1/while/cond/then/_243/while/cond/Placeholder_1' with dtype int32\n"
+        "\t [[{{node while/cond/Placeholder_1}}]]\n\t [[while/LoopControlInputs/_55/_21]]\n"
+        "  (1) INVALID_ARGUMENT:  You must feed a value for placeholder tensor "
+        "'while/body/_1/while/cond/then/_243/while/cond/Placeholder_1' with dtype int32\n"
+        "\t [[{{node while/cond/Placeholder_1}}]]\n0 successful operations.\n"
+        "0 derived errors ignored. [Op:__inference_multi_step_on_iterator_1773]")
+
 
 def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "model.built = True" in hint(KERAS3_BUILD)[0]
@@ -38,6 +48,7 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "optimizer.build" in advice and line.startswith("(0) INVALID_ARGUMENT:  You must feed")
     assert "reduction=NONE" in hint(TF_KERAS_LOSS)[0]
     assert "TF_USE_LEGACY_KERAS=1" in hint(STRINGS)[0]
+    assert "steps_per_execution=1" in hint(LOOP)[0]
     assert "adapt the layer once when the file is imported" in hint(ADAPT_IN_FUNCTION)[0]
 
 
@@ -53,6 +64,12 @@ def test_an_unknown_failure_keeps_the_innermost_errors_words():
     # an "in user code:" trace: its first line says nothing; the error inside it does
     text = failure_line("RuntimeError", ADAPT_IN_FUNCTION.replace("PreprocessingLayer.adapt", "something else"))
     assert text.startswith("RuntimeError: Detected a call to `something else` inside a `tf.function`")
+
+
+def test_of_several_root_errors_the_first_is_kept():
+    # not "0 derived errors ignored.", the message's last line
+    text = failure_line("InvalidArgumentError", LOOP.replace("while/cond/", "x/"))
+    assert text.startswith("InvalidArgumentError: INVALID_ARGUMENT: You must feed a value for placeholder")
 
 
 def test_other_failures_are_passed_on_as_they_were():

@@ -19,6 +19,7 @@ from rung.bench.netns import TestNet, check_can_make_hosts
 from rung.bench.plan import RunSpec, plan_run
 from rung.bench.run import BenchError, execute, step_stats, workdir
 from rung.errors import InputError
+from rung.kerasfit import keras3_mirrored_failures
 
 SCHEMA = "rung/bench/v1"
 CALIBRATION_SCHEMA = "rung/calibration/v1"
@@ -195,12 +196,12 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                         whole["throughput_kept"] = whole["examples_per_second"] / plain["examples_per_second"]
                 if spec.strategy == "single_device" and basis is None:
                     r0 = out_runs[-1]
-                    if r0["_grads"].get("string_inputs"):
-                        base["string_inputs"] = True
-                        if any(r.strategy == "mirrored" for r in runs):
-                            notes.append("mirrored ran on tf-keras: the model takes string features, and Keras "
-                                         "3's fit fails on them under MirroredStrategy (tensorflow#80951); rung "
-                                         "init's train.py does the same (STRING_INPUTS)")
+                    base["model"] = {k: r0["_grads"].get(k) for k in ("string_inputs", "steps_per_execution")
+                                     if r0["_grads"].get(k) is not None}
+                    failures = keras3_mirrored_failures(**base["model"])
+                    if failures and any(r.strategy == "mirrored" for r in runs):
+                        notes.append("mirrored ran on tf-keras, as rung init's train.py would: "
+                                     + "; ".join(f"{w} ({code})" for code, w in failures))
                     basis = predict.Basis(r0["step_seconds_mean"], r0["_grads"]["dense"], r0["_grads"]["sparse"],
                                           r0["step_time_cv"] or 0.0, link["bytes_per_second"], link["rtt_seconds"],
                                           cores=os.cpu_count() or 1, variables=r0["_grads"].get("variables"),
@@ -247,7 +248,7 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
     addresses = [net.address(i) for i in range(spec.replicas)] if (net is not None and multi) else None
     plan = plan_run(spec, addresses, ps_tasks=base["ps_tasks"], straggler=straggler if multi else None,
-                    string_inputs=base.get("string_inputs", False))
+                    model=base.get("model"))
     cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas, option=spec.option)
     my_kill = kill if (kill and multi) else None
     if my_kill:

@@ -115,17 +115,24 @@ def _tf_config(cluster: dict, role: str, index: int) -> dict:
     return {"cluster": cluster, "task": {"type": role, "index": index}}
 
 
-def keras_for(strategy: str, string_inputs: bool = False) -> str:
-    """The Keras a run uses: KERAS_FOR, except a mirrored run of a model with string
-    features, which Keras 3's fit cannot run (tensorflow#80951; rung init does the same)."""
-    return "tf_keras" if (string_inputs and strategy == "mirrored") else KERAS_FOR[strategy]
+def keras_for(strategy: str, model: Optional[dict] = None) -> str:
+    """The Keras a run uses: KERAS_FOR, except a mirrored run of a model Keras 3's fit
+    cannot run under MirroredStrategy (rung.kerasfit; rung init does the same). `model`:
+    the single-device run's `string_inputs` and `steps_per_execution`."""
+    from rung.kerasfit import keras3_mirrored_failures
+
+    m = model or {}
+    if strategy == "mirrored" and keras3_mirrored_failures(m.get("string_inputs", False),
+                                                          m.get("steps_per_execution", 1)):
+        return "tf_keras"
+    return KERAS_FOR[strategy]
 
 
 def plan_run(spec: RunSpec, addresses: Optional[list[str]] = None, ps_tasks: int = 1,
-             straggler: Optional[tuple[int, float]] = None, string_inputs: bool = False) -> RunPlan:
+             straggler: Optional[tuple[int, float]] = None, model: Optional[dict] = None) -> RunPlan:
     """The tasks of one run. `addresses[i]` is where worker i runs (test hosts), else loopback;
     the PS and the coordinator share worker 0's host address space when on test hosts."""
-    keras = keras_for(spec.strategy, string_inputs)
+    keras = keras_for(spec.strategy, model)
     if spec.strategy in ("single_device", "mirrored"):
         return RunPlan(spec, [Task("single", 0, None)], keras)
     n = spec.replicas

@@ -42,7 +42,8 @@ def job_from(args) -> Job:
         d = advise(s)
         job = Job(d.verdict, workers=d.hosts or 1, ps_tasks=d.ps_tasks, batch=s.workload.per_device_batch,
                   devices_per_host=s.hardware.devices_per_host, takes_on=list(d.takes_on),
-                  source=f"from {args.scenario}: {d.verdict}", string_inputs=s.workload.string_inputs)
+                  source=f"from {args.scenario}: {d.verdict}", string_inputs=s.workload.string_inputs,
+                  steps_per_execution=s.workload.steps_per_execution)
         if args.workers:
             job.workers = args.workers
         if args.ps_tasks:

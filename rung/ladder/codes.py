@@ -75,3 +75,4 @@ EMULATED_PRECISION = "EMULATED_PRECISION"        # a 16-bit policy timed on a CP
 HEAVY_TAILED_STEPS = "HEAVY_TAILED_STEPS"        # the slowest-worker wait is simulated (no closed form)
 LOSS_NOT_SCALED = "LOSS_NOT_SCALED"              # a custom train_step's loss is not divided across replicas
 STRING_INPUTS = "STRING_INPUTS"                  # string features: Keras 3 mirrored fit and TPUs cannot take them
+STEPS_PER_EXECUTION = "STEPS_PER_EXECUTION"      # compile(steps_per_execution > 1): Keras 3 mirrored fit fails

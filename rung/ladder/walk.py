@@ -88,22 +88,24 @@ def _loss_not_scaled(ctx: Context, d: Decision):
         f"use self.compute_loss / the compiled loss, which Keras scales for replicas")
 
 
-def _string_inputs(ctx: Context, d: Decision):
-    """STRING_INPUTS: the model takes string features, and the plan runs where they fail:
-    MirroredStrategy under Keras 3 (tensorflow#80951; tf-keras runs it) or a TPU (no
+def _keras3_cannot_run(ctx: Context, d: Decision) -> list:
+    """STRING_INPUTS, STEPS_PER_EXECUTION: the plan runs where the model fails: Keras 3's
+    fit under MirroredStrategy (rung.kerasfit; tf-keras runs it), or strings on a TPU (no
     string tensors on the device)."""
-    p = d.prediction
-    if not ctx.s.workload.string_inputs or p is None:
-        return None
+    from rung.kerasfit import keras3_mirrored_failures
+
+    w, p = ctx.s.workload, d.prediction
+    if p is None:
+        return []
     layers = "map TextVectorization / StringLookup over the tf.data pipeline (dataset.map) so the model takes integers"
-    if d.verdict == "tpu":
-        return Finding(C.STRING_INPUTS, f"the model takes string features, and a TPU takes no string tensors: {layers}")
-    if d.verdict == "mirrored" and p.devices >= 2:
-        return Finding(C.STRING_INPUTS,
-            "the model takes string features: under Keras 3, model.fit under MirroredStrategy fails on them "
-            "(an AddN over the replicas' strings, tensorflow#80951). Run it on tf-keras (TF_USE_LEGACY_KERAS=1 "
-            f"before TensorFlow starts; rung init's train.py sets it), or {layers}")
-    return None
+    if d.verdict == "tpu" and w.string_inputs:
+        return [Finding(C.STRING_INPUTS, f"the model takes string features, and a TPU takes no string tensors: {layers}")]
+    if d.verdict != "mirrored" or p.devices < 2:
+        return []
+    fixes = {C.STRING_INPUTS: f", or {layers}", C.STEPS_PER_EXECUTION: ", or compile with steps_per_execution=1"}
+    return [Finding(code, f"{what}. Run it on tf-keras (TF_USE_LEGACY_KERAS=1 before TensorFlow starts; rung "
+                          f"init's train.py sets it){fixes[code]}")
+            for code, what in keras3_mirrored_failures(w.string_inputs, w.steps_per_execution)]
 
 
 def _finish(ctx: Context, d: Decision) -> Decision:
@@ -120,9 +122,7 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     unscaled = _loss_not_scaled(ctx, d)
     if unscaled is not None:
         d.warnings.insert(0, unscaled)
-    strings = _string_inputs(ctx, d)
-    if strings is not None:
-        d.warnings.append(strings)
+    d.warnings.extend(_keras3_cannot_run(ctx, d))
     if d.verdict == "needs_sharding":
         d.sharding = sharding(ctx)
     d.code = code_for(d, ctx)

@@ -10,6 +10,7 @@ from pathlib import Path
 from string import Template
 
 from rung.errors import InputError
+from rung.kerasfit import keras3_mirrored_failures
 from rung.ladder.codes import STRATEGY
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -31,9 +32,9 @@ class Job:
     strategy_options: dict = field(default_factory=dict)
     takes_on: list[str] = field(default_factory=list)
     source: str = "rung init"
-    # the model takes string features (the profile's `string_inputs`): Keras 3's mirrored
-    # fit fails on them (tensorflow#80951), tf-keras runs them
+    # what Keras 3's mirrored fit cannot run (rung.kerasfit), from the profile: tf-keras can
     string_inputs: bool = False
+    steps_per_execution: int = 1
 
     @property
     def strategy_class(self) -> str:
@@ -41,8 +42,12 @@ class Job:
 
     @property
     def legacy_keras(self) -> bool:
-        """train.py runs on tf-keras: the strategy needs it, or string features under mirrored."""
-        return self.script_verdict in LEGACY_KERAS or (self.string_inputs and self.script_verdict == "mirrored")
+        """train.py runs on tf-keras: the strategy needs it, or a mirrored model Keras 3 cannot fit."""
+        return self.script_verdict in LEGACY_KERAS or bool(self.script_verdict == "mirrored" and self.keras3_failures)
+
+    @property
+    def keras3_failures(self) -> list[tuple[str, str]]:
+        return keras3_mirrored_failures(self.string_inputs, self.steps_per_execution)
 
     @property
     def script_verdict(self) -> str:
@@ -87,9 +92,9 @@ def train_py(job: Job, workload: Path) -> str:
     code = Template(code).safe_substitute(sharded_input=(TEMPLATES / "sharded_input.py.tmpl").read_text())
     keras = ""
     if job.legacy_keras:
-        why = ("this strategy's model.fit (tensorflow#72388, keras-team/keras#18624)" if v in LEGACY_KERAS else
-               "MirroredStrategy's model.fit on string features (tensorflow#80951)")
-        keras = (f"\n# Keras 3 cannot run {why}:\n"
+        why = ("Keras 3 cannot run this strategy's model.fit (tensorflow#72388, keras-team/keras#18624)"
+               if v in LEGACY_KERAS else "; ".join(w for _, w in job.keras3_failures))
+        keras = (f"\n# {why}:\n"
                  "# use tf-keras, chosen before anything imports TensorFlow.\n"
                  "os.environ.setdefault(\"TF_USE_LEGACY_KERAS\", \"1\")\n")
     if v == "parameter_server":
@@ -144,9 +149,9 @@ def readme(job: Job, workload: Path, files: list[str]) -> str:
     if job.takes_on:
         lines += ["## What you take on with this rung", ""] + [f"- {t}" for t in job.takes_on] + [""]
     if job.legacy_keras:
-        why = ("this strategy's `model.fit`" if v in LEGACY_KERAS else
-               "`model.fit` under MirroredStrategy on the model's string features (tensorflow#80951)")
-        lines += [f"`train.py` sets `TF_USE_LEGACY_KERAS=1` before TensorFlow starts: Keras 3 cannot run {why}. "
+        why = ("Keras 3 cannot run this strategy's `model.fit`" if v in LEGACY_KERAS else
+               "; ".join(w for _, w in job.keras3_failures))
+        lines += [f"`train.py` sets `TF_USE_LEGACY_KERAS=1` before TensorFlow starts: {why}. "
                   "Install `tf-keras` beside `tensorflow`.", ""]
     return "\n".join(lines)
 

@@ -174,6 +174,17 @@ def precision_policy(tf, model) -> str:
     return str(name)
 
 
+def steps_per_execution(model) -> int:
+    """The steps one call of the compiled train function runs (compile's
+    steps_per_execution): an int in Keras 3, a variable in tf-keras."""
+    k = getattr(model, "steps_per_execution", None)
+    k = getattr(model, "_steps_per_execution", None) if k is None else k
+    try:
+        return max(1, int(k.numpy() if hasattr(k, "numpy") else k))
+    except (TypeError, ValueError):
+        return 1
+
+
 _NOT_ACTIVATIONS = {"ReadVariableOp", "Const", "VarHandleOp", "Shape", "Size", "Rank",
                     "ResourceGather", "NoOp"}
 # Training FLOPs per forward FLOP (rung.model.estimate.TRAINING_FLOPS_PER_FORWARD).

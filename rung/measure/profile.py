@@ -228,6 +228,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "dynamic_shapes": bool(dyn),
         "dynamic_shape_details": dyn,
         "string_inputs": bool(strings),
+        "steps_per_execution": counts.steps_per_execution(model),
         "string_input_details": strings,
         "gradient_bytes_dense": g.dense_bytes,
         "gradient_bytes_sparse": g.sparse_bytes,

@@ -22,7 +22,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "activation_bytes_per_example", "per_device_batch", "step_seconds", "input_wait_seconds",
                  "dynamic_shapes", "sparse_gradient_bytes_per_example", "optimizer_slot_bytes",
                  "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95", "trainable_variables",
-                 "loss_scaled_for_replicas", "string_inputs")
+                 "loss_scaled_for_replicas", "string_inputs", "steps_per_execution")
 _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -51,6 +51,7 @@ class Profile(BaseModel):
     input_wait_seconds_ci95: Optional[list[float]] = None
     dynamic_shapes: bool = False
     string_inputs: bool = False
+    steps_per_execution: int = 1
     sparse_gradient_bytes_per_example: Optional[float] = None
     flops_per_example: Optional[float] = None
     ops_per_step: Optional[int] = None

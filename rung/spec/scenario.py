@@ -92,6 +92,10 @@ class Workload(_Block):
     # StringLookup inside it). Keras 3's fit fails on them under MirroredStrategy
     # (tensorflow#80951) and TPUs take no strings: STRING_INPUTS. `rung profile` sets it.
     string_inputs: bool = False
+    # v1 extension (optional): the model's compile(steps_per_execution=k). Keras 3's fit
+    # fails with k > 1 under MirroredStrategy (keras-team/keras#19246, reproduced with TF
+    # 2.21; tf-keras runs it): STEPS_PER_EXECUTION. `rung profile` reads it.
+    steps_per_execution: Count = 1
 
 
 class Hardware(_Block):

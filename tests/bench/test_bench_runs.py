@@ -262,3 +262,15 @@ def test_a_failed_run_does_not_lose_the_others():
     assert "shard" in failed.error and "Empty logs" in failed.error
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rung bench: multi_worker_mirrored:2")
+
+
+def test_steps_per_execution_is_timed_per_step_and_mirrored_runs_on_tf_keras():
+    # Keras calls the batch hooks once per 4 steps: before, the bench timed 3 "steps" of 4
+    # each (a quarter of the throughput); and Keras 3's mirrored fit of it fails
+    path = os.path.join(os.path.dirname(__file__), "looped_mlp.py")
+    r, b = bench(path, "--runs", "single_device,mirrored:2", "--steps", "12", "--warmup", "4")
+    assert r.returncode == 0, r.stderr[-800:]
+    single, mirrored = b["runs"]
+    assert single["steps_timed"] == 12 and mirrored["steps_timed"] == 12
+    assert single["keras"] == "keras3" and mirrored["keras"] == "tf_keras"
+    assert any("steps_per_execution=4" in n and "STEPS_PER_EXECUTION" in n for n in b["notes"])

@@ -196,3 +196,14 @@ def test_string_inputs_warn_where_keras_3_mirrored_or_a_tpu_cannot_take_them():
     assert "STRING_INPUTS" not in decide(goal={"target_examples_per_second": ONE * 5}).codes
     tpu = decide(workload=strings, hardware={"device": "TPU-v4-8", "devices_per_host": 4, "intra_host": None})
     assert tpu.verdict == "tpu" and "STRING_INPUTS" in warnings(tpu)
+
+
+def test_steps_per_execution_warns_where_keras_3_mirrored_cannot_loop():
+    looped = {"steps_per_execution": 8}
+    d = decide(workload=looped, goal={"target_examples_per_second": ONE * 5})  # mirrored, 8 devices
+    assert d.verdict == "mirrored" and "STEPS_PER_EXECUTION" in warnings(d) and "STRING_INPUTS" not in d.codes
+    assert "steps_per_execution=8" in next(w.message for w in d.warnings if w.code == "STEPS_PER_EXECUTION")
+    assert "STEPS_PER_EXECUTION" not in decide(workload={"steps_per_execution": 1},
+                                               goal={"target_examples_per_second": ONE * 5}).codes
+    multi = decide(workload=looped, goal={"target_examples_per_second": ONE * 20})
+    assert multi.verdict == "multi_worker_mirrored" and "STEPS_PER_EXECUTION" not in multi.codes

@@ -222,3 +222,19 @@ def test_activations_after_a_layer_that_loses_the_batch_size_are_counted():
     # count (it rounded to 0 per example, which a scenario refuses) is refused instead
     with pytest.raises(ValueError, match="no static shape"):
         counts.flops_per_example(tf, model, batch)
+
+
+def test_the_profile_reads_steps_per_execution():
+    import tensorflow as tf
+
+    from rung.measure import counts
+    from rung.measure.profile import profile
+
+    inp = tf.keras.Input((4,))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(1)(inp))
+    assert counts.steps_per_execution(model) == 1  # not compiled
+    model.compile("sgd", "mse", steps_per_execution=8)
+    assert counts.steps_per_execution(model) == 8
+    looped = Path(__file__).parent.parent / "bench" / "looped_mlp.py"
+    p = profile(looped, steps=4, warmup=1)
+    assert p["steps_per_execution"] == 4 and not p["string_inputs"]
