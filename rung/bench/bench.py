@@ -286,6 +286,8 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
         # launch to the first step's end: import, cluster set-up, model, the first (traced) step
         run["startup_seconds"] = attempts[0]["ends"][0] - attempts[0]["launched_at"]
     if my_kill:
+        warmup = outcome.result.get("warmup", base["warmup"])  # whole calls of a steps_per_execution model
+        total_steps += warmup - base["warmup"]
         rec = dict(outcome.recovery)
         killed = rec.get("killed_at_step", 0)
         lost = 0
@@ -297,7 +299,7 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
         run["kill"] = {"worker": my_kill[0], "step": my_kill[1], "save_freq_steps": SAVE_FREQ_STEPS,
                        "happened": "killed_at_step" in rec, "steps_lost": lost,
                        "completed_all_steps": _completed(outcome.result), **rec}
-        whole = _whole_run(attempts, base["warmup"], total_steps, global_batch) \
+        whole = _whole_run(attempts, warmup, total_steps, global_batch) \
             if spec.strategy == "multi_worker_mirrored" and rec.get("restarts") else None
         if whole:
             run["kill"]["whole_run"] = whole

@@ -293,6 +293,7 @@ def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
                 "step_seconds_p95": per, "step_seconds_mean": per, "fit_fixed_seconds": fixed,
                 "examples_per_second": global_batch / per, "step_time_cv": None}
     ends = result["ends"]
+    warmup = result.get("warmup", warmup)  # whole calls of a steps_per_execution model
     timed = ends[warmup:] if len(ends) > warmup else ends
     base = ends[warmup - 1] if warmup >= 1 and len(ends) > warmup else result["start"]
     intervals = [b - a for a, b in zip([base] + timed[:-1], timed)]
