@@ -164,6 +164,13 @@ def test_coordinator_bound_when_short_steps_outrun_one_coordinator():
                   hardware={"device": "V100-16GB", "devices_per_host": 1, "intra_host": None, "max_hosts": 16},
                   goal={"target_examples_per_second": 256 * 10})
     assert slow.verdict == "parameter_server" and "COORDINATOR_BOUND" not in slow.codes
+    # a model already compiled with several steps per call is not told to do it
+    looped = decide(workload={"params": 4.05e9, "embedding_params": 4e9, "optimizer": "adagrad",
+                              "activation_bytes_per_example": 0, "step_seconds": 0.02, "steps_per_execution": 8},
+                    hardware={"device": "V100-16GB", "devices_per_host": 1, "intra_host": None, "max_hosts": 16},
+                    goal={"target_examples_per_second": 256 * 500})
+    note = next(w.message for w in looped.warnings if w.code == "COORDINATOR_BOUND")
+    assert "steps_per_execution=8 amortises part of it" in note and "compile with" not in note
 
 
 def test_loss_not_scaled_warns_where_several_synchronous_replicas_sum_gradients():
