@@ -260,6 +260,31 @@ def activation_bytes(tf, model, batch) -> tuple[int | None, int, int]:
     return per_example, max(0, one - per_example * b), count
 
 
+def einsum_flops(op) -> int:
+    """FLOPs of one Einsum op, which TensorFlow's profiler does not count (Keras'
+    EinsumDense and MultiHeadAttention's projections are Einsums): every index of the
+    equation is one loop, so the loop nest runs the product of all index sizes; each
+    iteration is a multiply and an add when some index is summed away, else a multiply.
+    0 when a shape is unknown."""
+    equation = op.get_attr("equation")
+    equation = equation.decode() if isinstance(equation, bytes) else equation
+    lhs, _, out = equation.replace(" ", "").partition("->")
+    sizes, batch = {}, 1
+    for subscripts, t in zip(lhs.split(","), op.inputs):
+        dims = t.shape.as_list() if t.shape.rank is not None else None
+        if dims is None or None in dims:
+            return 0
+        letters = subscripts.replace("...", "")
+        if "..." in subscripts:  # the broadcast dimensions the ellipsis stands for
+            start = subscripts.index("...")
+            batch = max(batch, math.prod(dims[start:start + len(dims) - len(letters)]))
+            dims = dims[:start] + dims[start + len(dims) - len(letters):]
+        sizes.update(zip(letters, dims))
+    loops = batch * math.prod(sizes.values())
+    summed = set(sizes) - set(out.replace("...", ""))
+    return 2 * loops if summed else loops
+
+
 def flops_per_example(tf, model, batch) -> int | None:
     """Training FLOPs per example: the forward pass's floating-point operations counted by
     TensorFlow's profiler on the traced graph (ops with registered statistics: matmuls,
@@ -267,7 +292,8 @@ def flops_per_example(tf, model, batch) -> int | None:
     called (a GAN: its own train_step, no call()) has its whole traced train_step counted
     instead, backward ops included (optimizer update left out); on models that can be
     called the two counts agree within 11% (mlp 0.89, cnn 1.00, ResNet-50 1.01 of 3x
-    forward). None when nothing counts. A layer that loses the batch size
+    forward). Einsums, which the profiler leaves out, are counted by `einsum_flops`.
+    None when nothing counts. A layer that loses the batch size
     (TextVectorization's string splitting) leaves the tensors after it with an unknown
     leading dimension: it is set to the traced batch, as for activations. A graph where
     some counted operation still has no static shape raises ValueError: the profiler
@@ -300,5 +326,6 @@ def flops_per_example(tf, model, batch) -> int | None:
         raise ValueError(f"{len(missing)} operations ({', '.join(sorted(set(missing))[:4])}) have no static shape "
                          f"when traced at batch {b}, so a count would leave them out")
     total = model_analyzer.profile(graph, options=opts).total_float_ops
+    total += sum(einsum_flops(op) for op in graph.get_operations() if op.type == "Einsum")
     per_example = per_pass * total // b
     return per_example if per_example > 0 else None

@@ -240,3 +240,32 @@ def test_the_profile_reads_steps_per_execution():
     looped = Path(__file__).parent.parent / "bench" / "looped_mlp.py"
     p = profile(looped, steps=4, warmup=1)
     assert p["steps_per_execution"] == 4 and not p["string_inputs"]
+
+
+def test_einsums_are_counted_by_hand_and_in_attention():
+    # TensorFlow's profiler registers no FLOPs for Einsum, which Keras' EinsumDense and
+    # MultiHeadAttention's projections use: before, their FLOPs were left out
+    import tensorflow as tf
+
+    from rung.measure import counts
+
+    def graph_of(fn, *specs):
+        return tf.function(fn).get_concrete_function(*specs).graph
+
+    cases = [("abc,cd->abd", [(2, 3, 4), (4, 5)], 2 * 2 * 3 * 4 * 5),      # contracted: a multiply and an add
+             ("ab,ab->ab", [(2, 3), (2, 3)], 2 * 3),                        # elementwise: a multiply
+             ("...ij,jk->...ik", [(7, 2, 3), (3, 4)], 2 * 7 * 2 * 3 * 4)]   # an ellipsis of batch dims
+    for equation, shapes, flops in cases:
+        g = graph_of(lambda x, y, e=equation: tf.einsum(e, x, y), *[tf.TensorSpec(s) for s in shapes])
+        op = next(o for o in g.get_operations() if o.type == "Einsum")
+        assert counts.einsum_flops(op) == flops, equation
+    # self-attention over 16 tokens of width 8, 2 heads of 4: per example, Q, K and V
+    # projections 3 x 16 x 2 x 8 x 8 = 6,144, scores and the weighted sum 2 x (2 x 16 x 16 x 4
+    # x 2) = 8,192, the output projection 16 x 2 x 8 x 8 = 2,048: 16,384 in matmuls and
+    # einsums, plus biases, softmax and the pooling (under a quarter of that); training 3x
+    inp = tf.keras.Input((16, 8))
+    x = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)(inp, inp)
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(1)(tf.keras.layers.GlobalAveragePooling1D()(x)))
+    model.compile("sgd", "mse")
+    flops = counts.flops_per_example(tf, model, (tf.zeros((4, 16, 8)), tf.zeros((4, 1))))
+    assert 3 * 16_384 <= flops <= 3 * (16_384 + 4_096)
