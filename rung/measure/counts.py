@@ -285,32 +285,36 @@ def einsum_flops(op) -> int:
     return 2 * loops if summed else loops
 
 
-def flops_per_example(tf, model, batch) -> int | None:
-    """Training FLOPs per example: the forward pass's floating-point operations counted by
-    TensorFlow's profiler on the traced graph (ops with registered statistics: matmuls,
-    convolutions, elementwise), times 3 for the backward pass. A model that cannot be
-    called (a GAN: its own train_step, no call()) has its whole traced train_step counted
-    instead, backward ops included (optimizer update left out); on models that can be
-    called the two counts agree within 11% (mlp 0.89, cnn 1.00, ResNet-50 1.01 of 3x
-    forward). Einsums, which the profiler leaves out, are counted by `einsum_flops`.
-    None when nothing counts. A layer that loses the batch size
-    (TextVectorization's string splitting) leaves the tensors after it with an unknown
-    leading dimension: it is set to the traced batch, as for activations. A graph where
-    some counted operation still has no static shape raises ValueError: the profiler
-    would skip those operations and return a partial count, which is worse than none."""
+_WHILE = ("While", "StatelessWhile")
+_CALLS = ("PartitionedCall", "StatefulPartitionedCall")
+
+
+def _trip_count(tf, op) -> int:
+    """Iterations of a While loop: the length of the sequence it walks (a Keras RNN unstacks
+    its input into a TensorList of T steps), else its maximum_iterations when static."""
+    lengths = [i.op.inputs[0].shape[0] for i in op.inputs if i.op.type == "TensorListFromTensor"]
+    lengths = [n for n in lengths if n is not None]
+    if lengths:
+        return int(max(lengths))
+    limit = op.inputs[1]  # while_v2: (loop counter, maximum_iterations, loop variables...)
+    value = tf.get_static_value(limit)
+    if value is None and limit.op.type in ("Max", "Min") and limit.op.inputs:
+        inner = tf.get_static_value(limit.op.inputs[0])  # Keras: the Max of a constant
+        if inner is not None:
+            value = inner.max() if limit.op.type == "Max" else inner.min()
+    if value is None or int(value) < 0:
+        raise ValueError(f"a loop ({op.name}) runs an unknown number of times, so a count would leave its body out")
+    return int(value)
+
+
+def _graph_flops(tf, graph, b: int) -> int:
+    """FLOPs of one traced graph at batch b: the profiler's count, Einsums (`einsum_flops`),
+    each While loop's body times its trip count (an RNN's steps) and the functions the
+    graph calls: the profiler counts only the graph it is given, not the functions its
+    loops and calls run."""
     from tensorflow.python.framework import ops  # noqa: PLC0415
     from tensorflow.python.profiler import model_analyzer, option_builder  # noqa: PLC0415
 
-    x = batch[0]
-    b = int(tf.nest.flatten(x)[0].shape[0])
-    opts = option_builder.ProfileOptionBuilder.float_operation()
-    opts["output"] = "none"
-    fn = tf.function(lambda inputs: model(inputs, training=True))
-    try:
-        graph = fn.get_concrete_function(tf.nest.map_structure(_spec(tf, b), x)).graph
-        per_pass = TRAINING_FLOPS_PER_FORWARD
-    except NotImplementedError:  # Keras: "Model ... does not have a `call()` method implemented"
-        graph, per_pass = _train_graph(tf, model, batch, b), 1
     for op in graph.get_operations():
         for t in op.outputs:  # what _kept_bytes assumes too: an unknown leading dimension is the batch
             dims = t.shape.as_list() if t.shape.rank else None
@@ -325,7 +329,43 @@ def flops_per_example(tf, model, batch) -> int | None:
     if missing:
         raise ValueError(f"{len(missing)} operations ({', '.join(sorted(set(missing))[:4])}) have no static shape "
                          f"when traced at batch {b}, so a count would leave them out")
+    opts = option_builder.ProfileOptionBuilder.float_operation()
+    opts["output"] = "none"
     total = model_analyzer.profile(graph, options=opts).total_float_ops
-    total += sum(einsum_flops(op) for op in graph.get_operations() if op.type == "Einsum")
+    for op in graph.get_operations():
+        if op.type == "Einsum":
+            total += einsum_flops(op)
+        elif op.type in _WHILE:
+            body = graph._get_function(op.get_attr("body").name).graph  # noqa: SLF001 - the loop's own graph
+            total += _trip_count(tf, op) * _graph_flops(tf, body, b)
+        elif op.type in _CALLS:  # tf-keras runs its LSTM as a function of its own
+            called = graph._get_function(op.get_attr("f").name)  # noqa: SLF001
+            if called is not None:
+                total += _graph_flops(tf, called.graph, b)
+    return total
+
+
+def flops_per_example(tf, model, batch) -> int | None:
+    """Training FLOPs per example: the forward pass's floating-point operations counted by
+    TensorFlow's profiler on the traced graph (ops with registered statistics: matmuls,
+    convolutions, elementwise), times 3 for the backward pass. A model that cannot be
+    called (a GAN: its own train_step, no call()) has its whole traced train_step counted
+    instead, backward ops included (optimizer update left out); on models that can be
+    called the two counts agree within 11% (mlp 0.89, cnn 1.00, ResNet-50 1.01 of 3x
+    forward). Einsums and While loops' bodies, which the profiler leaves out, are counted
+    (`_graph_flops`). None when nothing counts. A layer that loses the batch size
+    (TextVectorization's string splitting) leaves the tensors after it with an unknown
+    leading dimension: it is set to the traced batch, as for activations. A graph where
+    some counted operation still has no static shape raises ValueError: the profiler
+    would skip those operations and return a partial count, which is worse than none."""
+    x = batch[0]
+    b = int(tf.nest.flatten(x)[0].shape[0])
+    fn = tf.function(lambda inputs: model(inputs, training=True))
+    try:
+        graph = fn.get_concrete_function(tf.nest.map_structure(_spec(tf, b), x)).graph
+        per_pass = TRAINING_FLOPS_PER_FORWARD
+    except NotImplementedError:  # Keras: "Model ... does not have a `call()` method implemented"
+        graph, per_pass = _train_graph(tf, model, batch, b), 1
+    total = _graph_flops(tf, graph, b)
     per_example = per_pass * total // b
     return per_example if per_example > 0 else None
