@@ -239,7 +239,9 @@ _NOT_KERNELS = _NOT_ACTIVATIONS | {"Identity", "IdentityN", "Placeholder", "Stop
 
 def ops_per_step(tf, model, batch) -> int:
     """Operations of one training step (forward and backward, optimizer update left out)
-    that run as device kernels: what a per-launch cost is multiplied by."""
+    that run as device kernels: what a per-launch cost is multiplied by. A loop's body is
+    not counted: on a GPU, Keras runs an eligible LSTM or GRU as one cuDNN kernel, not as
+    the per-step cell ops the CPU graph loops over (`flops_per_example` counts the steps)."""
     b = int(tf.nest.flatten(batch[0])[0].shape[0])
     graph = _train_graph(tf, model, batch, b)
     return sum(1 for op in graph.get_operations() if op.type not in _NOT_KERNELS)
@@ -290,21 +292,28 @@ _CALLS = ("PartitionedCall", "StatefulPartitionedCall")
 
 
 def _trip_count(tf, op) -> int:
-    """Iterations of a While loop: the length of the sequence it walks (a Keras RNN unstacks
-    its input into a TensorList of T steps), else its maximum_iterations when static."""
-    lengths = [i.op.inputs[0].shape[0] for i in op.inputs if i.op.type == "TensorListFromTensor"]
-    lengths = [n for n in lengths if n is not None]
-    if lengths:
-        return int(max(lengths))
+    """Iterations of a While loop: its maximum_iterations when static (Keras sets it to the
+    sequence's length, its backward loop too), else the length of the sequence it walks
+    (a TensorList made from a tensor of T steps)."""
     limit = op.inputs[1]  # while_v2: (loop counter, maximum_iterations, loop variables...)
     value = tf.get_static_value(limit)
     if value is None and limit.op.type in ("Max", "Min") and limit.op.inputs:
         inner = tf.get_static_value(limit.op.inputs[0])  # Keras: the Max of a constant
         if inner is not None:
             value = inner.max() if limit.op.type == "Max" else inner.min()
-    if value is None or int(value) < 0:
-        raise ValueError(f"a loop ({op.name}) runs an unknown number of times, so a count would leave its body out")
-    return int(value)
+    if value is not None and int(value) >= 0:
+        return int(value)
+    lengths = [i.op.inputs[0].shape[0] for i in op.inputs if i.op.type == "TensorListFromTensor"]
+    lengths = [n for n in lengths if n is not None]
+    if lengths:
+        return int(max(lengths))
+    raise ValueError(f"a loop ({op.name}) runs an unknown number of times, so a count would leave its body out")
+
+
+def _function_graph(graph, op, attr: str):
+    """The graph of the function an op runs (a loop's body, a call's function), or None."""
+    fn = graph._get_function(op.get_attr(attr).name)  # noqa: SLF001 - TensorFlow keeps them by name
+    return fn.graph if fn is not None else None
 
 
 def _graph_flops(tf, graph, b: int) -> int:
@@ -336,12 +345,11 @@ def _graph_flops(tf, graph, b: int) -> int:
         if op.type == "Einsum":
             total += einsum_flops(op)
         elif op.type in _WHILE:
-            body = graph._get_function(op.get_attr("body").name).graph  # noqa: SLF001 - the loop's own graph
-            total += _trip_count(tf, op) * _graph_flops(tf, body, b)
+            body = _function_graph(graph, op, "body")
+            total += _trip_count(tf, op) * _graph_flops(tf, body, b) if body is not None else 0
         elif op.type in _CALLS:  # tf-keras runs its LSTM as a function of its own
-            called = graph._get_function(op.get_attr("f").name)  # noqa: SLF001
-            if called is not None:
-                total += _graph_flops(tf, called.graph, b)
+            called = _function_graph(graph, op, "f")
+            total += _graph_flops(tf, called, b) if called is not None else 0
     return total
 
 
