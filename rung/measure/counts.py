@@ -204,12 +204,21 @@ def _train_graph(tf, model, batch, batch_size: int):
         return fn.get_concrete_function(spec).graph
 
 
+def _batch_major(t, batch_size: int) -> list | None:
+    """A tensor's dimensions, an unknown leading one read as the batch when it is the
+    only one unknown (layers after one that loses the batch size: TextVectorization's
+    string splitting, a ragged to_tensor). None for an unknown rank."""
+    dims = t.shape.as_list() if t.shape.rank is not None else None
+    if dims and dims[0] is None and None not in dims[1:]:
+        dims[0] = batch_size
+    return dims
+
+
 def _kept_bytes(tf, graph, batch_size: int) -> tuple[int, bool, int]:
     """Bytes of forward tensors a gradient op reads (inputs and layer outputs; weights
     excluded), whether some had no static shape, and how many there were. A tensor
-    whose one unknown dimension is the leading one is counted at the traced batch: ops
-    that lose the batch size (string splitting in TextVectorization, a ragged
-    to_tensor) leave it unknown on every layer after them."""
+    whose one unknown dimension is the leading one is counted at the traced batch
+    (`_batch_major`)."""
     ops = graph.get_operations()
     forward = {op for op in ops if "gradient_tape/" not in op.name}
     kept = {}
@@ -221,9 +230,7 @@ def _kept_bytes(tf, graph, batch_size: int) -> tuple[int, bool, int]:
                 kept[t.name] = t
     total, unknown = 0, False
     for t in kept.values():
-        dims = t.shape.as_list() if t.shape.rank is not None else None
-        if dims and dims[0] is None and None not in dims[1:]:
-            dims[0] = batch_size
+        dims = _batch_major(t, batch_size)
         if dims is None or None in dims:
             unknown = True
         elif dims:
@@ -325,10 +332,10 @@ def _graph_flops(tf, graph, b: int) -> int:
     from tensorflow.python.profiler import model_analyzer, option_builder  # noqa: PLC0415
 
     for op in graph.get_operations():
-        for t in op.outputs:  # what _kept_bytes assumes too: an unknown leading dimension is the batch
-            dims = t.shape.as_list() if t.shape.rank else None
-            if dims and dims[0] is None and None not in dims[1:]:
-                t.set_shape([b] + dims[1:])
+        for t in op.outputs:  # as _kept_bytes counts them
+            dims = _batch_major(t, b)
+            if dims and None not in dims and not t.shape.is_fully_defined():
+                t.set_shape(dims)
     missing = []
     for op in graph.get_operations():
         try:
