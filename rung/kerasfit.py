@@ -23,3 +23,45 @@ def keras3_mirrored_failures(string_inputs: bool = False, steps_per_execution: i
                                          "must feed a value for placeholder tensor\" inside its step loop, "
                                          "keras-team/keras#19246)"))
     return out
+
+
+KERAS3_IMPORT = "KERAS3_IMPORT"
+# What Keras 3's fit cannot run at all, so rung runs them on tf-keras (DESIGN.md):
+# MultiWorkerMirroredStrategy (tensorflow#72388) and ParameterServerStrategy
+# (keras-team/keras#18624).
+TF_KERAS_STRATEGIES = ("multi_worker_mirrored", "parameter_server")
+
+
+def keras3_imports(source: str) -> list[str]:
+    """The statements of a workload file that import Keras 3 itself (`import keras`,
+    `from keras import layers`, `from keras.layers import Dense`), as "import keras (line 3)".
+    `tf.keras` follows TF_USE_LEGACY_KERAS and becomes tf-keras where rung needs it; `keras`
+    is Keras 3 whatever the environment says, and tf-keras cannot train a model built from
+    it. Empty when the file cannot be parsed (its import reports that)."""
+    import ast  # noqa: PLC0415 - only here
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names if a.name == "keras" or a.name.startswith("keras.")]
+            if names:
+                found.append(f"import {', '.join(names)} (line {node.lineno})")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
+                node.module == "keras" or node.module.startswith("keras.")):
+            found.append(f"from {node.module} import {', '.join(a.name for a in node.names)} (line {node.lineno})")
+    return sorted(found, key=lambda s: int(s.rsplit("line ", 1)[1].rstrip(")")))
+
+
+def keras3_import_problem(imports: list[str]) -> str:
+    """Why tf-keras cannot train the model of a file that imports Keras 3 itself, and the fix."""
+    return (f"the file imports Keras 3 itself ({imports[0]}{', ...' if len(imports) > 1 else ''}), and tf-keras "
+            "cannot train a model built from `keras`: build it from tf.keras (`from tensorflow import keras`; "
+            "keras.ops and keras.random become tf.*)")
+
+
+TF_KERAS_WHY = ("Keras 3's fit cannot run multi-worker or parameter-server training (tensorflow#72388, "
+                "keras-team/keras#18624)")

@@ -8,9 +8,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
+from typing import Optional
 
 from rung.errors import InputError
-from rung.kerasfit import keras3_mirrored_failures
+from rung.kerasfit import TF_KERAS_STRATEGIES, keras3_import_problem, keras3_imports, keras3_mirrored_failures
 from rung.ladder.codes import STRATEGY
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -115,6 +116,7 @@ def train_py(job: Job, workload: Path) -> str:
             "    workload = load_workload(WORKLOAD)",
             "    with strategy.scope():",
             "        model = workload.build_model()  # variables and optimizer created under the strategy",
+            "    check_model(tf, model)",
             "    global_batch = args.batch * strategy.num_replicas_in_sync",
             "    report = reporting(tf, args, global_batch)",
             "    callbacks = [report] + extra_callbacks(tf, args)  # the report's clock stops before a backup is written",
@@ -122,8 +124,8 @@ def train_py(job: Job, workload: Path) -> str:
             "              callbacks=callbacks, verbose=0, shuffle=False)  # the pipeline shuffles, if it should",
             "    return report.last  # the last epoch's report"]
     if v == "parameter_server":
-        body = ["    if serve(tf):", "        return None"] + body[:7] + [
-            "    watching = watch_progress(model)", "    try:"] + ["    " + line for line in body[7:]] + [
+        body = ["    if serve(tf):", "        return None"] + body[:8] + [
+            "    watching = watch_progress(model)", "    try:"] + ["    " + line for line in body[8:]] + [
             "    finally:", "        watching.set()"]
     about = "\n".join(f"- {t}" for t in job.takes_on) + ("\n" if job.takes_on else "")
     if job.verdict == "fix_input_pipeline":
@@ -134,6 +136,19 @@ def train_py(job: Job, workload: Path) -> str:
         about=about, run_help=_run_help(job, "."), keras_block=keras, workload_path=json.dumps(str(workload)),
         batch=job.batch, verdict=v, options=repr(dict(job.strategy_options)), extra_args=extra,
         strategy_code=code, main_body="\n".join(body))
+
+
+def keras3_import_note(job: Job, workload: Path) -> Optional[str]:
+    """KERAS3_IMPORT: train.py runs on tf-keras for this strategy, and the workload file
+    imports Keras 3 itself (rung.kerasfit), so its model may be one tf-keras cannot train
+    (train.py then stops at once, saying so). None when that cannot happen."""
+
+
+    if job.script_verdict not in TF_KERAS_STRATEGIES:
+        return None
+    found = keras3_imports(workload.read_text(encoding="utf-8", errors="replace"))
+    return (f"KERAS3_IMPORT: train.py runs on tf-keras (Keras 3's fit cannot run {job.script_verdict}); "
+            f"{keras3_import_problem(found)}") if found else None
 
 
 def readme(job: Job, workload: Path, files: list[str]) -> str:
@@ -153,6 +168,9 @@ def readme(job: Job, workload: Path, files: list[str]) -> str:
                "; ".join(w for _, w in job.keras3_failures))
         lines += [f"`train.py` sets `TF_USE_LEGACY_KERAS=1` before TensorFlow starts: {why}. "
                   "Install `tf-keras` beside `tensorflow`.", ""]
+    note = keras3_import_note(job, workload)
+    if note:
+        lines += [f"**{note}**", ""]
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 from rung.errors import InputError
+from rung.measure.workload import features
 
 # Keras optimizer class -> scenario v1 optimizer (slot layout); others map by slot count.
 _OPTIMIZERS = {"adam": "adam", "adamw": "adamw", "adagrad": "adagrad", "rmsprop": "rmsprop",
@@ -108,9 +109,10 @@ def gradient_counts(tf, model, batch, step_fn=None) -> GradientCounts:
     """One real training step of the model's own train_step, run eagerly: which gradients
     reach the optimizer dense and which as IndexedSlices (embedding lookups), and their
     bytes per step. No loss is computed by rung, so custom train_steps count too."""
-    variables = model.trainable_variables
     with optimizer_calls(model) as calls:
         (step_fn or model.train_step)(batch)
+    # after the step: a subclassed model's layers may create their variables on first call
+    variables = model.trainable_variables
     dtypes = {_dtype_name(v.dtype) for v in variables}
     dtype = next((d for d in _SCENARIO_DTYPES if d in dtypes), "float32")
     params = sum(_n(v.shape) for v in variables)
@@ -199,7 +201,7 @@ def _spec(tf, batch_size: int):
 def _train_graph(tf, model, batch, batch_size: int):
     """The graph of the model's own train_step at `batch_size`, optimizer update left out."""
     fn = tf.function(model.train_step)
-    spec = tf.nest.map_structure(_spec(tf, batch_size), tuple(batch))
+    spec = tf.nest.map_structure(_spec(tf, batch_size), tuple(batch) if isinstance(batch, list) else batch)
     with optimizer_calls(model, passthrough=False):
         return fn.get_concrete_function(spec).graph
 
@@ -249,7 +251,7 @@ def ops_per_step(tf, model, batch) -> int:
     that run as device kernels: what a per-launch cost is multiplied by. A loop's body is
     not counted: on a GPU, Keras runs an eligible LSTM or GRU as one cuDNN kernel, not as
     the per-step cell ops the CPU graph loops over (`flops_per_example` counts the steps)."""
-    b = int(tf.nest.flatten(batch[0])[0].shape[0])
+    b = int(tf.nest.flatten(features(batch))[0].shape[0])
     graph = _train_graph(tf, model, batch, b)
     return sum(1 for op in graph.get_operations() if op.type not in _NOT_KERNELS)
 
@@ -260,7 +262,7 @@ def activation_bytes(tf, model, batch) -> tuple[int | None, int, int]:
     the batch (16-bit casts of the weights under mixed precision, the loss's scalars) is
     not counted per example. Returns (bytes per example or None when shapes are unknown,
     bytes that do not grow with the batch, tensors counted at B)."""
-    b = int(tf.nest.flatten(batch[0])[0].shape[0])
+    b = int(tf.nest.flatten(features(batch))[0].shape[0])
     one, unknown, count = _kept_bytes(tf, _train_graph(tf, model, batch, b), b)
     two, unknown2, _ = _kept_bytes(tf, _train_graph(tf, model, batch, 2 * b), 2 * b)
     if (unknown or unknown2) and one == 0:
@@ -373,7 +375,7 @@ def flops_per_example(tf, model, batch) -> int | None:
     leading dimension: it is set to the traced batch, as for activations. A graph where
     some counted operation still has no static shape raises ValueError: the profiler
     would skip those operations and return a partial count, which is worse than none."""
-    x = batch[0]
+    x = features(batch)
     b = int(tf.nest.flatten(x)[0].shape[0])
     fn = tf.function(lambda inputs: model(inputs, training=True))
     try:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from rung.errors import InputError
+from rung.kerasfit import keras3_imports
 from rung.measure import checkpoint, counts, pipeline, replicas, shapes, tfenv, timing
 from rung.measure.workload import build_checked_model, dataset_repeats, load_workload, make_checked_dataset
 from rung.model.inputs import INPUT_BOUND_FRACTION
@@ -146,6 +147,11 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
     notes: list[str] = []
     with tf.device(device["device"]):
         model = build_checked_model(w, tf)
+        if not model.built and type(model).call is tf.keras.Model.call and tfenv.keras_flavor(tf) == "keras3":
+            notes.append("the model is not built and has no call(): under any tf.distribute strategy (one device "
+                         "included) Keras 3's fit builds a model by calling it on a batch, so fit fails there "
+                         "(\"Unable to automatically build the model\"); set model.built = True in build_model() "
+                         "once its parts are built (a keras.io VAE or GAN needs it)")
         ds = make_checked_dataset(w, tf, batch)
         repeats = dataset_repeats(tf, ds)
         if device["reports_memory"]:
@@ -230,6 +236,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "string_inputs": bool(strings),
         "string_input_details": strings,
         "steps_per_execution": counts.steps_per_execution(model),
+        "keras3_imports": keras3_imports(Path(path).read_text(encoding="utf-8", errors="replace")),
         "gradient_bytes_dense": g.dense_bytes,
         "gradient_bytes_sparse": g.sparse_bytes,
         "gradients_observed": g.observed,

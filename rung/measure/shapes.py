@@ -9,7 +9,8 @@ def dynamic_shape_details(tf, element_spec, model) -> tuple[list[str], list[str]
     An unknown batch dimension is only a note (TPUs need drop_remainder=True)."""
     details, notes = [], []
     names = ("features", "labels", "sample_weights")
-    for part, spec in zip(names, element_spec):
+    parts = element_spec if isinstance(element_spec, tuple) else (element_spec,)  # or features alone
+    for part, spec in zip(names, parts):
         flat = tf.nest.flatten(spec)
         paths = [f"{part}[{i}]" if len(flat) > 1 else part for i in range(len(flat))]
         for path, s in zip(paths, flat):

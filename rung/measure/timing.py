@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from rung.errors import InputError
-from rung.measure.workload import user_error
+from rung.measure.workload import features, user_error
 
 
 @dataclass
@@ -72,7 +72,11 @@ def run_step(tf, step_fn, batch, where: str, batch_size: int) -> None:
         raise InputError(where, None, f"a batch of {batch_size} does not fit on the device (out of "
                                       "memory); try a smaller --batch") from None
     except Exception as e:  # noqa: BLE001 - the model's own train_step raised
-        raise user_error(where, "the training step (model.train_step on a batch of make_dataset) failed", e) from None
+        what = "the training step (model.train_step on a batch of make_dataset) failed"
+        if not isinstance(batch, tuple):
+            what += (" (make_dataset yields features alone, no labels: a model trained by Keras' own train_step "
+                     "needs (features, labels) batches)")
+        raise user_error(where, what, e) from None
 
 
 def next_batch(tf, it, where: str, i: int, batch_size: int, repeats: bool):
@@ -107,7 +111,7 @@ def time_steps(tf, model, dataset, steps: int, warmup: int, where: str, batch_si
         if twin is not None and i % 2 == 1:
             fixed.append(_timed_next(twin))
         if i == 0:
-            got = int(tf.nest.flatten(batch[0])[0].shape[0])
+            got = int(tf.nest.flatten(features(batch))[0].shape[0])
             if got != batch_size:
                 raise InputError(where, None, f"make_dataset({batch_size}) yielded a batch of {got} examples; "
                                               "expected batches of batch_size (the per-replica batch)")

@@ -97,8 +97,21 @@ def call_user(w: Workload, fn: str, *args, **kwargs):
                                         f"{_where_in_file(w.path, e)}") from None
 
 
+def _keras3_model(model) -> bool:
+    """A Keras 3 model (built from `import keras`), whatever tf.keras is in this process."""
+    keras = sys.modules.get("keras")
+    return keras is not None and isinstance(model, getattr(keras, "Model", ()))
+
+
 def build_checked_model(w: Workload, tf):
     model = call_user(w, "build_model")
+    if not isinstance(model, tf.keras.Model) and _keras3_model(model) and \
+            tf.keras.Model.__module__.startswith("tf_keras"):
+        from rung.kerasfit import TF_KERAS_WHY, keras3_import_problem, keras3_imports
+
+        found = keras3_imports(w.path.read_text(encoding="utf-8", errors="replace")) or ["keras"]
+        raise InputError(w.where, None, f"build_model() returned a Keras 3 model ({type(model).__name__}) under "
+                                        f"tf-keras: {keras3_import_problem(found)} ({TF_KERAS_WHY})")
     if not isinstance(model, tf.keras.Model):
         raise InputError(w.where, None, f"build_model() returned {type(model).__name__}; expected a compiled "
                                         "tf.keras.Model")
@@ -118,9 +131,9 @@ def make_checked_dataset(w: Workload, tf, batch_size: int, input_context=None):
         raise InputError(w.where, None, f"make_dataset({batch_size}) returned {type(ds).__name__}; expected a "
                                         "tf.data.Dataset of (features, labels) batches")
     spec = ds.element_spec
-    if not isinstance(spec, tuple) or len(spec) not in (2, 3):
-        raise InputError(w.where, None, "make_dataset() yields single elements; expected (features, labels) "
-                                        "or (features, labels, sample_weights) tuples")
+    if isinstance(spec, tuple) and len(spec) not in (1, 2, 3):
+        raise InputError(w.where, None, f"make_dataset() yields tuples of {len(spec)}; expected (features, labels), "
+                                        "(features, labels, sample_weights) or features alone")
     n = int(ds.cardinality())
     if n == 0:
         raise InputError(w.where, None, f"make_dataset({batch_size}) yields no batches: a batch of {batch_size} "
@@ -130,6 +143,14 @@ def make_checked_dataset(w: Workload, tf, batch_size: int, input_context=None):
         raise InputError(w.where, None, f"make_dataset({batch_size}) is finite ({n} batches); expected an "
                                         "endless dataset: end make_dataset with .repeat()")
     return ds
+
+
+def features(batch):
+    """The features of one element of make_dataset: the first of a (features, labels[,
+    sample_weights]) tuple, or the element itself when the dataset yields features alone
+    (a rung extension of workload v1, as Keras' fit accepts it: a VAE or an autoencoder
+    whose own train_step needs no labels)."""
+    return batch[0] if isinstance(batch, tuple) else batch
 
 
 def dataset_repeats(tf, ds) -> bool:

@@ -56,6 +56,9 @@ def render(p: dict, console: Console | None = None) -> None:
     if p.get("string_inputs"):
         t.add_row("string inputs", f"{', '.join(p.get('string_input_details') or [])}: Keras 3's fit fails on them "
                                    "under MirroredStrategy (tensorflow#80951), a TPU takes none (STRING_INPUTS)")
+    if p.get("keras3_imports"):
+        t.add_row("Keras 3 import", f"{'; '.join(p['keras3_imports'])}: multi-worker and parameter-server fit run "
+                                    "on tf-keras, which cannot train a model built from `keras` (KERAS3_IMPORT)")
     rc = p.get("replica_check")
     if rc:
         t.add_row("loss under replicas", replica_line(rc))

@@ -22,7 +22,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "activation_bytes_per_example", "per_device_batch", "step_seconds", "input_wait_seconds",
                  "dynamic_shapes", "sparse_gradient_bytes_per_example", "optimizer_slot_bytes",
                  "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95", "trainable_variables",
-                 "loss_scaled_for_replicas", "string_inputs", "steps_per_execution")
+                 "loss_scaled_for_replicas", "string_inputs", "steps_per_execution", "keras3_import")
 _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -52,6 +52,7 @@ class Profile(BaseModel):
     dynamic_shapes: bool = False
     string_inputs: bool = False
     steps_per_execution: int = 1
+    keras3_imports: list[str] = []   # the file's own imports of Keras 3 (rung.kerasfit.keras3_imports)
     sparse_gradient_bytes_per_example: Optional[float] = None
     flops_per_example: Optional[float] = None
     ops_per_step: Optional[int] = None
@@ -62,6 +63,10 @@ class Profile(BaseModel):
     # rung.measure.replicas: one step under 2 replicas against one device (None: not checked)
     replica_check: Optional[dict[str, Any]] = None
     loss_scaled_for_replicas: Optional[bool] = None
+
+    @property
+    def keras3_import(self) -> bool:
+        return bool(self.keras3_imports)
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")

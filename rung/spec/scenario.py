@@ -96,6 +96,11 @@ class Workload(_Block):
     # fails with k > 1 under MirroredStrategy (keras-team/keras#19246, reproduced with TF
     # 2.21; tf-keras runs it): STEPS_PER_EXECUTION. `rung profile` reads it.
     steps_per_execution: Count = 1
+    # v1 extension (optional): the workload file imports Keras 3 itself (`import keras`,
+    # `from keras import layers`) rather than tf.keras. Multi-worker and parameter-server
+    # fit run on tf-keras (Keras 3's cannot), and tf-keras cannot train a model built from
+    # `keras`: KERAS3_IMPORT. `rung profile` reads the file's imports.
+    keras3_import: bool = False
 
 
 class Hardware(_Block):

@@ -277,3 +277,18 @@ def test_steps_per_execution_is_timed_per_step_and_mirrored_runs_on_tf_keras():
         assert run["step_seconds_p95"] < 5 * run["step_seconds_p50"], run
     assert single["keras"] == "keras3" and mirrored["keras"] == "tf_keras"
     assert any("steps_per_execution=4" in n and "STEPS_PER_EXECUTION" in n for n in b["notes"])
+
+
+def test_a_run_whose_keras_cannot_build_the_model_fails_alone():
+    # keras.io's VAE is built from Keras 3's own `import keras`: it runs on one device
+    # (Keras 3), and the parameter-server run, which must use tf-keras, cannot build it.
+    # Before, that run's error ended the whole bench (exit 2, as if the file were broken)
+    vae = os.path.join(os.path.dirname(__file__), "..", "measure", "workloads", "vae.py")
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", vae, "--runs", "single_device,parameter_server:1",
+                        "--steps", "3", "--warmup", "1", "--json"], capture_output=True, text=True, timeout=400)
+    assert r.returncode == 1, r.stderr[-800:]  # a run failed; the bench itself finished
+    b = json.loads(r.stdout)
+    assert [run["strategy"] for run in b["runs"]] == ["single_device"] and b["runs"][0]["examples_per_second"] > 0
+    (failed,) = b["failed"]
+    assert failed["strategy"] == "parameter_server"
+    assert "Keras 3 model (VAE) under tf-keras" in failed["error"] and "from tensorflow import keras" in failed["error"]

@@ -214,3 +214,17 @@ def test_steps_per_execution_warns_where_keras_3_mirrored_cannot_loop():
                                                goal={"target_examples_per_second": ONE * 5}).codes
     multi = decide(workload=looped, goal={"target_examples_per_second": ONE * 20})
     assert multi.verdict == "multi_worker_mirrored" and "STEPS_PER_EXECUTION" not in multi.codes
+
+
+def test_a_keras_3_import_warns_where_the_plan_needs_tf_keras():
+    keras3 = {"keras3_import": True}
+    multi = decide(workload=keras3, goal={"target_examples_per_second": ONE * 20})
+    assert multi.verdict == "multi_worker_mirrored" and "KERAS3_IMPORT" in warnings(multi)
+    assert "from tensorflow import keras" in next(w.message for w in multi.warnings if w.code == "KERAS3_IMPORT")
+    ps = decide(workload={**PREEMPTIBLE_SMALL_MODEL["workload"], "step_time_cv": 0.3, **keras3},
+                **{k: v for k, v in PREEMPTIBLE_SMALL_MODEL.items() if k != "workload"})
+    assert ps.verdict == "parameter_server" and "KERAS3_IMPORT" in warnings(ps)
+    # one host runs Keras 3's own fit; a file on tf.keras says nothing
+    one_host = decide(workload=keras3, goal={"target_examples_per_second": ONE * 5})
+    assert one_host.verdict == "mirrored" and "KERAS3_IMPORT" not in one_host.codes
+    assert "KERAS3_IMPORT" not in decide(goal={"target_examples_per_second": ONE * 20}).codes

@@ -277,6 +277,24 @@ def test_a_model_that_fails_only_under_a_strategy_is_told_what_to_change():
 
 
 @pytest.mark.tf
+def test_a_keras_3_import_is_warned_at_init_and_stops_launch_at_once(tmp_path):
+    # keras.io's VAE imports Keras 3 itself; multi-worker fit runs on tf-keras, which
+    # cannot train it. init says so (and writes the files); train.py stops before fit
+    # with one line, where it failed deep inside fit before
+    vae = HERE.parent / "measure" / "workloads" / "vae.py"
+    r = rung("init", str(vae), "--strategy", "multi_worker_mirrored", "--out", str(tmp_path / "job"))
+    assert r.returncode == 0 and "warning: KERAS3_IMPORT" in r.stderr and "import keras (line 12)" in r.stderr
+    assert "KERAS3_IMPORT" in (tmp_path / "job" / "README.md").read_text()
+    r = rung("init", str(MLP), "--strategy", "multi_worker_mirrored", "--out", str(tmp_path / "mlp"))
+    assert r.returncode == 0 and "KERAS3_IMPORT" not in r.stderr + (tmp_path / "mlp" / "README.md").read_text()
+    r = rung("launch", str(vae), "--strategy", "multi_worker_mirrored", "--engine", "local", "--steps", "2")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"rung: error: {vae}: build_model() returned a Keras 3 model, built from `import keras`, and this "
+        "script runs on tf-keras, which cannot train it: build it from tf.keras (`from tensorflow import keras`)")
+
+
+@pytest.mark.tf
 def test_a_port_in_use_is_named(tmp_path):
     import socket
     import time

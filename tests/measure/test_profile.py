@@ -148,7 +148,36 @@ BAD.update({
                       ".repeat().batch(7)\n", "yielded a batch of 7"),
     "raises.py": (MODEL + "def make_dataset(b, input_context=None):\n    raise ValueError('no data here')\n",
                   "make_dataset() raised ValueError: no data here"),
+    # features alone suit a model whose own train_step needs no labels (a VAE), not this one
+    "no_labels.py": (MODEL + "def make_dataset(b, input_context=None):\n"
+                     "    return tf.data.Dataset.from_tensor_slices(tf.zeros((64, 2))).repeat().batch(b)\n",
+                     "make_dataset yields features alone, no labels"),
+    "four_parts.py": (MODEL + "def make_dataset(b, input_context=None):\n"
+                      "    x = tf.zeros((64, 2))\n"
+                      "    return tf.data.Dataset.from_tensor_slices((x, x, x, x)).repeat().batch(b)\n",
+                      "yields tuples of 4; expected (features, labels)"),
 })
+
+
+def test_variables_a_subclassed_model_creates_on_its_first_step_are_counted():
+    # Keras 3 cannot build a subclassed model from a shape alone (its layers wait for the
+    # first call): counted before the step, it had 0 parameters (the bench's basis did)
+    import tensorflow as tf
+
+    from rung.measure import counts
+
+    class AE(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.enc, self.dec = tf.keras.layers.Dense(8), tf.keras.layers.Dense(20)
+
+        def call(self, x):
+            return self.dec(self.enc(x))
+
+    model = AE()
+    model.compile("sgd", "mse")
+    g = counts.gradient_counts(tf, model, (tf.zeros((4, 20)), tf.zeros((4, 20))))
+    assert (g.params, g.variables, g.dense_bytes) == (20 * 8 + 8 + 8 * 20 + 20, 4, (20 * 8 + 8 + 8 * 20 + 20) * 4)
 
 
 @pytest.mark.parametrize("name", sorted(BAD))

@@ -25,7 +25,7 @@ STEPS, WARMUP = 12, 2  # 4 blocks of 3 steps: the wait's median of means sets a 
 @pytest.fixture(scope="module")
 def profiles():
     from rung.measure.profile import profile
-    names = ("custom_step", "custom_step_compiled", "wide_deep", "ftrl", "mixed16", "mobilenet", "resnet50", "gan")
+    names = ("custom_step", "custom_step_compiled", "wide_deep", "ftrl", "mixed16", "mobilenet", "resnet50", "gan", "vae")
     return {n: profile(HERE / f"{n}.py", steps=STEPS, warmup=WARMUP) for n in names}
 
 
@@ -171,6 +171,29 @@ def test_a_gan_with_two_optimizers_of_its_own(profiles):
     assert p["flops_per_example"] > 3 * 2 * (64 * 3136 + 7 * 7 * 64 * 4 * 4 * 64)
     # the save holds both networks and both optimizers' slots
     assert 3 * 322_690 * 4 <= p["checkpoint_bytes"] <= 3 * 322_690 * 4 + 64 * 1024
+
+
+def test_a_keras_io_vae_on_images_alone_from_keras_3_itself(profiles):
+    from rung.spec.profile import Profile, workload_block
+
+    p = profiles["vae"]
+    # a dataset of images alone reached the model's own train_step; its whole step is
+    # counted (no call()): within 15% of three times the hand-counted forward pass
+    assert 0.85 <= p["flops_per_example"] / (3 * 13_321_856) <= 1.15
+    assert p["keras3_imports"] == ["import keras (line 12)", "from keras import layers, ops (line 14)"]
+    assert workload_block(Profile(**p))["keras3_import"] is True
+    assert not any("model.built = True" in n for n in p["notes"])  # it is marked built
+    # the keras.io GAN is not: a strategy's fit would fail on it, and the profile says so first
+    assert any("model.built = True" in n for n in profiles["gan"]["notes"])
+    # none of the other workloads imports Keras 3 itself
+    assert not any(profiles[n]["keras3_imports"] for n in profiles if n != "vae")
+
+
+def test_a_keras_3_model_under_tf_keras_is_one_clear_line():
+    r = subprocess.run([sys.executable, "-m", "rung", "profile", str(HERE / "vae.py"), "--keras", "tf_keras"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert "returned a Keras 3 model (VAE) under tf-keras" in r.stderr and "import keras (line 12)" in r.stderr
 
 
 def test_a_model_that_cannot_run_under_a_strategy_is_told_what_to_do():

@@ -1,0 +1,34 @@
+"""rung.kerasfit: which workload files import Keras 3 itself (pure: no TensorFlow)."""
+
+from __future__ import annotations
+
+from rung.kerasfit import keras3_import_problem, keras3_imports
+
+
+def test_imports_of_keras_3_itself_are_found_with_their_lines():
+    source = "\n".join([
+        "import os",
+        "import keras",                                  # line 2
+        "from keras import layers, ops",                 # line 3
+        "import tensorflow as tf",
+        "from tensorflow import keras as tfk",           # tf.keras: follows TF_USE_LEGACY_KERAS
+        "import tf_keras",
+        "from tensorflow.keras import layers as L",
+        "import keras_nlp",                              # another package, not Keras
+        "def build():",
+        "    from keras.layers import Dense",            # line 10, inside a function
+        "    import keras.src.ops as o, numpy",          # line 11
+        "    from .keras import x",                      # a relative import of the user's own
+    ])
+    assert keras3_imports(source) == ["import keras (line 2)", "from keras import layers, ops (line 3)",
+                                      "from keras.layers import Dense (line 10)", "import keras.src.ops (line 11)"]
+
+
+def test_a_file_on_tf_keras_or_one_that_does_not_parse_has_none():
+    assert keras3_imports("import tensorflow as tf\nmodel = tf.keras.Sequential()\n") == []
+    assert keras3_imports("import keras(\n") == []  # its import says what is wrong
+
+
+def test_the_problem_names_the_first_import_and_the_fix():
+    text = keras3_import_problem(["import keras (line 2)", "from keras import ops (line 3)"])
+    assert "import keras (line 2), ..." in text and "from tensorflow import keras" in text
