@@ -8,7 +8,8 @@ change; `hint` adds that. Used by measure, bench and launch; pure: no TensorFlow
 Each hint was checked on such a GAN (TensorFlow 2.21; Keras 3 and tf-keras), the empty
 shard on `tests/bench/shard_one_file.py`, string features under Keras 3's mirrored fit on a
 StringLookup model (keras.io's text classification has one), an adapt in make_dataset under
-parameter servers."""
+parameter servers, the bundled mlp compiled with jit_compile=True under mirrored and
+multi-worker runs on CPU."""
 
 from __future__ import annotations
 
@@ -82,6 +83,16 @@ _HINTS = (
      "make_dataset adapts a preprocessing layer, and under parameter servers each worker's dataset is built "
      "inside a tf.function, where adapt cannot run: adapt the layer once when the file is imported (a "
      "module-level layer, as keras.io does) and only call it in make_dataset"),
+    # XLA (compile(jit_compile=True)) on CPU devices: no collectives, and a mirrored step's
+    # variables on other logical devices (both seen here with TF 2.21 on the bundled mlp)
+    (("Collectives are not yet implemented for CPU devices when compiling with XLA",),
+     "the model is compiled with jit_compile=True, and XLA on CPU runs no collectives (b/194942685): on this "
+     "machine's CPU workers compile with jit_compile=False; XLA's collectives on GPUs are not measured on this "
+     "machine"),
+    (("Trying to access resource", "known_issues#tfvariable_on_a_different_device"),
+     "the model is compiled with jit_compile=True, and XLA cannot compile a step whose variables sit on other "
+     "devices (here the logical CPU devices a mirrored run uses): on this machine compile with "
+     "jit_compile=False; XLA under MirroredStrategy on GPUs is not measured on this machine"),
     # tf-keras refuses a mean-reduced loss in a custom step under a strategy
     (("Reduction.SUM` or `tf.keras.losses.Reduction.NONE",),
      "a loss inside a custom train_step under a strategy must not average over the batch itself: create it "

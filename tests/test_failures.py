@@ -41,6 +41,19 @@ LOOP = ("Graph execution error:\n\nDetected at node while/cond/Placeholder_1 def
         "\t [[{{node while/cond/Placeholder_1}}]]\n0 successful operations.\n"
         "0 derived errors ignored. [Op:__inference_multi_step_on_iterator_1773]")
 
+# the bundled mlp compiled with jit_compile=True: multi-worker on 2 CPU workers, mirrored on
+# 2 logical CPU devices (Keras 3)
+XLA_COLLECTIVES = ("Collectives are not yet implemented for CPU devices when compiling with XLA. Attempted to "
+                   "compile a collective running on/job:worker/replica:0/task:0/device:CPU:0. Please comment on "
+                   "b/194942685 or file a new bug if you don't have access.")
+XLA_VARIABLE = ("Graph execution error:\n\nDetected at node StatefulPartitionedCall defined at (most recent call "
+                "last):\n  File \"/tmp/nw2/xla_probe.py\", line 12, in <module>\n\nTrying to access resource "
+                "sequential/dense/kernel/replica_1/3 (defined @ /venv/lib/python3.11/site-packages/keras/src/backend/"
+                "tensorflow/core.py:43) located in device /job:localhost/replica:0/task:0/device:CPU:1 from device "
+                "/job:localhost/replica:0/task:0/device:CPU:0\n Cf. https://www.tensorflow.org/xla/known_issues"
+                "#tfvariable_on_a_different_device\n\t [[{{node StatefulPartitionedCall}}]] "
+                "[Op:__inference_multi_step_on_iterator_1456]")
+
 
 def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "model.built = True" in hint(KERAS3_BUILD)[0]
@@ -50,6 +63,9 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "TF_USE_LEGACY_KERAS=1" in hint(STRINGS)[0]
     assert "steps_per_execution=1" in hint(LOOP)[0]
     assert "adapt the layer once when the file is imported" in hint(ADAPT_IN_FUNCTION)[0]
+    for xla in (XLA_COLLECTIVES, XLA_VARIABLE):
+        advice, _ = hint(xla)
+        assert "jit_compile=False" in advice and "not measured on this machine" in advice
 
 
 def test_the_line_puts_the_hint_first_and_stays_short():
