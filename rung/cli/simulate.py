@@ -157,3 +157,5 @@ def _render(out: dict) -> None:
         t.add_row(f"{block} {key.replace('_', ' ')}", cell(out[block][key], fmt),
                   cell(out["closed_form"][block][key], fmt))
     c.print(t)
+    for note in out.get("notes") or []:
+        c.print(f"[yellow]note:[/yellow] {note}")

@@ -28,7 +28,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from rung.model import comm, preemption, ps, throughput
+from rung import units as u
+from rung.model import comm, memory, preemption, ps, throughput
 from rung.model.straggler import Distribution
 from rung.model.testbed import Testbed
 from rung.spec.scenario import Scenario
@@ -138,6 +139,24 @@ def closed_form(s: Scenario, n: int, links: comm.Links = comm.DEFAULT_LINKS) -> 
                       "staleness_p95": None}}
 
 
+def memory_notes(s: Scenario) -> list[str]:
+    """What the simulation assumes and the device cannot hold: a synchronous replica (the
+    whole model, its gradients, optimizer state and activations) or a parameter-server
+    worker's share over one device's usable memory (DOES_NOT_FIT in rung advise)."""
+    usable = memory.usable_device_bytes(s.device_memory_bytes)
+    notes = []
+    need = throughput.replica(s).total_bytes
+    if need > usable:
+        notes.append(f"DOES_NOT_FIT: a synchronous replica needs {u.gib(need)} of {u.gib(usable)} usable on one "
+                     f"{s.device.name} device: every replica would run out of memory, and the sync figures "
+                     "assume it would not (the model needs sharding, not replication)")
+    worker = throughput.ps_worker_memory_bytes(s)
+    if worker > usable:
+        notes.append(f"DOES_NOT_FIT: a parameter-server worker needs {u.gib(worker)} of {u.gib(usable)} usable: the "
+                     "async figures assume it would fit")
+    return notes
+
+
 def simulate(s: Scenario, workers: int, steps: int, seed: int = 0, distribution: Optional[str] = None,
              cv: Optional[float] = None, links: comm.Links = comm.DEFAULT_LINKS,
              on_phase: Optional[Callable[[str], None]] = None,
@@ -157,6 +176,6 @@ def simulate(s: Scenario, workers: int, steps: int, seed: int = 0, distribution:
     out = {"schema": SCHEMA, "workers": workers, "steps": steps, "seed": seed,
            "step_distribution": {"kind": dist.kind, "cv": dist.cv},
            "sync": sync, "async": _async(s, workers, steps, dist, rng, links),
-           "closed_form": closed_form(s, workers, links)}
+           "closed_form": closed_form(s, workers, links), "notes": memory_notes(s)}
     out["wall_seconds"] = time.perf_counter() - started
     return out

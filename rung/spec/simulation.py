@@ -44,6 +44,7 @@ class Simulation(_Record):
     async_: AsyncBlock = Field(alias="async")
     closed_form: ClosedForm
     wall_seconds: float
+    notes: list[str] = []   # what the figures assume and the scenario's device cannot hold
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")

@@ -73,3 +73,13 @@ def test_the_command_prints_simulation_v1_and_refuses_bad_input(tmp_path):
         r = subprocess.run([sys.executable, "-m", "rung", "simulate", "--scenario", str(path), *bad],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and words in r.stderr and r.stdout == "", (bad, r.stderr)
+
+
+def test_a_model_that_does_not_fit_one_device_is_said_beside_the_figures():
+    # 7e9 parameters with Adam: 16 B each (weights, gradients, two slots) = 112 GB, over an
+    # A100-80GB's usable memory; the parameter-server worker holds no optimizer state
+    big = parse_scenario(valid_scenario(workload={"params": 7e9, "optimizer": "adam", "per_device_batch": 1,
+                                                  "activation_bytes_per_example": 1e6}))
+    notes = simulate(big, 2, 50)["notes"]
+    assert len(notes) == 1 and notes[0].startswith("DOES_NOT_FIT: a synchronous replica needs 104 GiB")
+    assert simulate(scenario(), 2, 50)["notes"] == []
