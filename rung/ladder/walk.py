@@ -18,7 +18,7 @@ from rung.ladder.decision import Decision, Finding
 from rung.ladder.rejections import multi_host_losses, rejections
 from rung.ladder.review import review
 from rung.ladder.strategy_options import sharding, strategy_options
-from rung.model import comm, memory
+from rung.model import comm, memory, throughput
 from rung.spec.scenario import Scenario
 
 # A multi-host plan that spends this share of its step exchanging between hosts is
@@ -38,6 +38,9 @@ def advise(s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> Decision:
         assess(chosen, d, links)
         return d
     d = decide(s, links)
+    bigger = _bigger_host_not_offered(s, d, links)
+    if bigger is not None:
+        d.warnings.append(bigger)
     from rung.ladder.options import option_scenarios
 
     team = option_scenarios(s)[0]
@@ -45,6 +48,35 @@ def advise(s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> Decision:
     d.options = [team.to_json()]
     assess(s, d, links)
     return d
+
+
+# GPUs per host in the largest common hosts of a data-centre GPU: NVIDIA's DGX and HGX
+# boards, and the clouds' largest GPU machines (AWS p4d/p5 and g5/g6.48xlarge, GCP
+# a2-highgpu-8g and a3-highgpu-8g, Azure ND A100 v4) all carry 8.
+LARGEST_COMMON_HOST = 8
+
+
+def _bigger_host_not_offered(s: Scenario, d: Decision, links: comm.Links):
+    """BIGGER_HOST_NOT_OFFERED: the plan spreads synchronous training over hosts of fewer
+    than 8 devices, no offers were given to compare, and one host of 8 of the same device
+    (its usual link) is predicted to meet the target with MirroredStrategy: "can we rent a
+    bigger box?" before a fleet (shared/seed). The team's measured step, on the same device."""
+    if d.verdict != "multi_worker_mirrored" or s.is_tpu or s.device.name == "custom" \
+            or s.hardware.devices_per_host >= LARGEST_COMMON_HOST:
+        return None
+    hw = s.hardware.model_copy(update={"devices_per_host": LARGEST_COMMON_HOST, "intra_host": None,
+                                       "intra_host_gbps": None, "peer_to_peer": True, "max_hosts": 1})
+    big = s.model_copy(update={"hardware": hw, "proposal": None})
+    p = throughput.predict_sync(big, "mirrored", 1, LARGEST_COMMON_HOST, links)
+    target = s.goal.target_examples_per_second
+    if p.examples_per_second is None or p.examples_per_second < target:
+        return None
+    return Finding(C.BIGGER_HOST_NOT_OFFERED,
+        f"the plan needs {d.hosts} hosts of {s.hardware.devices_per_host} {s.device.name}; one host of "
+        f"{LARGEST_COMMON_HOST} x {s.device.name} ({big.intra_host_link}, as such hosts come) is predicted at "
+        f"{u.rate(p.examples_per_second)} with MirroredStrategy, over the target of {u.rate(target)}, with no "
+        "network, no TF_CONFIG and no gang scheduling: ask whether one can be had before running a fleet "
+        "(give it under `offers`, with its price, to compare)")
 
 
 def decide(s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> Decision:

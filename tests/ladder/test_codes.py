@@ -228,3 +228,35 @@ def test_a_keras_3_import_warns_where_the_plan_needs_tf_keras():
     one_host = decide(workload=keras3, goal={"target_examples_per_second": ONE * 5})
     assert one_host.verdict == "mirrored" and "KERAS3_IMPORT" not in one_host.codes
     assert "KERAS3_IMPORT" not in decide(goal={"target_examples_per_second": ONE * 20}).codes
+
+
+def test_a_fleet_of_small_hosts_asks_for_one_bigger_host_first():
+    # hosts of 2 A100s: 3 x one device needs 2 hosts; one host of 8 (NVLink, as they come)
+    # would do it with MirroredStrategy. The valid scenario's step on the same device.
+    small = {"devices_per_host": 2, "intra_host": None}
+    d = decide(hardware=small, goal={"target_examples_per_second": ONE * 3})
+    assert d.verdict == "multi_worker_mirrored" and d.hosts == 2
+    (bigger,) = [w for w in d.warnings if w.code == "BIGGER_HOST_NOT_OFFERED"]
+    assert "needs 2 hosts of 2 A100-80GB" in bigger.message and "8 x A100-80GB (nvlink" in bigger.message
+    predicted = float(bigger.message.split("predicted at ")[1].split(" ex/s")[0].replace(",", ""))
+    # eight replicas of one device's 1,219 ex/s over NVLink: more than 7 of them, never 8
+    assert 7 * ONE < predicted < 8 * ONE
+    # eight devices would not reach 20 x one device: nothing to ask for
+    far = decide(hardware=small, goal={"target_examples_per_second": ONE * 20})
+    assert far.verdict == "multi_worker_mirrored" and "BIGGER_HOST_NOT_OFFERED" not in far.codes
+    # hosts of 8 already, and one host's plan: nothing bigger to ask for
+    assert "BIGGER_HOST_NOT_OFFERED" not in decide(goal={"target_examples_per_second": ONE * 12}).codes
+    assert "BIGGER_HOST_NOT_OFFERED" not in decide(hardware=small, goal={"target_examples_per_second": ONE}).codes
+
+
+def test_the_bigger_host_not_offered_is_the_one_an_offer_would_have_chosen():
+    import yaml
+
+    from tests.conftest import BUNDLED
+
+    data = yaml.safe_load((BUNDLED / "11-bigger-box.yaml").read_text())
+    offered = rung.advise(parse_scenario(data))  # one-GPU A10G hosts, and a g5.48xlarge offered
+    assert "BIGGER_HOST" in reasons(offered) and "BIGGER_HOST_NOT_OFFERED" not in offered.codes
+    data.pop("offers")
+    alone = rung.advise(parse_scenario(data))
+    assert alone.verdict == "multi_worker_mirrored" and "BIGGER_HOST_NOT_OFFERED" in warnings(alone)
