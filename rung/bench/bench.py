@@ -285,6 +285,12 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
            "ps_tasks": base["ps_tasks"] if spec.strategy == "parameter_server" else 0}
     if straggler and multi:
         run["straggler"] = {"worker": straggler[0], "factor": straggler[1]}
+    if len(stats.get("step_seconds_rounds") or []) > 1:
+        shown = ", ".join(f"{x * 1e3:.1f}" for x in stats["step_seconds_rounds"])
+        run["notes"] = list(run["notes"] or []) + [
+            f"per step: the median of {len(stats['step_seconds_rounds'])} pairs of a short and a long fit ({shown} ms; "
+            f"each fit also pays {stats['fit_fixed_seconds'] * 1e3:.0f} ms or so of fixed cost, which moves from "
+            "fit to fit)"]
     attempts = getattr(outcome, "attempts", None) or []
     if attempts and attempts[0].get("ends") and spec.strategy != "parameter_server":
         # launch to the first step's end: import, cluster set-up, model, the first (traced) step

@@ -283,15 +283,20 @@ def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
         steps, window = result["steps"], result["end"] - result["start"]
         per = window / steps
         short, short_steps = result.get("short_fit_seconds"), result.get("short_fit_steps") or 0
-        fixed = None
-        if short is not None and steps > short_steps:
+        longs = result.get("fits_seconds") or [window]
+        shorts = result.get("short_fits_seconds") or ([short] if short is not None else [])
+        fixed, rounds = None, []
+        if shorts and steps > short_steps:
             # every fit pays a fixed cost (scheduling its first steps, joining the last); the
-            # difference between a long and a short fit leaves the steps alone
-            per = max((window - short) / (steps - short_steps), 0.0) or per
+            # difference between a long and the short fit before it leaves the steps alone;
+            # the median over the rounds
+            window = statistics.median(longs)
+            rounds = [(long - s) / (steps - short_steps) for long, s in zip(longs, shorts)]
+            per = max(statistics.median(rounds), 0.0) or window / steps
             fixed = max(0.0, window - per * steps)
         return {"steps_timed": steps, "window_seconds": window, "step_seconds_p50": per,
                 "step_seconds_p95": per, "step_seconds_mean": per, "fit_fixed_seconds": fixed,
-                "examples_per_second": global_batch / per, "step_time_cv": None}
+                "step_seconds_rounds": rounds, "examples_per_second": global_batch / per, "step_time_cv": None}
     ends = result["ends"]
     warmup = result.get("warmup", warmup)  # whole calls of a steps_per_execution model
     timed = ends[warmup:] if len(ends) > warmup else ends

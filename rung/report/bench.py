@@ -50,6 +50,8 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                                + (f", remote transfers {m['remote_bytes_per_second'] / 1e9:.2f} GB/s"
                                   if m.get("remote_bytes_per_second") else ""), style="dim"))
     for r in b.runs:
+        for n in r.notes:
+            console.print(Text(f"  {r.strategy}:{r.replicas}: {n}", style="dim"))
         s = r.straggler
         if s and s.slowdown is not None:
             console.print(Text(f"  straggler: {r.strategy}:{r.replicas} with worker {s.worker} slowed "

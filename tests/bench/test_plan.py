@@ -243,3 +243,24 @@ def test_cross_device_ops_predictions_by_hand():
     assert comm["nccl"] == pytest.approx(1.5 * 16e6 / 5e9)
     assert comm["hierarchical"] == pytest.approx(4 * 16e6 / 5e9)
     assert comm["reduction"] == pytest.approx(6 * 16e6 / 5e9)
+
+
+def test_a_parameter_server_step_is_the_median_of_paired_fits():
+    from rung.bench.run import step_stats
+
+    # 20-step fits after 3-step fits; each fit pays a fixed cost that moves (0.15-0.40 s).
+    # Pairs: (0.35-0.15)/17, (0.62-0.40)/17 and one whose short fit was the slow one
+    result = {"async": True, "steps": 20, "start": 0.0, "end": 0.35, "short_fit_steps": 3,
+              "short_fit_seconds": 0.2, "short_fits_seconds": [0.15, 0.40, 0.45],
+              "fits_seconds": [0.35, 0.62, 0.30]}
+    s = step_stats(result, 3, 32)
+    rounds = [0.20 / 17, 0.22 / 17, -0.15 / 17]
+    assert s["step_seconds_rounds"] == pytest.approx(rounds)
+    assert s["step_seconds_mean"] == pytest.approx(0.20 / 17)          # the median pair, not the mean of them
+    assert s["window_seconds"] == pytest.approx(0.35)                  # the median long fit
+    assert s["fit_fixed_seconds"] == pytest.approx(0.35 - 20 * 0.20 / 17)
+    assert s["examples_per_second"] == pytest.approx(32 * 17 / 0.20)
+    # a result of one short and one long fit (before the rounds) reads as before
+    one = step_stats({"async": True, "steps": 20, "start": 0.0, "end": 0.35, "short_fit_steps": 3,
+                      "short_fit_seconds": 0.15}, 3, 32)
+    assert one["step_seconds_mean"] == pytest.approx(0.20 / 17)
