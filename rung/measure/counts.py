@@ -246,14 +246,64 @@ _NOT_KERNELS = _NOT_ACTIVATIONS | {"Identity", "IdentityN", "Placeholder", "Stop
                                    "PartitionedCall", "If", "While", "StatelessIf", "StatelessWhile"}
 
 
+def _name(fn) -> str:
+    return getattr(fn, "__name__", "") or type(fn).__name__.lower()
+
+
+def cudnn_eligible(layer) -> bool | None:
+    """Whether Keras runs a recurrent layer as one cuDNN kernel on a GPU; None for a layer
+    that is not recurrent. tf-keras says so itself (`_could_use_gpu_kernel`); Keras 3 does
+    when `use_cudnn` is "auto" or True, there is no recurrent dropout, the activations are
+    tanh and sigmoid, the layer is not unrolled and uses a bias (and a GRU resets after),
+    as its LSTM and GRU check before choosing cuDNN (keras/src/layers/rnn/lstm.py, gru.py).
+    A SimpleRNN or a custom cell never runs as one kernel."""
+    kind = type(layer).__name__
+    if kind == "Bidirectional":
+        halves = [cudnn_eligible(getattr(layer, h, None)) for h in ("forward_layer", "backward_layer")]
+        return all(halves) if None not in halves else None
+    if not hasattr(layer, "cell") or not hasattr(layer, "return_sequences"):
+        return None
+    if hasattr(layer, "_could_use_gpu_kernel"):
+        return bool(layer._could_use_gpu_kernel)  # noqa: SLF001 - tf-keras's own decision
+    if kind not in ("LSTM", "GRU"):
+        return False
+    cell = layer.cell
+    return (getattr(layer, "use_cudnn", "auto") in ("auto", True) and not getattr(layer, "recurrent_dropout", 0)
+            and not getattr(layer, "unroll", False) and getattr(cell, "use_bias", True)
+            and _name(cell.activation) == "tanh" and _name(cell.recurrent_activation) == "sigmoid"
+            and (kind != "GRU" or getattr(cell, "reset_after", True)))
+
+
+def _layers(model) -> list:
+    flatten = getattr(model, "_flatten_layers", None)
+    return list(flatten(include_self=False, recursive=True)) if flatten else list(getattr(model, "layers", []))
+
+
+def _kernels(tf, graph, loops: bool) -> int:
+    """Kernel-launching operations of a graph; with `loops`, a While loop's body counts
+    once per iteration (`_trip_count`), nested loops too."""
+    total = 0
+    for op in graph.get_operations():
+        if op.type not in _NOT_KERNELS:
+            total += 1
+        elif loops and op.type in _WHILE:
+            body = _function_graph(graph, op, "body")
+            total += _trip_count(tf, op) * _kernels(tf, body, loops) if body is not None else 0
+    return total
+
+
 def ops_per_step(tf, model, batch) -> int:
     """Operations of one training step (forward and backward, optimizer update left out)
-    that run as device kernels: what a per-launch cost is multiplied by. A loop's body is
-    not counted: on a GPU, Keras runs an eligible LSTM or GRU as one cuDNN kernel, not as
-    the per-step cell ops the CPU graph loops over (`flops_per_example` counts the steps)."""
+    that run as device kernels: what a per-launch cost is multiplied by. A recurrent
+    layer's loop: on a GPU, Keras runs an eligible LSTM or GRU as one cuDNN kernel, not as
+    the per-step cell ops the CPU graph loops over, so loop bodies are left out when every
+    recurrent layer is eligible (`cudnn_eligible`); when one is not (recurrent dropout, a
+    SimpleRNN, other activations), every loop's body counts once per step of the sequence,
+    forward and backward (for a model mixing both kinds, an upper bound)."""
     b = int(tf.nest.flatten(features(batch))[0].shape[0])
     graph = _train_graph(tf, model, batch, b)
-    return sum(1 for op in graph.get_operations() if op.type not in _NOT_KERNELS)
+    loops = any(e is False for e in map(cudnn_eligible, _layers(model)))
+    return _kernels(tf, graph, loops)
 
 
 def activation_bytes(tf, model, batch) -> tuple[int | None, int, int]:

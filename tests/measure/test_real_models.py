@@ -307,3 +307,38 @@ def test_a_recurrent_layers_steps_are_counted():
     model.compile("sgd", "mse")
     flops = counts.flops_per_example(tf, model, (tf.zeros((4, 10, 8)), tf.zeros((4, 1))))
     assert 3 * 30_720 <= flops <= 3 * (30_720 + 7_680)
+
+
+@pytest.mark.parametrize("layer,loops", [
+    ("LSTM(16)", False),                              # cuDNN on a GPU: one kernel, whatever the length
+    ("Bidirectional(tf.keras.layers.LSTM(16))", False),
+    ("LSTM(16, recurrent_dropout=0.1)", True),        # Keras runs it cell by cell, on a GPU too
+    ("GRU(16, activation='relu')", True),
+    ("SimpleRNN(16)", True),                          # never cuDNN
+])
+def test_kernels_of_a_recurrent_loop_count_per_step_unless_cudnn_runs_it(layer, loops):
+    # the oracle is the sequence's length: a loop Keras runs cell by cell launches its
+    # body's kernels at every step, so 40 steps launch 20 x the body more than 20 steps;
+    # a cuDNN-eligible layer launches the same kernels at any length. Before, every loop's
+    # body was left out, so a non-cuDNN RNN planned for a GPU was under-counted in launches
+    import tensorflow as tf
+
+    from rung.measure import counts
+
+    def kernels(steps):
+        inp = tf.keras.Input((steps, 8))
+        model = tf.keras.Model(inp, tf.keras.layers.Dense(1)(eval(f"tf.keras.layers.{layer}")(inp)))
+        model.compile("sgd", "mse")
+        return counts.ops_per_step(tf, model, (tf.zeros((4, steps, 8)), tf.zeros((4, 1))))
+
+    short, long = kernels(20), kernels(40)
+    if not loops:
+        assert long == short
+        return
+    per_step = (long - short) / 20
+    assert per_step == int(per_step)
+    # a cell's forward and backward kernels: at least the forward matmuls and activation and
+    # their gradients (SimpleRNN: 2 matmuls, an add, a tanh forward; 4 matmuls and a tanh
+    # gradient back) and at most a few hundred (an LSTM's four gates with dropout masks)
+    assert 10 <= per_step <= 300
+    assert counts.cudnn_eligible(tf.keras.layers.Dense(1)) is None
