@@ -25,7 +25,6 @@ def keras3_mirrored_failures(string_inputs: bool = False, steps_per_execution: i
     return out
 
 
-KERAS3_IMPORT = "KERAS3_IMPORT"
 # What Keras 3's fit cannot run at all, so rung runs them on tf-keras (DESIGN.md):
 # MultiWorkerMirroredStrategy (tensorflow#72388) and ParameterServerStrategy
 # (keras-team/keras#18624).

@@ -142,8 +142,6 @@ def keras3_import_note(job: Job, workload: Path) -> Optional[str]:
     """KERAS3_IMPORT: train.py runs on tf-keras for this strategy, and the workload file
     imports Keras 3 itself (rung.kerasfit), so its model may be one tf-keras cannot train
     (train.py then stops at once, saying so). None when that cannot happen."""
-
-
     if job.script_verdict not in TF_KERAS_STRATEGIES:
         return None
     found = keras3_imports(workload.read_text(encoding="utf-8", errors="replace"))
