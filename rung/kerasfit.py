@@ -31,28 +31,46 @@ def keras3_mirrored_failures(string_inputs: bool = False, steps_per_execution: i
 TF_KERAS_STRATEGIES = ("multi_worker_mirrored", "parameter_server")
 
 
-def keras3_imports(source: str) -> list[str]:
-    """The statements of a workload file that import Keras 3 itself (`import keras`,
-    `from keras import layers`, `from keras.layers import Dense`), as "import keras (line 3)".
-    `tf.keras` follows TF_USE_LEGACY_KERAS and becomes tf-keras where rung needs it; `keras`
-    is Keras 3 whatever the environment says, and tf-keras cannot train a model built from
-    it. Empty when the file cannot be parsed (its import reports that)."""
+def _imports_of(source: str, module: str) -> list[str]:
+    """The statements of a file that import `module` or a submodule of it, as
+    "import keras (line 3)", in line order. Empty when the file cannot be parsed (its
+    import reports that)."""
     import ast  # noqa: PLC0415 - only here
 
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
+
+    def ours(name: str) -> bool:
+        return name == module or name.startswith(module + ".")
+
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names = [a.name for a in node.names if a.name == "keras" or a.name.startswith("keras.")]
+            names = [a.name for a in node.names if ours(a.name)]
             if names:
-                found.append(f"import {', '.join(names)} (line {node.lineno})")
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
-                node.module == "keras" or node.module.startswith("keras.")):
-            found.append(f"from {node.module} import {', '.join(a.name for a in node.names)} (line {node.lineno})")
-    return sorted(found, key=lambda s: int(s.rsplit("line ", 1)[1].rstrip(")")))
+                found.append((node.lineno, f"import {', '.join(names)} (line {node.lineno})"))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and ours(node.module):
+            found.append((node.lineno, f"from {node.module} import {', '.join(a.name for a in node.names)} "
+                                       f"(line {node.lineno})"))
+    return [text for _, text in sorted(found)]
+
+
+def keras3_imports(source: str) -> list[str]:
+    """The statements of a workload file that import Keras 3 itself (`import keras`,
+    `from keras import layers`, `from keras.layers import Dense`), as "import keras (line 3)".
+    `tf.keras` follows TF_USE_LEGACY_KERAS and becomes tf-keras where rung needs it; `keras`
+    is Keras 3 whatever the environment says, and tf-keras cannot train a model built from
+    it."""
+    return _imports_of(source, "keras")
+
+
+def tf_keras_imports(source: str) -> list[str]:
+    """The statements of a workload file that import tf-keras itself (`import tf_keras as
+    keras`, Keras 2 kept as the Keras 3 migration guide says): its model is a tf-keras
+    model whatever tf.keras is, so every run of it must be on tf-keras."""
+    return _imports_of(source, "tf_keras")
 
 
 def keras3_import_problem(imports: list[str]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,11 @@ def without_frameworks(statements: str, timeout: float = 120) -> subprocess.Comp
             f"bad = [m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r}]\n"
             "sys.stderr.write(repr(bad)); sys.exit(1 if bad else 0)\n")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+
+
+def interruptible() -> None:
+    """preexec_fn for a child a test sends Ctrl-C (SIGINT) to, as a terminal would. A shell
+    without job control starts background jobs with SIGINT ignored (POSIX), children
+    inherit that, and Python then installs no KeyboardInterrupt handler: a suite run as
+    `... &` saw `rung bench` ignore the test's Ctrl-C and leave its workers running."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -32,3 +32,12 @@ def test_a_file_on_tf_keras_or_one_that_does_not_parse_has_none():
 def test_the_problem_names_the_first_import_and_the_fix():
     text = keras3_import_problem(["import keras (line 2)", "from keras import ops (line 3)"])
     assert "import keras (line 2), ..." in text and "from tensorflow import keras" in text
+
+
+def test_imports_of_tf_keras_itself_are_found_apart_from_keras_3():
+    from rung.kerasfit import tf_keras_imports
+
+    source = "import tensorflow as tf\nimport tf_keras as keras\nfrom tf_keras import layers\nimport keras\n"
+    assert tf_keras_imports(source) == ["import tf_keras (line 2)", "from tf_keras import layers (line 3)"]
+    assert keras3_imports(source) == ["import keras (line 4)"]
+    assert tf_keras_imports("from tensorflow import keras\n") == []

@@ -19,7 +19,7 @@ from rung.bench.netns import TestNet, check_can_make_hosts
 from rung.bench.plan import RunSpec, keras_for, plan_run
 from rung.bench.run import BenchError, execute, step_stats, workdir
 from rung.errors import InputError
-from rung.kerasfit import keras3_mirrored_failures
+from rung.kerasfit import keras3_mirrored_failures, tf_keras_imports
 
 SCHEMA = "rung/bench/v1"
 CALIBRATION_SCHEMA = "rung/calibration/v1"
@@ -117,6 +117,11 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
     work = workdir()
     base = {"workload": str(Path(workload).resolve()), "batch": batch, "steps": steps, "warmup": warmup,
             "collective_timeout": COLLECTIVE_TIMEOUT_SECONDS, "ps_tasks": ps_tasks}
+    legacy = tf_keras_imports(Path(workload).read_text(encoding="utf-8", errors="replace"))
+    if legacy:
+        base["model"] = {"tf_keras_import": True}
+        notes.append(f"every run on tf-keras: the workload imports tf_keras itself ({legacy[0]}), so its model is a "
+                     "tf-keras model (rung init's train.py does the same)")
     out_runs: list[dict] = []
     failed: list[dict] = []
     net_ctx = TestNet(hosts, link_mbit) if hosts else nullcontext(None)
@@ -196,10 +201,11 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                         whole["throughput_kept"] = whole["examples_per_second"] / plain["examples_per_second"]
                 if spec.strategy == "single_device" and basis is None:
                     r0 = out_runs[-1]
-                    base["model"] = {k: r0["_grads"].get(k) for k in ("string_inputs", "steps_per_execution")
-                                     if r0["_grads"].get(k) is not None}
-                    failures = keras3_mirrored_failures(**base["model"])
-                    if failures and any(r.strategy == "mirrored" for r in runs):
+                    facts = {k: r0["_grads"].get(k) for k in ("string_inputs", "steps_per_execution")
+                             if r0["_grads"].get(k) is not None}
+                    base["model"] = {**base.get("model", {}), **facts}
+                    failures = keras3_mirrored_failures(**facts)
+                    if failures and not legacy and any(r.strategy == "mirrored" for r in runs):
                         notes.append("mirrored ran on tf-keras, as rung init's train.py would: "
                                      + "; ".join(f"{w} ({code})" for code, w in failures))
                     basis = predict.Basis(r0["step_seconds_mean"], r0["_grads"]["dense"], r0["_grads"]["sparse"],
@@ -267,7 +273,7 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
             outcome = execute(plan, cfg, run_dir, deadline, wrap=wrap, on_progress=progress, kill=my_kill,
                               restarts=1)
     except BenchError as e:
-        if plan.keras == keras_for("single_device"):
+        if plan.keras == keras_for("single_device", base.get("model")):
             _surface_input_error(e)  # the file itself is at fault: exit 2, one line
         # else the file ran on the single-device run's Keras, and this run's Keras is what
         # fails (a model built from Keras 3's own `import keras`, under tf-keras): the

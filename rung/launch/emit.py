@@ -36,6 +36,9 @@ class Job:
     # what Keras 3's mirrored fit cannot run (rung.kerasfit), from the profile: tf-keras can
     string_inputs: bool = False
     steps_per_execution: int = 1
+    # the workload file's own `import tf_keras` (rung.kerasfit.tf_keras_imports): its model
+    # is a tf-keras model, so every strategy's train.py runs on tf-keras
+    tf_keras_imports: list[str] = field(default_factory=list)
 
     @property
     def strategy_class(self) -> str:
@@ -43,8 +46,20 @@ class Job:
 
     @property
     def legacy_keras(self) -> bool:
-        """train.py runs on tf-keras: the strategy needs it, or a mirrored model Keras 3 cannot fit."""
-        return self.script_verdict in LEGACY_KERAS or bool(self.script_verdict == "mirrored" and self.keras3_failures)
+        """train.py runs on tf-keras: the strategy needs it, a mirrored model Keras 3 cannot fit,
+        or the workload builds its model with tf_keras itself."""
+        return bool(self.legacy_keras_why)
+
+    @property
+    def legacy_keras_why(self) -> str:
+        """Why train.py runs on tf-keras ("" when it does not)."""
+        if self.tf_keras_imports:
+            return f"the workload imports tf_keras itself ({self.tf_keras_imports[0]}), so its model is a tf-keras model"
+        if self.script_verdict in LEGACY_KERAS:
+            return "Keras 3 cannot run this strategy's model.fit (tensorflow#72388, keras-team/keras#18624)"
+        if self.script_verdict == "mirrored" and self.keras3_failures:
+            return "; ".join(w for _, w in self.keras3_failures)
+        return ""
 
     @property
     def keras3_failures(self) -> list[tuple[str, str]]:
@@ -93,8 +108,7 @@ def train_py(job: Job, workload: Path) -> str:
     code = Template(code).safe_substitute(sharded_input=(TEMPLATES / "sharded_input.py.tmpl").read_text())
     keras = ""
     if job.legacy_keras:
-        why = ("Keras 3 cannot run this strategy's model.fit (tensorflow#72388, keras-team/keras#18624)"
-               if v in LEGACY_KERAS else "; ".join(w for _, w in job.keras3_failures))
+        why = job.legacy_keras_why
         keras = (f"\n# {why}:\n"
                  "# use tf-keras, chosen before anything imports TensorFlow.\n"
                  "os.environ.setdefault(\"TF_USE_LEGACY_KERAS\", \"1\")\n")
@@ -162,8 +176,7 @@ def readme(job: Job, workload: Path, files: list[str]) -> str:
     if job.takes_on:
         lines += ["## What you take on with this rung", ""] + [f"- {t}" for t in job.takes_on] + [""]
     if job.legacy_keras:
-        why = ("Keras 3 cannot run this strategy's `model.fit`" if v in LEGACY_KERAS else
-               "; ".join(w for _, w in job.keras3_failures))
+        why = job.legacy_keras_why
         lines += [f"`train.py` sets `TF_USE_LEGACY_KERAS=1` before TensorFlow starts: {why}. "
                   "Install `tf-keras` beside `tensorflow`.", ""]
     note = keras3_import_note(job, workload)

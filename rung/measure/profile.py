@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from rung.errors import InputError
-from rung.kerasfit import keras3_imports
+from rung.kerasfit import keras3_imports, tf_keras_imports
 from rung.measure import checkpoint, counts, pipeline, replicas, shapes, tfenv, timing
 from rung.measure.workload import build_checked_model, dataset_repeats, load_workload, make_checked_dataset
 from rung.model.inputs import INPUT_BOUND_FRACTION
@@ -94,6 +94,10 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
     if steps < 2 or warmup < 0:
         raise InputError("--steps", None, f"expected at least 2 timed steps, received {steps}")
     phase = on_phase or (lambda _msg: None)
+    legacy = tf_keras_imports(Path(path).read_text(encoding="utf-8", errors="replace")) \
+        if keras is None and Path(path).is_file() else []
+    if legacy:  # its model is a tf-keras model, whatever tf.keras would be
+        keras = "tf_keras"
     phase("importing TensorFlow")
     tf = tfenv.import_tensorflow(keras)
     # a workload may set Keras's global mixed-precision policy: it is this profile's only,
@@ -103,6 +107,9 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
         out = _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step)
     finally:
         tf.keras.mixed_precision.set_global_policy(policy)
+    if legacy:
+        out["notes"].append(f"profiled on tf-keras: the workload imports tf_keras itself ({legacy[0]}), so its "
+                            "model is a tf-keras model (rung bench and init run it on tf-keras too)")
     own_step = out.pop("_keras_train_step")
     if check_replicas and own_step:  # Keras' own step scales its loss: nothing to run
         add_replica_check(out, dict(replicas.KERAS_STEP))

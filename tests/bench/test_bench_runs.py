@@ -17,6 +17,7 @@ from rung.bench.reproduce import reproduce
 from rung.examples import workload_examples
 from rung.model import preemption
 from rung.spec.benchresult import BenchResult
+from tests.conftest import interruptible
 
 pytestmark = pytest.mark.tf
 MLP = str(workload_examples()["mlp"])
@@ -194,7 +195,7 @@ def test_ctrl_c_reaps_every_process(tmp_path):
             "--steps", "200"]
     if os.geteuid() == 0:
         args += ["--hosts", "2", "--link-mbit", "50"]
-    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     deadline = time.time() + 120
     while time.time() < deadline and len(task_processes()) < 2:
         time.sleep(0.5)
@@ -277,6 +278,14 @@ def test_steps_per_execution_is_timed_per_step_and_mirrored_runs_on_tf_keras():
         assert run["step_seconds_p95"] < 5 * run["step_seconds_p50"], run
     assert single["keras"] == "keras3" and mirrored["keras"] == "tf_keras"
     assert any("steps_per_execution=4" in n and "STEPS_PER_EXECUTION" in n for n in b["notes"])
+
+
+def test_a_file_on_tf_keras_itself_runs_every_strategy_on_tf_keras():
+    keras2 = os.path.join(os.path.dirname(__file__), "..", "measure", "workloads", "keras2.py")
+    r, b = bench(keras2, "--runs", "single_device,mirrored:2", "--steps", "4", "--warmup", "1")
+    assert r.returncode == 0, r.stderr[-800:]
+    assert [run["keras"] for run in b["runs"]] == ["tf_keras", "tf_keras"]
+    assert any("imports tf_keras itself" in n for n in b["notes"])
 
 
 def test_a_run_whose_keras_cannot_build_the_model_fails_alone():

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from rung.examples import workload_examples
-from tests.conftest import without_frameworks
+from tests.conftest import interruptible, without_frameworks
 
 MLP = workload_examples()["mlp"]
 HERE = Path(__file__).parent
@@ -240,7 +240,7 @@ def test_ctrl_c_ends_every_task(tmp_path):
     out = tmp_path / "job"
     p = subprocess.Popen([sys.executable, "-m", "rung", "launch", str(MLP), "--strategy", "multi_worker_mirrored",
                           "--workers", "2", "--engine", "local", "--steps", "100000", "--out", str(out)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     deadline = time.time() + 120
     train = str(out / "train.py")
     while time.time() < deadline and len(_processes_mentioning(train)) < 2:
@@ -292,6 +292,22 @@ def test_a_keras_3_import_is_warned_at_init_and_stops_launch_at_once(tmp_path):
     assert r.stderr.strip().splitlines()[-1] == (
         f"rung: error: {vae}: build_model() returned a Keras 3 model, built from `import keras`, and this "
         "script runs on tf-keras, which cannot train it: build it from tf.keras (`from tensorflow import keras`)")
+
+
+@pytest.mark.tf
+def test_a_file_on_tf_keras_itself_gets_a_train_py_on_tf_keras_for_every_strategy(tmp_path):
+    # `import tf_keras as keras` (the Keras 3 migration guide's way to keep Keras 2): before,
+    # a single-device or mirrored train.py ran on Keras 3, whose fit cannot take that model
+    keras2 = HERE.parent / "measure" / "workloads" / "keras2.py"
+    r = rung("init", str(keras2), "--strategy", "single_device", "--out", str(tmp_path / "one"))
+    assert r.returncode == 0, r.stderr
+    train = (tmp_path / "one" / "train.py").read_text()
+    assert 'os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in train
+    assert "imports tf_keras itself (import tf_keras (line 6))" in (tmp_path / "one" / "README.md").read_text()
+    r = rung("launch", str(keras2), "--strategy", "mirrored", "--engine", "local", "--steps", "3", "--json")
+    assert r.returncode == 0, r.stderr[-800:]
+    result = json.loads(r.stdout)
+    assert result["keras"] == "tf_keras" and result["steps_completed"] >= 3
 
 
 @pytest.mark.tf

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -157,6 +158,18 @@ BAD.update({
                       "    return tf.data.Dataset.from_tensor_slices((x, x, x, x)).repeat().batch(b)\n",
                       "yields tuples of 4; expected (features, labels)"),
 })
+
+
+def test_a_file_on_tf_keras_itself_is_profiled_on_tf_keras():
+    # before: Keras 3 behind tf.keras, and "build_model() returned Sequential; expected a
+    # compiled tf.keras.Model" (exit 2) for a model built with `import tf_keras as keras`
+    keras2 = Path(__file__).parent / "workloads" / "keras2.py"
+    r = subprocess.run([sys.executable, "-m", "rung", "profile", str(keras2), "--json", "--steps", "4",
+                        "--warmup", "1"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-800:]
+    p = json.loads(r.stdout)
+    assert p["keras"] == "tf_keras" and p["params"] == 16 * 32 + 32 + 32 + 1
+    assert any("imports tf_keras itself (import tf_keras (line 6))" in n for n in p["notes"])
 
 
 def test_variables_a_subclassed_model_creates_on_its_first_step_are_counted():
