@@ -112,6 +112,10 @@ def build_checked_model(w: Workload, tf):
         found = keras3_imports(w.path.read_text(encoding="utf-8", errors="replace")) or ["keras"]
         raise InputError(w.where, None, f"build_model() returned a Keras 3 model ({type(model).__name__}) under "
                                         f"tf-keras: {keras3_import_problem(found)} ({TF_KERAS_WHY})")
+    if not isinstance(model, tf.keras.Model) and type(model).__module__.startswith("tf_keras"):
+        raise InputError(w.where, None, f"build_model() returned a tf-keras model ({type(model).__name__}) where "
+                                        "tf.keras is Keras 3: the file builds it with tf_keras itself; run it on "
+                                        "tf-keras (--keras tf_keras, or leave --keras out and rung chooses it)")
     if not isinstance(model, tf.keras.Model):
         raise InputError(w.where, None, f"build_model() returned {type(model).__name__}; expected a compiled "
                                         "tf.keras.Model")

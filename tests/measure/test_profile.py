@@ -170,6 +170,11 @@ def test_a_file_on_tf_keras_itself_is_profiled_on_tf_keras():
     p = json.loads(r.stdout)
     assert p["keras"] == "tf_keras" and p["params"] == 16 * 32 + 32 + 32 + 1
     assert any("imports tf_keras itself (import tf_keras (line 6))" in n for n in p["notes"])
+    # Keras 3 asked for by name: one line that says what the model is and what to do
+    r = subprocess.run([sys.executable, "-m", "rung", "profile", str(keras2), "--keras", "keras3"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and "returned a tf-keras model (Sequential) where tf.keras is Keras 3" in r.stderr
+    assert "--keras tf_keras" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_variables_a_subclassed_model_creates_on_its_first_step_are_counted():
