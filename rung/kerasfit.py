@@ -31,6 +31,17 @@ def keras3_mirrored_failures(string_inputs: bool = False, steps_per_execution: i
 TF_KERAS_STRATEGIES = ("multi_worker_mirrored", "parameter_server")
 
 
+def source_of(path) -> str:
+    """A workload file's text, for the import readers below ("" when it cannot be read:
+    its import reports that)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def _imports_of(source: str, module: str) -> list[str]:
     """The statements of a file that import `module` or a submodule of it, as
     "import keras (line 3)", in line order. Empty when the file cannot be parsed (its
@@ -76,8 +87,11 @@ def tf_keras_imports(source: str) -> list[str]:
 def keras3_import_problem(imports: list[str]) -> str:
     """Why tf-keras cannot train the model of a file that imports Keras 3 itself, and the fix."""
     return (f"the file imports Keras 3 itself ({imports[0]}{', ...' if len(imports) > 1 else ''}), and tf-keras "
-            "cannot train a model built from `keras`: build it from tf.keras (`from tensorflow import keras`; "
-            "keras.ops and keras.random become tf.*)")
+            f"cannot train a model built from `keras`: {KERAS3_FIX}")
+
+
+# What to change in a file that builds its model from Keras 3's own `import keras`.
+KERAS3_FIX = "build it from tf.keras (`from tensorflow import keras`; keras.ops and keras.random become tf.*)"
 
 
 TF_KERAS_WHY = ("Keras 3's fit cannot run multi-worker or parameter-server training (tensorflow#72388, "

@@ -19,7 +19,7 @@ from rung.bench.netns import TestNet, check_can_make_hosts
 from rung.bench.plan import RunSpec, keras_for, plan_run
 from rung.bench.run import BenchError, execute, step_stats, workdir
 from rung.errors import InputError
-from rung.kerasfit import keras3_mirrored_failures, tf_keras_imports
+from rung.kerasfit import keras3_mirrored_failures, source_of, tf_keras_imports
 
 SCHEMA = "rung/bench/v1"
 CALIBRATION_SCHEMA = "rung/calibration/v1"
@@ -117,7 +117,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
     work = workdir()
     base = {"workload": str(Path(workload).resolve()), "batch": batch, "steps": steps, "warmup": warmup,
             "collective_timeout": COLLECTIVE_TIMEOUT_SECONDS, "ps_tasks": ps_tasks}
-    legacy = tf_keras_imports(Path(workload).read_text(encoding="utf-8", errors="replace"))
+    legacy = tf_keras_imports(source_of(workload))
     if legacy:
         base["model"] = {"tf_keras_import": True}
         notes.append(f"every run on tf-keras: the workload imports tf_keras itself ({legacy[0]}), so its model is a "

@@ -53,11 +53,12 @@ def job_from(args) -> Job:
         workers = args.workers or (2 if v in ("multi_worker_mirrored", "parameter_server") else 1)
         ps = args.ps_tasks if args.ps_tasks is not None else (1 if v == "parameter_server" else 0)
         job = Job(v, workers=workers, ps_tasks=ps, source=f"--strategy {v}")
-    path = Path(args.workload)
-    if path.is_file():  # a file that builds its model with tf_keras runs on tf-keras everywhere
-        from rung.kerasfit import tf_keras_imports
+    # the file's own imports of tf_keras (it runs on tf-keras everywhere) and of Keras 3
+    # (tf-keras cannot train it): read once, here
+    from rung.kerasfit import keras3_imports, source_of, tf_keras_imports
 
-        job.tf_keras_imports = tf_keras_imports(path.read_text(encoding="utf-8", errors="replace"))
+    source = source_of(args.workload)
+    job.tf_keras_imports, job.keras3_imports = tf_keras_imports(source), keras3_imports(source)
     if args.batch:
         job.batch = args.batch
     for flag, value in (("--workers", args.workers), ("--ps-tasks", args.ps_tasks), ("--batch", args.batch)):

@@ -63,7 +63,7 @@ def run(args) -> int:
     written = write_files(job, workload, out, args.k8s, args.image)
     from rung.launch.emit import keras3_import_note
 
-    note = keras3_import_note(job, workload)
+    note = keras3_import_note(job)
     if note:
         print(f"rung init: warning: {note}", file=sys.stderr)
     print(f"wrote {out}/: {', '.join(written)}  ({job.verdict}"

@@ -125,7 +125,7 @@ def _keras3_cannot_run(ctx: Context, d: Decision) -> list:
     fit under MirroredStrategy (rung.kerasfit; tf-keras runs it), or strings on a TPU (no
     string tensors on the device). KERAS3_IMPORT: the plan needs tf-keras, and the model
     is built from Keras 3's own `import keras`, which tf-keras cannot train."""
-    from rung.kerasfit import TF_KERAS_STRATEGIES, TF_KERAS_WHY, keras3_mirrored_failures
+    from rung.kerasfit import KERAS3_FIX, TF_KERAS_STRATEGIES, TF_KERAS_WHY, keras3_mirrored_failures
 
     w, p = ctx.s.workload, d.prediction
     if p is None:
@@ -134,9 +134,7 @@ def _keras3_cannot_run(ctx: Context, d: Decision) -> list:
         return [Finding(C.KERAS3_IMPORT, f"{TF_KERAS_WHY}, so rung init's train.py runs on tf-keras "
                                          "(TF_USE_LEGACY_KERAS=1), and the workload file imports Keras 3 itself "
                                          "(`import keras` or `from keras import ...`): tf-keras cannot train a "
-                                         "model built from it. Build the model from tf.keras (`from tensorflow "
-                                         "import keras`; keras.ops and keras.random become their tf.* "
-                                         "equivalents) before launching")]
+                                         f"model built from it: {KERAS3_FIX}, before launching")]
     layers = "map TextVectorization / StringLookup over the tf.data pipeline (dataset.map) so the model takes integers"
     if d.verdict == "tpu" and w.string_inputs:
         return [Finding(C.STRING_INPUTS, f"the model takes string features, and a TPU takes no string tensors: {layers}")]

@@ -11,7 +11,7 @@ from string import Template
 from typing import Optional
 
 from rung.errors import InputError
-from rung.kerasfit import TF_KERAS_STRATEGIES, keras3_import_problem, keras3_imports, keras3_mirrored_failures
+from rung.kerasfit import TF_KERAS_STRATEGIES, keras3_import_problem, keras3_mirrored_failures
 from rung.ladder.codes import STRATEGY
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -39,6 +39,8 @@ class Job:
     # the workload file's own `import tf_keras` (rung.kerasfit.tf_keras_imports): its model
     # is a tf-keras model, so every strategy's train.py runs on tf-keras
     tf_keras_imports: list[str] = field(default_factory=list)
+    # its own imports of Keras 3 (rung.kerasfit.keras3_imports): KERAS3_IMPORT
+    keras3_imports: list[str] = field(default_factory=list)
 
     @property
     def strategy_class(self) -> str:
@@ -152,15 +154,14 @@ def train_py(job: Job, workload: Path) -> str:
         strategy_code=code, main_body="\n".join(body))
 
 
-def keras3_import_note(job: Job, workload: Path) -> Optional[str]:
+def keras3_import_note(job: Job) -> Optional[str]:
     """KERAS3_IMPORT: train.py runs on tf-keras for this strategy, and the workload file
     imports Keras 3 itself (rung.kerasfit), so its model may be one tf-keras cannot train
     (train.py then stops at once, saying so). None when that cannot happen."""
-    if job.script_verdict not in TF_KERAS_STRATEGIES:
+    if job.script_verdict not in TF_KERAS_STRATEGIES or not job.keras3_imports:
         return None
-    found = keras3_imports(workload.read_text(encoding="utf-8", errors="replace"))
     return (f"KERAS3_IMPORT: train.py runs on tf-keras (Keras 3's fit cannot run {job.script_verdict}); "
-            f"{keras3_import_problem(found)}") if found else None
+            f"{keras3_import_problem(job.keras3_imports)}")
 
 
 def readme(job: Job, workload: Path, files: list[str]) -> str:
@@ -179,7 +180,7 @@ def readme(job: Job, workload: Path, files: list[str]) -> str:
         why = job.legacy_keras_why
         lines += [f"`train.py` sets `TF_USE_LEGACY_KERAS=1` before TensorFlow starts: {why}. "
                   "Install `tf-keras` beside `tensorflow`.", ""]
-    note = keras3_import_note(job, workload)
+    note = keras3_import_note(job)
     if note:
         lines += [f"**{note}**", ""]
     return "\n".join(lines)

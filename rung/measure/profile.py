@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from rung.errors import InputError
-from rung.kerasfit import keras3_imports, tf_keras_imports
+from rung.kerasfit import keras3_imports, source_of, tf_keras_imports
 from rung.measure import checkpoint, counts, pipeline, replicas, shapes, tfenv, timing
 from rung.measure.workload import build_checked_model, dataset_repeats, load_workload, make_checked_dataset
 from rung.model.inputs import INPUT_BOUND_FRACTION
@@ -94,8 +94,7 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
     if steps < 2 or warmup < 0:
         raise InputError("--steps", None, f"expected at least 2 timed steps, received {steps}")
     phase = on_phase or (lambda _msg: None)
-    legacy = tf_keras_imports(Path(path).read_text(encoding="utf-8", errors="replace")) \
-        if keras is None and Path(path).is_file() else []
+    legacy = tf_keras_imports(source_of(path)) if keras is None else []
     if legacy:  # its model is a tf-keras model, whatever tf.keras would be
         keras = "tf_keras"
     phase("importing TensorFlow")
@@ -243,7 +242,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "string_inputs": bool(strings),
         "string_input_details": strings,
         "steps_per_execution": counts.steps_per_execution(model),
-        "keras3_imports": keras3_imports(Path(path).read_text(encoding="utf-8", errors="replace")),
+        "keras3_imports": keras3_imports(source_of(path)),
         "gradient_bytes_dense": g.dense_bytes,
         "gradient_bytes_sparse": g.sparse_bytes,
         "gradients_observed": g.observed,
