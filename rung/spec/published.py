@@ -1,5 +1,6 @@
 """Published 1-GPU vs N-GPU throughputs (benchmarks/published/scaling-results.json, a
-copy of the team's shared file) turned into scenarios: the published configuration is
+copy of the team's shared file; holdout.json beside it, results not used to build or fit
+the model) turned into scenarios: the published configuration is
 the `proposal`, the published 1-GPU step is the measured step. Pure: no TensorFlow.
 
 A row becomes a scenario only when the source gives what the model needs: a 1-GPU
@@ -20,6 +21,8 @@ from rung.spec import catalog
 from rung.spec.scenario import SCHEMA, Scenario, parse_scenario
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "benchmarks" / "published" / "scaling-results.json"
+# results not used to build or fit the model (rung's own collection, same format)
+HOLDOUT = PUBLISHED.with_name("holdout.json")
 
 # Devices outside rung's catalog: memory (GiB) and PCIe generation from the vendors' sheets.
 _CUSTOM = {
@@ -27,6 +30,8 @@ _CUSTOM = {
     "P100": (16.0, catalog.PCIE_GEN3_GBPS),
     "2080 Ti": (11.0, catalog.PCIE_GEN3_GBPS),
     "3090": (24.0, catalog.PCIE_GEN4_GBPS),
+    "A6000": (48.0, catalog.PCIE_GEN4_GBPS),
+    "RTX 8000": (48.0, catalog.PCIE_GEN3_GBPS),
 }
 # NVLink per GPU, one direction, Gb/s: P100 NVLink1 4 links x 20 GB/s (cube mesh)
 _P100_NVLINK_GBPS = 640.0

@@ -1,0 +1,93 @@
+"""Published 1-GPU vs N-GPU results as scenarios (rung.spec.published), for both files:
+the shared one the model was fitted on and the holdout it was not. Oracles are the
+published numbers themselves; no TensorFlow."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rung.model import comm
+from rung.spec import catalog, published
+
+FILES = [published.PUBLISHED, published.HOLDOUT]
+
+
+def raw(path):
+    return json.loads(Path(path).read_text())
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_efficiency_is_the_ratio_of_its_published_throughputs(path):
+    for r in raw(path):
+        ratio = r["throughput_ngpu"] / (r["n_gpus"] * r["throughput_1gpu"])
+        assert r["efficiency"] == pytest.approx(ratio, abs=6e-4), r["id"]
+
+
+def test_a_holdout_scenario_asks_for_the_published_n_gpu_throughput():
+    """The scenario's target is the N-GPU throughput the source printed, in examples
+    (Transformer-XL's tokens over its 192 tokens a sequence), and its step the 1-GPU batch
+    over the 1-GPU rate."""
+    rows = {r.id: r for r in published.load(published.HOLDOUT)}
+    for r in raw(published.HOLDOUT):
+        s = rows[r["id"]].scenario
+        assert s is not None, r["id"]
+        per_example = 192 if r["throughput_unit"] == "tokens/s" else 1
+        batch = int(str(r["per_gpu_batch"]).split()[0])
+        assert s.goal.target_examples_per_second == pytest.approx(r["throughput_ngpu"] / per_example, rel=2e-3)
+        assert s.workload.step_seconds == pytest.approx(batch * per_example / r["throughput_1gpu"], rel=2e-3)
+        assert s.proposal.hosts == r["hosts"]
+
+
+def test_accumulation_is_read_at_the_published_gpu_count():
+    shared = {r.id: r for r in published.load()}
+    held = {r.id: r for r in published.load(published.HOLDOUT)}
+    # BERT pre-training on 4 DGX A100: "Gradient Accumulation 32" in the multi-node table
+    assert shared["V01"].scenario.workload.gradient_accumulation_steps == 32
+    # the same README's single-node DGX-1 16GB table: 512 at 8 GPUs (4096 at one)
+    assert held["H18"].scenario.workload.gradient_accumulation_steps == 512
+    assert held["H01"].scenario.workload.gradient_accumulation_steps == 1
+
+
+def test_rows_that_cannot_be_scenarios_say_why():
+    why = {r.id: r.left_out for r in published.load() if r.scenario is None}
+    assert set(why) == {"V18", "V22", "X05", "X08"}
+    assert "strong scaling" in why["V22"]
+    assert "per-GPU batch" in why["X05"]
+    assert "1-GPU step" in why["V18"] and "1-GPU step" in why["X08"]
+
+
+def test_devices_outside_the_catalog_carry_their_vendor_memory_and_pcie():
+    held = {r.id: r for r in published.load(published.HOLDOUT)}
+    by_device = {}
+    for r in raw(published.HOLDOUT):
+        by_device.setdefault(r["device"], r["id"])
+    a6000 = held[by_device["RTX A6000 (48GB)"]].scenario.hardware
+    rtx8000 = held[by_device["Quadro RTX 8000 (48GB)"]].scenario.hardware
+    assert (a6000.device_memory_gib, a6000.intra_host_gbps) == (48.0, catalog.PCIE_GEN4_GBPS)
+    assert (rtx8000.device_memory_gib, rtx8000.intra_host_gbps) == (48.0, catalog.PCIE_GEN3_GBPS)
+
+
+def test_the_holdout_repeats_no_configuration_the_model_was_fitted_on():
+    def key(r):
+        return r["model"], r["device"], r["precision"].split(" ")[0], r["n_gpus"], str(r["per_gpu_batch"])
+    fitted = {key(r) for r in raw(published.PUBLISHED)}
+    held = [key(r) for r in raw(published.HOLDOUT)]
+    assert not fitted & set(held)
+    assert len(set(held)) == len(held)
+    for r in raw(published.HOLDOUT):
+        assert len(r["source"]["commit"]) == 40 and r["source"]["path"], r["id"]
+
+
+def test_the_model_beats_perfect_scaling_on_results_it_was_not_fitted_on():
+    """The fitted constants come from the shared rows; on the holdout the model must still
+    do better than the naive answer (every GPU adds a full GPU)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import bench_published
+    rows = [r for r in published.load(published.HOLDOUT) if r.scenario is not None]
+    assert len(rows) == 150
+    e = bench_published.errors(rows, comm.DEFAULT_LINKS)
+    naive = np.array([1.0 - r.published_efficiency for r in rows])
+    assert np.mean(np.abs(e)) < np.mean(np.abs(naive))
