@@ -6,8 +6,14 @@ configuration (rung.spec.published). The prediction is `throughput.predict_sync`
 function `rung advise` decides with, with its default link constants. Prints predicted
 against published scaling efficiency per row, the mean absolute error (MAE) overall and
 per group (one host NVLink, one host PCIe, several hosts), and what each term of the
-model buys: the MAE with the term and without it; for the one fitted constant
-(`Links.colocation_overhead`) the leave-one-out MAE, refitting it without each row.
+model buys: the MAE with the term and without it; for the two fitted constants
+(`Links.sync_step_seconds`, `Links.colocation_overhead`) the joint fit that gives the
+defaults, and the leave-one-out MAE, refitting both without each row.
+
+Then the same model, unchanged, on benchmarks/published/holdout.json: 150 published results
+that were not used to build or fit it (rung's own collection; how they were chosen is in
+benchmarks/published/README.md). Its error there is out of sample; so is each candidate
+term's, refitting the one constant on the 29 rows only.
 
     python benchmarks/bench_published.py [--json OUT.json]
 """
@@ -27,7 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rung.model import comm, throughput  # noqa: E402
 from rung.spec import published  # noqa: E402
 
-GAMMAS = np.round(np.linspace(0.0, 0.30, 31), 3)  # the fitted constant's search grid
+# the two fitted constants' search grid: the co-location overhead (share of compute) and
+# the fixed cost of a synchronous step (seconds)
+GAMMAS = np.round(np.linspace(0.0, 0.30, 61), 3)
+FIXED = np.round(np.arange(0.0, 0.0205, 0.001), 4)
+GRID = [(float(c), float(g)) for c in FIXED for g in GAMMAS]
 
 
 def efficiency(row: published.Row, links: comm.Links, accumulate: bool = True) -> float:
@@ -53,30 +63,81 @@ def by_group(rows, e) -> dict:
     return {g: {"rows": len(v), "mae": float(np.mean(v))} for g, v in sorted(groups.items())}
 
 
-def leave_one_out(rows, base: comm.Links) -> dict:
-    """Refit colocation_overhead on all rows but one, predict that one; report the held-out errors."""
-    table = np.array([errors(rows, base.with_(colocation_overhead=float(g))) for g in GAMMAS])
-    held_out, fitted = [], []
+def fitted(base: comm.Links, pair) -> comm.Links:
+    return base.with_(sync_step_seconds=pair[0], colocation_overhead=pair[1])
+
+
+def grid_errors(rows, base: comm.Links) -> np.ndarray:
+    """Signed errors of every row at every (fixed cost, overhead) pair of GRID: (pairs, rows)."""
+    return np.array([errors(rows, fitted(base, pair)) for pair in GRID])
+
+
+def best_pair(table: np.ndarray, columns=None):
+    t = np.abs(table if columns is None else table[:, columns])
+    return GRID[int(np.argmin(t.mean(axis=1)))]
+
+
+def leave_one_out(rows, base: comm.Links, table=None) -> dict:
+    """Refit both constants on all rows but one, predict that one; report the held-out errors."""
+    table = grid_errors(rows, base) if table is None else table
+    held_out, pairs = [], []
     for i in range(len(rows)):
-        keep = np.arange(len(rows)) != i
-        best = int(np.argmin(np.abs(table[:, keep]).mean(axis=1)))
-        fitted.append(float(GAMMAS[best]))
-        held_out.append(float(table[best, i]))
-    full = float(GAMMAS[int(np.argmin(np.abs(table).mean(axis=1)))])
-    return {"mae": mae(held_out), "by_group": by_group(rows, held_out), "fit_on_all_rows": full,
-            "fitted_range": [min(fitted), max(fitted)]}
+        pair = best_pair(table, np.arange(len(rows)) != i)
+        pairs.append(pair)
+        held_out.append(float(table[GRID.index(pair), i]))
+    return {"mae": mae(held_out), "by_group": by_group(rows, held_out), "fit_on_all_rows": best_pair(table),
+            "fixed_range": [min(p[0] for p in pairs), max(p[0] for p in pairs)],
+            "overhead_range": [min(p[1] for p in pairs), max(p[1] for p in pairs)]}
 
 
 def split(rows, base: comm.Links) -> dict:
-    """Fit colocation_overhead on the file's 'core' rows, test on its 'extra' rows."""
+    """Fit both constants on the file's 'core' rows, test on its 'extra' rows."""
     train = [r for r in rows if r.raw.get("priority") == "core"]
     test = [r for r in rows if r.raw.get("priority") != "core"]
-    table = np.array([errors(train, base.with_(colocation_overhead=float(g))) for g in GAMMAS])
-    g = float(GAMMAS[int(np.argmin(np.abs(table).mean(axis=1)))])
-    e_test = errors(test, base.with_(colocation_overhead=g))
-    e_none = errors(test, base.with_(colocation_overhead=0.0))
-    return {"fitted_on_core": g, "train_rows": len(train), "test_rows": len(test),
-            "test_mae": mae(e_test), "test_mae_without_term": mae(e_none)}
+    pair = best_pair(grid_errors(train, base))
+    e_test = errors(test, fitted(base, pair))
+    e_none = errors(test, fitted(base, (0.0, 0.0)))
+    return {"fitted_on_core": pair, "train_rows": len(train), "test_rows": len(test),
+            "test_mae": mae(e_test), "test_mae_without_terms": mae(e_none)}
+
+
+def holdout(fitted_on, links: comm.Links, path=published.HOLDOUT) -> dict:
+    """The model on results it was not built or fitted on: the MAE per group, against
+    perfect scaling, the rows it misses most, and each candidate out of sample (its
+    constants refitted on `fitted_on`, the error measured on these rows)."""
+    loaded = published.load(path)
+    rows = [r for r in loaded if r.scenario is not None]
+    e = errors(rows, links)
+    naive = np.array([1.0 - r.published_efficiency for r in rows])
+    candidates = {
+        "the default model": links,
+        "no fixed cost per step (overhead refitted)": links.with_(sync_step_seconds=0.0),
+        "no co-location overhead (fixed cost refitted)": links.with_(colocation_overhead=0.0),
+        "neither": links.with_(sync_step_seconds=0.0, colocation_overhead=0.0),
+        "overlap with the backward pass, 64 MiB buckets (both refitted)": links.with_(bucket_bytes=64 * 2**20),
+        "a flat 0.80 of nominal bandwidth on every link": links.with_(
+            nvlink_efficiency=0.80, pcie_efficiency=0.80, ici_efficiency=0.80),
+    }
+    terms = {}
+    for name, base in candidates.items():
+        if "refitted" in name:
+            pairs = [(c, g) for c, g in GRID if ("overhead refitted" not in name or c == 0.0)
+                     and ("fixed cost refitted" not in name or g == 0.0)]
+            t = np.array([errors(fitted_on, fitted(base, pair)) for pair in pairs])
+            base = fitted(base, pairs[int(np.argmin(np.abs(t).mean(axis=1)))])
+        terms[name] = {"sync_step_seconds": base.sync_step_seconds, "colocation_overhead": base.colocation_overhead,
+                       "fitted_rows_mae": mae(errors(fitted_on, base)), "holdout_mae": mae(errors(rows, base))}
+    worst = sorted(zip(rows, e), key=lambda t: -abs(t[1]))[:8]
+    return {"rows": [{"id": r.id, "group": r.group, "published": r.published_efficiency,
+                      "predicted": r.published_efficiency + float(x)} for r, x in zip(rows, e)],
+            "left_out": {r.id: r.left_out for r in loaded if r.scenario is None},
+            "mae": mae(e), "median": float(statistics.median(np.abs(e))), "by_group": by_group(rows, e),
+            "perfect_scaling_mae": mae(naive), "bias": float(np.mean(e)),
+            "within_0_05": int(np.sum(np.abs(e) <= 0.05)), "within_0_03": int(np.sum(np.abs(e) <= 0.03)),
+            "worst": [{"id": r.id, "published": r.published_efficiency, "error": float(x),
+                       "what": f"{r.raw['model']}, {r.raw['precision']}, {r.raw['n_gpus']} GPUs, {r.raw['system']}"}
+                      for r, x in worst],
+            "terms": terms}
 
 
 def main() -> None:
@@ -108,6 +169,8 @@ def main() -> None:
         "host-staged transfers without peer-to-peer (vs as with P2P)": errors(rows, links.with_(host_staged_factor=1.0)),
         f"co-location overhead {links.colocation_overhead:g} x compute (vs none)": errors(
             rows, links.with_(colocation_overhead=0.0)),
+        f"fixed {links.sync_step_seconds * 1e3:g} ms per synchronous step (vs none)": errors(
+            rows, links.with_(sync_step_seconds=0.0)),
     }
     print("\nwhat each term buys (MAE without it -> with it; negative change is better):")
     ablation = {}
@@ -118,28 +181,48 @@ def main() -> None:
     tried = {
         "overlap with the backward pass, 64 MiB buckets (Horovod's fusion)": errors(
             rows, links.with_(bucket_bytes=64 * 2**20)),
-        "fixed 5 ms per synchronous step (launch and barrier)": errors(rows, links.with_(sync_step_seconds=0.005)),
     }
     tried_out = {}
     for name, with_term in tried.items():
         tried_out[name] = {"without": mae(e), "with": mae(with_term)}
         print(f"  not in the default model: {name:<50} {mae(e):.3f} -> {mae(with_term):.3f} "
               f"({mae(with_term) - mae(e):+.3f})")
-    loo = leave_one_out(rows, links)
-    print(f"\nleave-one-out (co-location overhead refitted without each row; fitted "
-          f"{loo['fitted_range'][0]:g}-{loo['fitted_range'][1]:g}, on all rows {loo['fit_on_all_rows']:g}): "
+    table = grid_errors(rows, links)
+    pair = best_pair(table)
+    print(f"\nthe two fitted constants, fitted together on these {len(rows)} rows "
+          f"(fixed cost 0-20 ms by 1 ms x overhead 0-0.30 by 0.005): {pair[0] * 1e3:g} ms and {pair[1]:g} "
+          f"(MAE {mae(table[GRID.index(pair)]):.3f}); the model's defaults: "
+          f"{links.sync_step_seconds * 1e3:g} ms and {links.colocation_overhead:g}")
+    loo = leave_one_out(rows, links, table)
+    print(f"leave-one-out (both refitted without each row; fixed cost {loo['fixed_range'][0] * 1e3:g}-"
+          f"{loo['fixed_range'][1] * 1e3:g} ms, overhead {loo['overhead_range'][0]:g}-{loo['overhead_range'][1]:g}): "
           f"MAE {loo['mae']:.3f}")
     for g, v in loo["by_group"].items():
         print(f"  {g:<17} {v['rows']:>2} rows  MAE {v['mae']:.3f}")
     sp = split(rows, links)
-    print(f"train/test split: co-location overhead fitted on the {sp['train_rows']} 'core' rows "
-          f"({sp['fitted_on_core']:g}), tested on the {sp['test_rows']} 'extra' rows: MAE {sp['test_mae']:.3f} "
-          f"(without the term {sp['test_mae_without_term']:.3f})")
+    print(f"train/test split: both fitted on the {sp['train_rows']} 'core' rows "
+          f"({sp['fitted_on_core'][0] * 1e3:g} ms, {sp['fitted_on_core'][1]:g}), tested on the {sp['test_rows']} "
+          f"'extra' rows: MAE {sp['test_mae']:.3f} (without either term {sp['test_mae_without_terms']:.3f})")
     within = int(np.sum(np.abs(e) <= 0.05))
     print(f"rows within 0.05 of the published efficiency: {within}/{len(rows)}; within 0.03: "
           f"{int(np.sum(np.abs(e) <= 0.03))}/{len(rows)}")
+    ho = holdout(rows, links)
+    n = len(ho["rows"])
+    print(f"\nresults not used to build or fit the model (benchmarks/published/holdout.json, {n} rows): "
+          f"MAE {ho['mae']:.3f} (median {ho['median']:.3f}, mean signed error {ho['bias']:+.3f}); "
+          f"perfect scaling would be {ho['perfect_scaling_mae']:.3f}")
+    for g, v in ho["by_group"].items():
+        print(f"  {g:<17} {v['rows']:>2} rows  MAE {v['mae']:.3f}")
+    print(f"  within 0.05: {ho['within_0_05']}/{n}; within 0.03: {ho['within_0_03']}/{n}")
+    print("  missed most:")
+    for w in ho["worst"]:
+        print(f"    {w['id']:<5} published {w['published']:.3f}  error {w['error']:+.3f}  {w['what'][:90]}")
+    print(f"  each candidate, its constants refitted on the {len(rows)} rows above, tested here:")
+    for name, t in ho["terms"].items():
+        print(f"    {name:<62} {t['sync_step_seconds'] * 1e3:>4g} ms, overhead {t['colocation_overhead']:.3f}: "
+              f"MAE {t['fitted_rows_mae']:.3f} on the {len(rows)} rows, {t['holdout_mae']:.3f} on these")
     if a.json:
-        a.json.write_text(json.dumps({
+        a.json.write_text(json.dumps({"holdout": ho,
             "rows": [{"id": r.id, "group": r.group, "published": r.published_efficiency,
                       "predicted": r.published_efficiency + float(x)} for r, x in zip(rows, e)],
             "left_out": left_out, "mae": mae(e), "by_group": by_group(rows, e), "perfect_scaling_mae": mae(naive),

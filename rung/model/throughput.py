@@ -161,9 +161,10 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     sparse_bytes = sparse_bytes_per_example(s) * np.asarray(batch, dtype=float) * k
     sp_intra, sp_inter = comm.sparse_allgather_seconds(sparse_bytes, h, d, intra_bw, inter_bw, links, intra_eff)
     sparse = np.where((h * d > 1) & (sparse_bytes > 0), np.where(d > 1, sp_intra, 0.0) + sp_inter * slowdown, 0.0)
-    sync = np.where(h * d > 1, links.sync_step_seconds + links.colocation_overhead * compute, 0.0)
-    if testbed is not None:  # the test bed's own fixed cost of a step between its hosts
-        sync = sync + np.where(h > 1, testbed.sync_seconds, 0.0)
+    # the fixed cost of a synchronous step: real hosts', or the test bed's own, measured
+    # between its hosts (0 inside one test host)
+    fixed = links.sync_step_seconds if testbed is None else np.where(h > 1, testbed.sync_seconds, 0.0)
+    sync = np.where(h * d > 1, fixed + links.colocation_overhead * compute, 0.0)
     # k independent micro-batches: the sum's spread grows as sqrt(k), not k (its cv / sqrt(k))
     strag = straggler.straggler_seconds(compute, w.step_time_cv / np.sqrt(k), h, w.step_time_distribution)
     stream_cpu = 0.0

@@ -31,18 +31,19 @@ def hand_examples_per_second(hosts: int) -> float:
     """The valid scenario (8 A100s per host on NVLink, 100 Gb/s between hosts, ResNet-50's
     102.4 MB of fp32 gradients, 0.21 s steps of which 0.205 s compute, cv 0.02) on `hosts`
     hosts, every term written out: NCCL's 0.77 of 300 GB/s inside the host, 0.9 of the
-    network between hosts, 5 / 25 us per hop, 0.07 of compute co-location overhead."""
+    network between hosts, 5 / 25 us per hop, a fixed 3 ms per synchronous step and 0.065 of
+    compute co-location overhead."""
     grads, compute = 102.4e6, 0.205
     intra = 2 * 7 / 8 * grads / (300e9 * 0.77) + 14 * 5e-6
     inter = 2 * (hosts - 1) / hosts * grads / (12.5e9 * 0.9) + 2 * (hosts - 1) * 25e-6
     straggler = compute * 0.02 * HARTER[hosts]
-    return 8 * hosts * 256 / (0.21 + intra + inter + 0.07 * compute + straggler)
+    return 8 * hosts * 256 / (0.21 + intra + inter + 0.003 + 0.065 * compute + straggler)
 
 
 def test_fewest_hosts_that_meet_the_target():
     d = decide(goal={"target_examples_per_second": 20000})
     fewest = next(h for h in range(2, 9) if hand_examples_per_second(h) >= 20000)
-    assert fewest == 3 and hand_examples_per_second(2) < 20000  # the hand numbers: 17,307 and 25,504
+    assert fewest == 3 and hand_examples_per_second(2) < 20000  # the hand numbers: 17,164 and 25,297
     assert d.verdict == "multi_worker_mirrored" and d.hosts == fewest and d.meets_goal
     assert d.prediction.examples_per_second == pytest.approx(hand_examples_per_second(fewest), rel=1e-3)
 
