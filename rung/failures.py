@@ -27,6 +27,13 @@ _CLUTTER = (re.compile(r"\{\{function_node [^}]*\}\}\s*"), re.compile(r"\s*for '
             re.compile(r"\s*\[Op:[^\]]*\](\s*name:.*)?$"))
 
 
+# The values of a tensor printed into a message (Keras prints an eager input's values):
+# four or more numbers in brackets, apart by spaces as numpy prints them, over as many
+# lines as numpy wraps them (not a shape: shape[4096,4096] keeps its commas).
+_NUMBER = r"-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
+_VALUES = re.compile(rf"\[[\[\s]*{_NUMBER}(?:[\s\[\]]+{_NUMBER}){{3,}}[\s\]]*\]")
+
+
 def _noise(line: str) -> bool:
     return not line or line.startswith(_NOISE)
 
@@ -35,7 +42,7 @@ def message_line(message: str, kind: str = "") -> str:
     """An error message from TensorFlow or Keras as one readable line: colour codes,
     stacks, node names and argument dumps removed; the innermost error's own words kept
     (`kind`, the exception's class name, when nothing else is left)."""
-    lines = [line.strip() for line in _ANSI.sub("", message).splitlines()]
+    lines = [line.strip() for line in _VALUES.sub("[...]", _ANSI.sub("", message)).splitlines()]
     marks = [i for i, line in enumerate(lines) if _ERROR_LINE.match(line)]
     if marks:  # "in user code:" traces: the innermost "XError: message" and what follows
         i = marks[-1]

@@ -100,3 +100,23 @@ def test_other_failures_are_passed_on_as_they_were():
         "ResourceExhaustedError: OOM when allocating tensor with shape[4096,4096] and type float on "
         "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")
     assert failure_line("RuntimeError", "") == "RuntimeError: "
+
+
+# Keras 3, an eager train_step (rung's gradient count) on one example of an unbatched
+# dataset: Keras prints the input's values, wrapped over lines as numpy wraps them
+EAGER_VALUES = ("Exception encountered when calling Sequential.call().\n\n\x1b[1mInvalid input shape for input "
+                "[0.8452202  0.5606429  0.19885044 0.99192464 0.46132833 0.08751538\n 0.95488137 0.25447795 "
+                "0.08193276 0.39261165 0.60911226 0.3840801\n 0.79796064 0.06472657] with name 'keras_tensor' and "
+                "path ''. Expected shape (None, 32), but input has incompatible shape (32,)\x1b[0m\n\n"
+                "Arguments received by Sequential.call():\n  • inputs=tf.Tensor(shape=(32,), dtype=float32)\n"
+                "  • training=True")
+
+
+def test_a_tensors_printed_values_do_not_take_the_line():
+    # before: "0.79796064 0.06472657] with name 'keras_tensor' ..." (the tail of the dump)
+    text = failure_line("ValueError", EAGER_VALUES)
+    assert text == ("ValueError: Invalid input shape for input [...] with name 'keras_tensor' and path ''. "
+                    "Expected shape (None, 32), but input has incompatible shape (32,)")
+    # a shape in brackets is kept
+    assert "shape[4096,4096]" in failure_line("ResourceExhaustedError", "OOM when allocating tensor with "
+                                              "shape[4096,4096] and type float")

@@ -117,7 +117,7 @@ def _poll_iterations(model, cfg):
 
 def run(cfg) -> dict:
     from rung.measure import counts, shapes, tfenv
-    from rung.measure.workload import build_checked_model, load_workload
+    from rung.measure.workload import build_checked_model, load_workload, make_checked_dataset
 
     tf = tfenv.import_tensorflow(None)  # the runner set TF_USE_LEGACY_KERAS as needed
     devices = _devices(tf, cfg) if cfg["strategy"] in ("single_device", "mirrored") else []
@@ -152,7 +152,7 @@ def run(cfg) -> dict:
     if cfg["strategy"] == "single_device":
         # counted as rung profile counts them: one eager step of the model's own train_step,
         # on a model of its own outside any strategy (the run's model belongs to its scope)
-        one = w.make_dataset(batch)
+        one = make_checked_dataset(w, tf, batch)  # what rung profile checks: batches, endless, 1-3 parts
         sample = next(iter(one))
         counted = build_checked_model(w, tf)
         g = counts.gradient_counts(tf, counted, sample)

@@ -138,6 +138,10 @@ def make_checked_dataset(w: Workload, tf, batch_size: int, input_context=None):
     if isinstance(spec, tuple) and len(spec) not in (1, 2, 3):
         raise InputError(w.where, None, f"make_dataset() yields tuples of {len(spec)}; expected (features, labels), "
                                         "(features, labels, sample_weights) or features alone")
+    why = unbatched(_shapes(tf, spec))
+    if why:
+        raise InputError(w.where, None, f"make_dataset({batch_size}) yields single examples, not batches ({why}); "
+                                        "end the pipeline with .batch(batch_size), as the per-replica batch")
     n = int(ds.cardinality())
     if n == 0:
         raise InputError(w.where, None, f"make_dataset({batch_size}) yields no batches: a batch of {batch_size} "
@@ -147,6 +151,38 @@ def make_checked_dataset(w: Workload, tf, batch_size: int, input_context=None):
         raise InputError(w.where, None, f"make_dataset({batch_size}) is finite ({n} batches); expected an "
                                         "endless dataset: end make_dataset with .repeat()")
     return ds
+
+
+def _shapes(tf, spec) -> list:
+    """(name, shape as a tuple, None where unknown) of every tensor of an element spec, or
+    [] when a shape's rank is unknown."""
+    parts = spec if isinstance(spec, tuple) else (spec,)
+    names = ("features", "labels", "sample weights")[:len(parts)] if isinstance(spec, tuple) else ("features",)
+    out = []
+    for name, part in zip(names, parts):
+        for t in tf.nest.flatten(part):
+            shape = getattr(t, "shape", None)
+            if shape is None or shape.rank is None:
+                return []
+            out.append((name, tuple(shape.as_list())))
+    return out
+
+
+def unbatched(shapes) -> str:
+    """Why the tensors of one dataset element look like a single example rather than a
+    batch, or ''. A batch gives every tensor a first dimension, the same for all of them
+    (or unknown); a single example has scalars (a class label) or first dimensions that
+    differ (features of 32 values beside a label of 1). Pure: takes (name, shape) pairs."""
+    if not shapes:
+        return ""
+    scalars = [name for name, shape in shapes if len(shape) == 0]
+    if scalars:
+        return f"the {scalars[0]} are scalars (shape ())"
+    firsts = {shape[0] for _, shape in shapes if shape[0] is not None}
+    if len(firsts) > 1:
+        listed = ", ".join(f"{name} {shape}" for name, shape in shapes[:4])
+        return f"the first dimensions differ: {listed}"
+    return ""
 
 
 def features(batch):

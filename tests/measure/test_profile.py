@@ -153,6 +153,11 @@ BAD.update({
     "no_labels.py": (MODEL + "def make_dataset(b, input_context=None):\n"
                      "    return tf.data.Dataset.from_tensor_slices(tf.zeros((64, 2))).repeat().batch(b)\n",
                      "make_dataset yields features alone, no labels"),
+    # the pipeline forgot .batch(): before, "yielded a batch of 2 examples" (the feature width)
+    "unbatched.py": (MODEL + "def make_dataset(b, input_context=None):\n"
+                     "    return tf.data.Dataset.from_tensor_slices((tf.zeros((64, 2)), tf.zeros(64))).repeat()\n",
+                     "yields single examples, not batches (the labels are scalars (shape ())); end the "
+                     "pipeline with .batch(batch_size)"),
     "four_parts.py": (MODEL + "def make_dataset(b, input_context=None):\n"
                       "    x = tf.zeros((64, 2))\n"
                       "    return tf.data.Dataset.from_tensor_slices((x, x, x, x)).repeat().batch(b)\n",
