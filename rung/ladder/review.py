@@ -74,8 +74,7 @@ def review(ctx: Context):
         if eff is not None and eff < LINEAR_SCALING_FRACTION:
             found.append(Finding(C.LINEAR_SCALING_ASSUMED,
                 f"{prop.hosts} hosts are predicted at {u.percent(eff)} of {prop.hosts}x one host "
-                f"({u.rate(pred.examples_per_second)}): gradient exchange takes "
-                f"{u.seconds(pred.communication_seconds)} of each {u.seconds(pred.step_seconds)} step"))
+                f"({u.rate(pred.examples_per_second)}): {beyond_compute(pred)}"))
     if prop.strategy == "parameter_server" and ctx.reproducible:
         found.append(Finding(C.STALE_GRADIENTS_IGNORED,
             "parameter-server training is asynchronous: updates use stale parameters and runs cannot "
@@ -97,3 +96,17 @@ def _proposal_warnings(ctx: Context) -> list[Finding]:
         out.append(Finding(C.PROPOSAL_WRONG_HARDWARE,
             f"the proposal's {prop.strategy} does not match the hardware on offer ({s.device.name})"))
     return out
+
+
+def beyond_compute(p: Prediction) -> str:
+    """What a step spends beyond its compute and input, largest first, and what restarts
+    take: why several hosts fall short of several times one host."""
+    parts = [("gradient exchange", p.communication_seconds),
+             ("synchronising the replicas (collective launch and barrier, co-location)", p.sync_seconds),
+             ("waiting on the slowest worker", p.straggler_seconds)]
+    said = [f"{name} {u.seconds(v)}" for name, v in sorted(parts, key=lambda t: -t[1]) if v > 0]
+    text = f"of a {u.seconds(p.step_seconds)} step, " + ", ".join(said) if said else \
+        f"a step takes {u.seconds(p.step_seconds)}"
+    if p.goodput < 1:
+        text += f"; restarts after preemption keep {u.percent(p.goodput)} of the time"
+    return text

@@ -16,7 +16,7 @@ from rung.ladder.advice import code_for, takes_on
 from rung.ladder.context import MIN_GAIN_TO_CLIMB, SYNC_WASTE_LIMIT, Candidate, Context
 from rung.ladder.decision import Decision, Finding
 from rung.ladder.rejections import multi_host_losses, rejections
-from rung.ladder.review import review
+from rung.ladder.review import beyond_compute, review
 from rung.ladder.strategy_options import sharding, strategy_options
 from rung.model import comm, memory, throughput
 from rung.spec.scenario import Scenario
@@ -440,8 +440,7 @@ def _warnings(ctx: Context, c: Candidate) -> list[Finding]:
         eff = ctx.host_scaling(p)
         if eff is not None and eff < 0.8:
             out.append(Finding(C.SCALING_BELOW_LINEAR,
-                f"{p.hosts} hosts reach {u.percent(eff)} of {p.hosts}x one host: gradient exchange takes "
-                f"{u.seconds(p.communication_seconds)} of a {u.seconds(p.step_seconds)} step"))
+                f"{p.hosts} hosts reach {u.percent(eff)} of {p.hosts}x one host: {beyond_compute(p)}"))
     return out
 
 
