@@ -63,12 +63,17 @@ class Processes:
         self.procs.append(p)
         return p
 
-    def straggle(self, p: subprocess.Popen, factor: float) -> None:
-        """Let the process run 1/factor of the time: it computes `factor` times slower."""
+    def straggle(self, p: subprocess.Popen, factor: float, after: Optional[Callable[[], bool]] = None) -> None:
+        """Let the process run 1/factor of the time: it computes `factor` times slower, from
+        when `after()` first holds (the run's first step: its start-up, TensorFlow's import
+        and the cluster's rendezvous, is not what a straggler slows)."""
         run_s = STRAGGLE_PERIOD_SECONDS / factor
         stop_s = STRAGGLE_PERIOD_SECONDS - run_s
 
         def loop():
+            while after is not None and not after():
+                if self._stop.wait(0.05) or p.poll() is not None:
+                    return
             while not self._stop.is_set() and p.poll() is None:
                 time.sleep(run_s)
                 try:
@@ -181,6 +186,11 @@ def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: floa
 def _start_all(plan, base_cfg, workdir, procs, wrap, attempt):
     lead = plan.lead
     lead_files = None
+    lead_progress = workdir / f"{lead.role}{lead.index}-a{attempt}.progress"
+
+    def stepped() -> bool:  # the lead has seen a step of this attempt
+        return (_read_int(lead_progress) or 0) >= 1
+
     for task in plan.tasks:
         tag = f"{task.role}{task.index}-a{attempt}"
         cfg = dict(base_cfg, role=task.role, index=task.index)
@@ -197,7 +207,7 @@ def _start_all(plan, base_cfg, workdir, procs, wrap, attempt):
         p = procs.start(cmd, task_environment(os.environ, task, plan.keras), workdir / f"{tag}.log")
         p.rung_task = task  # type: ignore[attr-defined]
         if task.straggle > 1.0:
-            procs.straggle(p, task.straggle)
+            procs.straggle(p, task.straggle, after=stepped)
         if is_lead:
             lead_files = (Path(cfg["result"]), Path(cfg["error"]), workdir / f"{tag}.log", Path(cfg["progress"]))
     return lead_files

@@ -150,35 +150,26 @@ def test_generated_train_py_runs_for_each_verdict(args, workers, keras):
 
 
 @pytest.mark.tf
-def test_local_kill_multi_worker_restarts_and_resumes_from_its_backup():
-    r = launch("--strategy", "multi_worker_mirrored", "--workers", "2", "--engine", "local", "--steps", "30",
-               "--kill", "1@12")
-    assert r["restarts"] == 1 and r["steps_completed"] == 30
-    assert r["resumed_from_step"] <= r["killed_at_step"]
-    assert r["killed_at_step"] - r["resumed_from_step"] <= 5  # at most one backup interval lost
-
-
-@pytest.mark.tf
-def test_local_kill_parameter_server_carries_on():
-    r = launch("--strategy", "parameter_server", "--workers", "2", "--ps-tasks", "1", "--engine", "local",
-               "--steps", "80", "--kill", "1@10")
-    assert r["restarts"] == 0 and r["killed_at_step"] is not None and r["steps_completed"] == 80
-
-
-@pytest.mark.tf
 @pytest.mark.parametrize("args,restarts", [
     (("--strategy", "multi_worker_mirrored", "--workers", "2", "--steps", "30", "--kill", "1@12"), 1),
     (("--strategy", "parameter_server", "--workers", "2", "--ps-tasks", "1", "--steps", "200", "--kill", "1@30"), 0),
 ])
 def test_a_kill_lands_on_a_model_that_steps_an_optimizer_of_its_own(args, restarts):
-    # its compiled-in optimizer never steps: a count read from model.optimizer stayed at
-    # 0 and the kill never came (killed_at_step None, no restart)
+    """A local launch with a worker killed: multi-worker restarts and resumes from its
+    backup, losing at most one backup interval; parameter servers carry on to the last
+    step. The model steps an optimizer of its own: its compiled-in one never steps, and a
+    count read from model.optimizer stayed at 0, so the kill never came (killed_at_step
+    None, no restart). (The same kills of the plain mlp were tests of their own; this
+    model is the harder case of each.)"""
     r = rung("launch", str(HERE / "own_optimizer.py"), *args, "--engine", "local", "--json")
     assert r.returncode == 0, r.stderr[-1500:]
     out = json.loads(r.stdout)
     assert out["killed_at_step"] is not None and out["restarts"] == restarts
+    steps = int(args[args.index("--steps") + 1])
+    assert out["steps_completed"] == steps
     if restarts:
-        assert out["resumed_from_step"] <= out["killed_at_step"] and out["steps_completed"] == 30
+        assert out["resumed_from_step"] <= out["killed_at_step"]
+        assert out["killed_at_step"] - out["resumed_from_step"] <= 5  # at most one backup interval lost
 
 
 def two_worker_job(tmp_path, startup_seconds):

@@ -118,28 +118,33 @@ def test_tensorflow_agrees_on_what_it_can_see():
     """TensorFlow's own resolver on configs rung accepts and on ones it rejects for
     TensorFlow's reasons (not the run-time ones TensorFlow lets through)."""
     import os
+    # one process for every case: the resolver reads TF_CONFIG each time it is made
     code = (
         "import json, os, sys\n"
         "os.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'\n"
         "import tensorflow as tf\n"
-        "r = tf.distribute.cluster_resolver.TFConfigClusterResolver()\n"
-        "try:\n"
-        "    r.cluster_spec(); r.task_type; r.task_id\n"
-        "    from tensorflow.python.distribute import multi_worker_util as m\n"
-        "    m.normalize_cluster_spec(r.cluster_spec()); m._validate_cluster_spec(r.cluster_spec(), r.task_type, r.task_id)\n"
-        "    print('ok')\n"
-        "except Exception as e:\n"
-        "    print('error', type(e).__name__)\n")
+        "from tensorflow.python.distribute import multi_worker_util as m\n"
+        "for config in json.loads(sys.stdin.read()):\n"
+        "    os.environ['TF_CONFIG'] = json.dumps(config)\n"
+        "    r = tf.distribute.cluster_resolver.TFConfigClusterResolver()\n"
+        "    try:\n"
+        "        r.cluster_spec(); r.task_type; r.task_id\n"
+        "        m.normalize_cluster_spec(r.cluster_spec()); m._validate_cluster_spec(r.cluster_spec(), r.task_type, r.task_id)\n"
+        "        print('ok', flush=True)\n"
+        "    except Exception as e:\n"
+        "        print('error', type(e).__name__, flush=True)\n")
     cases = {"good": cfg(index=1), "good_str_index": cfg(index="1"), "index_out": cfg(index=2),
              "two_chiefs": cfg(cluster={"chief": ["a:1", "b:1"], "worker": ["c:1"]}),
              "type_missing": cfg("ps", 0, cluster={"worker": ["a:1"]})}
-    for name, config in cases.items():
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                           env={**os.environ, "TF_CONFIG": json.dumps(config)})
-        tf_ok = r.stdout.strip() == "ok"
+    r = subprocess.run([sys.executable, "-c", code], input=json.dumps(list(cases.values())), capture_output=True,
+                       text=True, timeout=120, env={k: v for k, v in os.environ.items() if k != "TF_CONFIG"})
+    answers = r.stdout.strip().splitlines()
+    assert len(answers) == len(cases), r.stderr[-500:]
+    for (name, config), answer in zip(cases.items(), answers):
+        tf_ok = answer == "ok"
         try:
             T.check(config)
             rung_ok = True
         except T.TFConfigError:
             rung_ok = False
-        assert tf_ok == rung_ok, (name, r.stdout, r.stderr[-300:])
+        assert tf_ok == rung_ok, (name, answer)

@@ -25,7 +25,9 @@ STEPS, WARMUP = 12, 2  # 4 blocks of 3 steps: the wait's median of means sets a 
 @pytest.fixture(scope="module")
 def profiles():
     from rung.measure.profile import profile
-    names = ("custom_step", "custom_step_compiled", "wide_deep", "ftrl", "mixed16", "mobilenet", "resnet50", "gan", "vae")
+    # ResNet50 is the Keras application here (its count against Keras's, its FLOPs against
+    # the paper's); MobileNetV2 was too, and took 30 s of the suite for the same assertions
+    names = ("custom_step", "custom_step_compiled", "wide_deep", "ftrl", "mixed16", "resnet50", "gan", "vae")
     return {n: profile(HERE / f"{n}.py", steps=STEPS, warmup=WARMUP) for n in names}
 
 
@@ -49,15 +51,11 @@ def test_counts_from_the_models_own_train_step(profiles, name, params, embedding
     assert p["optimizer_slot_bytes"] == slots and p["gradients_observed"]
 
 
-@pytest.mark.parametrize("name", ["mobilenet", "resnet50"])
-def test_keras_applications_count_as_keras_does(profiles, name):
+def test_a_keras_application_counts_as_keras_does(profiles):
     import tensorflow as tf
-    build = {"mobilenet": lambda: tf.keras.applications.MobileNetV2(weights=None, input_shape=(32, 32, 3),
-                                                                    classes=10, alpha=0.35),
-             "resnet50": lambda: tf.keras.applications.ResNet50(weights=None, input_shape=(32, 32, 3), classes=10)}
-    m = build[name]()
+    m = tf.keras.applications.ResNet50(weights=None, input_shape=(32, 32, 3), classes=10)
     trainable = sum(math.prod(v.shape) for v in m.trainable_weights)
-    p = profiles[name]
+    p = profiles["resnet50"]
     assert p["params"] == trainable and p["gradient_bytes_dense"] == trainable * 4
     assert p["flops_per_example"] > 0 and p["ops_per_step"] > 100
     assert not p["input_bound"]
