@@ -109,14 +109,14 @@ def holdout(fitted_on, links: comm.Links, path=published.HOLDOUT) -> dict:
     rows = [r for r in loaded if r.scenario is not None]
     e = errors(rows, links)
     naive = np.array([1.0 - r.published_efficiency for r in rows])
-    every = lambda pair: True  # noqa: E731
     # (name, the model, which (fixed cost, overhead) pairs a refit on `fitted_on` may take; None: no refit)
     candidates = [
         ("the default model", links, None),
         ("no fixed cost per step (overhead refitted)", links, lambda pair: pair[0] == 0.0),
         ("no co-location overhead (fixed cost refitted)", links, lambda pair: pair[1] == 0.0),
         ("neither", links.with_(sync_step_seconds=0.0, colocation_overhead=0.0), None),
-        ("overlap with the backward pass, 64 MiB buckets (both refitted)", links.with_(bucket_bytes=64 * 2**20), every),
+        ("overlap with the backward pass, 64 MiB buckets (both refitted)", links.with_(bucket_bytes=64 * 2**20),
+         lambda pair: True),
         ("a flat 0.80 of nominal bandwidth on every link", links.with_(
             nvlink_efficiency=0.80, pcie_efficiency=0.80, ici_efficiency=0.80), None),
     ]

@@ -157,9 +157,8 @@ def _shapes(tf, spec) -> list:
     """(name, shape as a tuple, None where unknown) of every tensor of an element spec, or
     [] when a shape's rank is unknown."""
     parts = spec if isinstance(spec, tuple) else (spec,)
-    names = ("features", "labels", "sample weights")[:len(parts)] if isinstance(spec, tuple) else ("features",)
     out = []
-    for name, part in zip(names, parts):
+    for name, part in zip(("features", "labels", "sample weights"), parts):
         for t in tf.nest.flatten(part):
             shape = getattr(t, "shape", None)
             if shape is None or shape.rank is None:
