@@ -8,6 +8,22 @@ from rich.table import Table
 from rich.text import Text
 
 from rung import units as u
+from rung.model.inputs import INPUT_BOUND_FRACTION
+
+
+def _borderline(p: dict) -> str:
+    """The input wait's 95% interval on both sides of the input-bound line: the verdict
+    above could have gone the other way on this machine's noise."""
+    ci = p.get("input_wait_seconds_ci95")
+    step = p["step_seconds"]
+    if not ci or step <= 0:
+        return ""
+    lo, hi = ci[0] / step, ci[1] / step
+    if not lo < INPUT_BOUND_FRACTION <= hi:
+        return ""
+    return (f"borderline: the wait's 95% interval, {u.percent(lo)}-{u.percent(hi)} of the step, spans the "
+            f"{u.percent(INPUT_BOUND_FRACTION)} line; profile again with more --steps on a quiet machine "
+            "(rung advise marks a plan that turns on it CLOSE_CALL)")
 
 
 def render(p: dict, console: Console | None = None) -> None:
@@ -28,6 +44,9 @@ def render(p: dict, console: Console | None = None) -> None:
                             f"({u.percent(p['input_wait_fraction'])}) + compute {u.seconds(p['compute_seconds'])}"
                             + ("  → INPUT-BOUND" if bound else "  (not input-bound)"),
                             style="bold red" if bound else "green"))
+    borderline = _borderline(p)
+    if borderline:
+        t.add_row("", Text(borderline, style="yellow"))
     pipe = p["pipeline_seconds_per_batch"]
     alone = (f"delivers a batch every {u.seconds(pipe)} beyond that cost" if pipe and pipe >= 1e-6
              else "costs no more per batch than that fixed cost")

@@ -1,0 +1,19 @@
+"""The profile report's borderline line: pure formatting, no TensorFlow."""
+
+from rung.report.profile import _borderline
+
+
+def _p(lo, hi, step=0.002):
+    return {"step_seconds": step, "input_wait_seconds_ci95": [lo, hi]}
+
+
+def test_a_wait_interval_across_the_input_bound_line_is_called_borderline():
+    # the CI run that failed: 0.37 ms net wait of a 1.82 ms step; say its interval is 0.25-0.50 ms
+    line = _borderline(_p(0.00025, 0.00050, step=0.00182))
+    assert line.startswith("borderline") and "14%-27%" in line and "20%" in line
+
+
+def test_an_interval_on_one_side_is_not():
+    assert _borderline(_p(0.0, 0.00039)) == ""        # 0-19.5% of 2 ms: fed
+    assert _borderline(_p(0.00041, 0.0008)) == ""     # 20.5-40%: input-bound either way
+    assert _borderline({"step_seconds": 0.002, "input_wait_seconds_ci95": None}) == ""
