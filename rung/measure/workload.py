@@ -138,10 +138,9 @@ def make_checked_dataset(w: Workload, tf, batch_size: int, input_context=None):
     if isinstance(spec, tuple) and len(spec) not in (1, 2, 3):
         raise InputError(w.where, None, f"make_dataset() yields tuples of {len(spec)}; expected (features, labels), "
                                         "(features, labels, sample_weights) or features alone")
-    why = unbatched(_shapes(tf, spec))
+    why = single_examples(tf, ds, batch_size)
     if why:
-        raise InputError(w.where, None, f"make_dataset({batch_size}) yields single examples, not batches ({why}); "
-                                        "end the pipeline with .batch(batch_size), as the per-replica batch")
+        raise InputError(w.where, None, why)
     n = int(ds.cardinality())
     if n == 0:
         raise InputError(w.where, None, f"make_dataset({batch_size}) yields no batches: a batch of {batch_size} "
@@ -151,6 +150,17 @@ def make_checked_dataset(w: Workload, tf, batch_size: int, input_context=None):
         raise InputError(w.where, None, f"make_dataset({batch_size}) is finite ({n} batches); expected an "
                                         "endless dataset: end make_dataset with .repeat()")
     return ds
+
+
+def single_examples(tf, ds, batch_size: int) -> str:
+    """What to say when a dataset yields single examples rather than batches (a pipeline
+    without .batch()), or ''. From the element spec alone: nothing is read. The generated
+    train.py asks this too, before fit, where rung is installed."""
+    why = unbatched(_shapes(tf, ds.element_spec))
+    if not why:
+        return ""
+    return (f"make_dataset({batch_size}) yields single examples, not batches ({why}); end the pipeline with "
+            ".batch(batch_size), as the per-replica batch")
 
 
 def _shapes(tf, spec) -> list:

@@ -256,6 +256,22 @@ def test_launch_a_workload_train_py_cannot_use_is_exit_2(tmp_path):
 
 
 @pytest.mark.tf
+@pytest.mark.parametrize("args", [("--strategy", "single_device"),
+                                  ("--strategy", "parameter_server", "--workers", "2", "--ps-tasks", "1")])
+def test_a_pipeline_without_batch_stops_train_py_in_one_line(args):
+    """train.py asks what rung profile asks of make_dataset's element spec before fit. A
+    pipeline without .batch() crashed the parameter-server chief (exit -6, "terminate
+    called after throwing", a Keras shape error of the Sequential's input) and launch
+    said exit 1; now every task stops at once and launch says exit 2, one line."""
+    path = HERE / "unbatched.py"
+    r = rung("launch", str(path), *args, "--engine", "local", "--steps", "3")
+    assert r.returncode == 2 and r.stdout == "", r.stderr[-800:]
+    assert r.stderr.strip() == (f"rung: error: {path}: make_dataset(32) yields single examples, not batches (the "
+                                "labels are scalars (shape ())); end the pipeline with .batch(batch_size), as the "
+                                "per-replica batch")
+
+
+@pytest.mark.tf
 def test_a_model_that_fails_only_under_a_strategy_is_told_what_to_change():
     # a keras.io GAN (no call()) trains without a strategy; under MirroredStrategy Keras 3
     # cannot build it. The line says what to change first, then TensorFlow's words,
