@@ -80,6 +80,51 @@ def test_interconnect_bound_when_it_keeps_the_target_out_of_reach():
     assert not d.meets_goal and "INTERCONNECT_BOUND" in reasons(d)
 
 
+ONE_PER_HOST_10G = {"device": "A100-80GB", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 10,
+                    "max_hosts": 8}
+
+
+def test_interconnect_bound_names_a_target_the_exchange_keeps_out_of_reach():
+    # 20 M parameters of SGD, 80 MB of gradients: the ring moves 2 x 7/8 x 80 MB over
+    # 10 Gb/s at 0.9 of it, ~125 ms, a third of the 8-host step. 8 x 32 examples in 0.35 s
+    # is ~740/s; without the exchange the same hosts would do ~1,160/s: a target of 1,000
+    # is out of reach because of the network
+    d = decide(workload={"params": 20e6, "optimizer": "sgd", "per_device_batch": 32, "step_seconds": 0.2,
+                         "activation_bytes_per_example": 1e6},
+               hardware=ONE_PER_HOST_10G, goal={"target_examples_per_second": 1000})
+    assert d.verdict == "multi_worker_mirrored" and d.prediction.hosts == 8 and not d.meets_goal
+    [f] = [f for f in d.reasons if f.code == "INTERCONNECT_BOUND"]
+    assert "what keeps the target out of reach" in f.message
+    assert 0.25 < d.prediction.inter_host_seconds / d.prediction.step_seconds < 0.5
+
+
+def test_a_target_missed_for_want_of_hosts_is_not_interconnect_bound():
+    # DenseNet121 as profiled here (7 M parameters, 227 ms a step of 32): 8 hosts on
+    # 10 Gb/s lose ~15% of the step to the exchange, and 8 x 141/s = 1,128/s even with a
+    # free network, 56% of the 2,000 asked: the network is not why the target is missed,
+    # and adding hosts would pay (rung said INTERCONNECT_BOUND, "the largest reason")
+    d = decide(workload={"params": 7e6, "optimizer": "momentum", "per_device_batch": 32, "step_seconds": 0.227,
+                         "activation_bytes_per_example": 4e6},
+               hardware=ONE_PER_HOST_10G, goal={"target_examples_per_second": 2000})
+    assert d.verdict == "multi_worker_mirrored" and d.prediction.hosts == 8 and not d.meets_goal
+    assert 0.10 < d.prediction.inter_host_seconds / d.prediction.step_seconds < 0.25
+    assert "TARGET_UNREACHABLE" in reasons(d) and "INTERCONNECT_BOUND" not in d.codes
+
+
+def test_interconnect_bound_says_when_more_hosts_do_not_pay():
+    # embedding-dominated on 1 Gb/s: parameter servers' pulls and pushes saturate the
+    # network, so throughput stops rising before the 64 hosts on offer
+    d = decide(workload={"params": 100e6, "embedding_params": 95e6, "optimizer": "adagrad", "per_device_batch": 512,
+                         "step_seconds": 0.05, "activation_bytes_per_example": 1e4,
+                         "sparse_gradient_bytes_per_example": 2560},
+               hardware={"device": "T4", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 1,
+                         "max_hosts": 64},
+               goal={"target_examples_per_second": 2e6})
+    assert d.verdict == "parameter_server" and d.prediction.hosts < 64 and not d.meets_goal
+    [f] = [f for f in d.reasons if f.code == "INTERCONNECT_BOUND"]
+    assert f"more than {d.prediction.hosts} of the 64 hosts on offer do not pay" in f.message
+
+
 PREEMPTIBLE_SMALL_MODEL = dict(
     workload={"params": 20e6, "optimizer": "adagrad", "per_device_batch": 512, "step_seconds": 0.25,
               "activation_bytes_per_example": 0},
