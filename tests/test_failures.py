@@ -54,6 +54,12 @@ XLA_VARIABLE = ("Graph execution error:\n\nDetected at node StatefulPartitionedC
                 "#tfvariable_on_a_different_device\n\t [[{{node StatefulPartitionedCall}}]] "
                 "[Op:__inference_multi_step_on_iterator_1456]")
 
+# the same model under parameter_server:2 (a multi-output functional model, 2026-12-01):
+# its variables on the ps task; the mirrored hint called them "the logical CPU devices a
+# mirrored run uses"
+XLA_PS = ("Trying to access resource dense/kernel/0 located in device /job:ps/replica:0/task:0/device:CPU:0 from "
+          "device /job:worker/replica:0/task:0/device:CPU:0")
+
 
 def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "model.built = True" in hint(KERAS3_BUILD)[0]
@@ -66,6 +72,9 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     for xla in (XLA_COLLECTIVES, XLA_VARIABLE):
         advice, _ = hint(xla)
         assert "jit_compile=False" in advice and "not measured on this machine" in advice
+    advice, line = hint(XLA_PS)
+    assert "ps tasks" in advice and "on any hardware" in advice and "mirrored" not in advice
+    assert line.startswith("Trying to access resource dense/kernel/0")
 
 
 def test_the_line_puts_the_hint_first_and_stays_short():
