@@ -99,7 +99,8 @@ _HINTS = (
     (("Trying to access resource", "located in device /job:ps/"),
      "the model is compiled with jit_compile=True, and under parameter servers its variables live on the ps "
      "tasks, which an XLA-compiled step on a worker cannot read: compile with jit_compile=False for "
-     "ParameterServerStrategy, on any hardware (keras-team/keras#19005)"),
+     "ParameterServerStrategy, on any hardware (XLA's known issue of a variable on another device; rung init's "
+     "train.py does it)"),
     (("Trying to access resource", "known_issues#tfvariable_on_a_different_device"),
      "the model is compiled with jit_compile=True, and XLA cannot compile a step whose variables sit on other "
      "devices (here the logical CPU devices a mirrored run uses): on this machine compile with "

@@ -291,6 +291,10 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
            "ps_tasks": base["ps_tasks"] if spec.strategy == "parameter_server" else 0}
     if straggler and multi:
         run["straggler"] = {"worker": straggler[0], "factor": straggler[1]}
+    if outcome.result.get("jit_compile_off"):
+        run["notes"] = list(run["notes"] or []) + [
+            "ran without XLA, as rung init's train.py runs it: the model's jit_compile=True step cannot read the "
+            "variables the ps tasks hold (JIT_COMPILE)"]
     if len(stats.get("step_seconds_rounds") or []) > 1:
         shown = ", ".join(f"{x * 1e3:.1f}" for x in stats["step_seconds_rounds"])
         run["notes"] = list(run["notes"] or []) + [

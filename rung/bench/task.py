@@ -134,6 +134,9 @@ def run(cfg) -> dict:
     w = load_workload(cfg["workload"])
     with strategy.scope():
         model = build_checked_model(w, tf)
+    xla_off = cfg["strategy"] == "parameter_server" and bool(getattr(model, "jit_compile", False))
+    if xla_off:  # as rung init's train.py does: an XLA step cannot read the ps tasks' variables
+        model.jit_compile = False
     batch, replicas = cfg["batch"], cfg["replicas"]
     if cfg["strategy"] in ("single_device", "mirrored"):
         data = w.make_dataset(batch * replicas) if cfg["strategy"] == "mirrored" else w.make_dataset(batch)
@@ -161,7 +164,7 @@ def run(cfg) -> dict:
                  "string_inputs": bool(shapes.string_inputs(tf, one.element_spec)),
                  "steps_per_execution": counts.steps_per_execution(counted)}
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
-            "gradients": grads, "devices": devices}
+            "gradients": grads, "devices": devices, "jit_compile_off": xla_off}
     if not sync:
         # PS fit takes no batch-level callbacks, and its steps finish asynchronously: time a
         # whole fit (which joins every scheduled step) after a warm-up fit, and report

@@ -140,8 +140,9 @@ def train_py(job: Job, workload: Path) -> str:
             "              callbacks=callbacks, verbose=0, shuffle=False)  # the pipeline shuffles, if it should",
             "    return report.last  # the last epoch's report"]
     if v == "parameter_server":
-        body = ["    if serve(tf):", "        return None"] + body[:8] + [
-            "    watching = watch_progress(model)", "    try:"] + ["    " + line for line in body[8:]] + [
+        body.insert(body.index("    check_model(tf, model)") + 1, "    without_xla(model)")
+        body = ["    if serve(tf):", "        return None"] + body[:9] + [
+            "    watching = watch_progress(model)", "    try:"] + ["    " + line for line in body[9:]] + [
             "    finally:", "        watching.set()"]
     about = "\n".join(f"- {t}" for t in job.takes_on) + ("\n" if job.takes_on else "")
     if job.verdict == "fix_input_pipeline":

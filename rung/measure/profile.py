@@ -242,6 +242,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "string_inputs": bool(strings),
         "string_input_details": strings,
         "steps_per_execution": counts.steps_per_execution(model),
+        "jit_compile": timing.jit_compiled(model),
         "keras3_imports": keras3_imports(source_of(path)),
         "gradient_bytes_dense": g.dense_bytes,
         "gradient_bytes_sparse": g.sparse_bytes,

@@ -39,10 +39,15 @@ class StepTimes:
         return [max(0.0, w - self.iterator_overhead) for w in self.waits]
 
 
+def jit_compiled(model) -> bool:
+    """Whether the model compiles its step with XLA (compile(jit_compile=True); Keras 3's
+    default "auto" resolves to it on a machine with a GPU, never on CPU alone)."""
+    return bool(getattr(model, "jit_compile", False) or getattr(model, "_jit_compile", False))
+
+
 def make_step_function(tf, model):
     """The model's own train_step as one graph function, compiled as the model says."""
-    jit = bool(getattr(model, "jit_compile", False) or getattr(model, "_jit_compile", False))
-    return tf.function(model.train_step, reduce_retracing=True, jit_compile=jit)
+    return tf.function(model.train_step, reduce_retracing=True, jit_compile=jit_compiled(model))
 
 
 def _finish(tf, outputs) -> None:

@@ -71,6 +71,9 @@ def render(p: dict, console: Console | None = None) -> None:
         t.add_row("checkpoint", f"one save of the model and optimizer {u.seconds(p['checkpoint_seconds'])} "
                                 f"({u.gib(p['checkpoint_bytes'])} to this machine's disk; the first "
                                 f"{u.seconds(p['checkpoint_seconds_first'])})")
+    if p.get("jit_compile"):
+        t.add_row("XLA", "the step is compiled with XLA (jit_compile=True); parameter-server workers cannot run it on "
+                         "the ps tasks' variables, and run without it (JIT_COMPILE)")
     t.add_row("dynamic shapes", "; ".join(p["dynamic_shape_details"]) if p["dynamic_shapes"] else "none")
     if p.get("string_inputs"):
         t.add_row("string inputs", f"{', '.join(p.get('string_input_details') or [])}: Keras 3's fit fails on them "

@@ -22,7 +22,8 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "activation_bytes_per_example", "per_device_batch", "step_seconds", "input_wait_seconds",
                  "dynamic_shapes", "sparse_gradient_bytes_per_example", "optimizer_slot_bytes",
                  "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95", "trainable_variables",
-                 "loss_scaled_for_replicas", "string_inputs", "steps_per_execution", "keras3_import")
+                 "loss_scaled_for_replicas", "string_inputs", "steps_per_execution", "keras3_import",
+                 "jit_compile")
 _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -52,6 +53,7 @@ class Profile(BaseModel):
     dynamic_shapes: bool = False
     string_inputs: bool = False
     steps_per_execution: int = 1
+    jit_compile: bool = False        # the model's step compiled with XLA (rung.measure.timing.jit_compiled)
     keras3_imports: list[str] = []   # the file's own imports of Keras 3 (rung.kerasfit.keras3_imports)
     sparse_gradient_bytes_per_example: Optional[float] = None
     flops_per_example: Optional[float] = None

@@ -101,6 +101,11 @@ class Workload(_Block):
     # fit run on tf-keras (Keras 3's cannot), and tf-keras cannot train a model built from
     # `keras`: KERAS3_IMPORT. `rung profile` reads the file's imports.
     keras3_import: bool = False
+    # v1 extension (optional): the model compiles its training step with XLA
+    # (compile(jit_compile=True)). An XLA step on a parameter-server worker cannot read
+    # the variables the ps tasks hold: JIT_COMPILE, and rung init's train.py turns XLA
+    # off under ParameterServerStrategy. `rung profile` reads it.
+    jit_compile: bool = False
 
 
 class Hardware(_Block):

@@ -125,6 +125,22 @@ def test_interconnect_bound_says_when_more_hosts_do_not_pay():
     assert f"more than {d.prediction.hosts} of the 64 hosts on offer do not pay" in f.message
 
 
+def test_jit_compile_is_a_warning_of_parameter_server_plans_only():
+    ps = dict(workload={"params": 100e6, "embedding_params": 95e6, "optimizer": "adagrad", "per_device_batch": 512,
+                        "step_seconds": 0.05, "activation_bytes_per_example": 1e4,
+                        "sparse_gradient_bytes_per_example": 2560, "jit_compile": True},
+              hardware={"device": "T4", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 1,
+                        "max_hosts": 64},
+              goal={"target_examples_per_second": 2e6})
+    d = decide(**ps)
+    assert d.verdict == "parameter_server" and "JIT_COMPILE" in warnings(d)
+    assert "train.py turns XLA off" in next(f.message for f in d.warnings if f.code == "JIT_COMPILE")
+    sync = decide(workload={"jit_compile": True}, goal={"target_examples_per_second": 20000})
+    assert sync.verdict == "multi_worker_mirrored" and "JIT_COMPILE" not in sync.codes
+    ps["workload"]["jit_compile"] = False
+    assert "JIT_COMPILE" not in decide(**ps).codes
+
+
 PREEMPTIBLE_SMALL_MODEL = dict(
     workload={"params": 20e6, "optimizer": "adagrad", "per_device_batch": 512, "step_seconds": 0.25,
               "activation_bytes_per_example": 0},

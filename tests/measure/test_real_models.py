@@ -110,6 +110,16 @@ def test_a_tiny_fast_model_is_fed_not_input_bound():
         assert p["pipeline_seconds_per_batch"] < 0.1 * p["step_seconds"]
 
 
+def test_an_xla_compiled_step_is_measured_and_carried_to_the_plan(profiles):
+    """compile(jit_compile=True): the profile times the step with XLA, as the model asks,
+    and carries it into the scenario (advise warns JIT_COMPILE on a parameter-server plan)."""
+    from rung.measure.profile import profile
+    from rung.spec.profile import Profile, workload_block
+    p = profile(HERE.parent.parent / "launch" / "xla.py", steps=4, warmup=1)
+    assert p["jit_compile"] is True and workload_block(Profile.model_validate(p))["jit_compile"] is True
+    assert profiles["ftrl"]["jit_compile"] is False
+
+
 def test_verdicts_are_stable_over_repeated_profiles():
     """Profile the same model three times; plan each for a fixed fleet and targets whose
     margins are wide (one device at half its speed; 3x one device on 8 hosts): the verdict
