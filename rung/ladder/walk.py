@@ -165,9 +165,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
         d.warnings.append(Finding(C.JIT_COMPILE,
             "the model compiles its training step with XLA (compile(jit_compile=True)), and an XLA step on a "
             "worker cannot read the variables the ps tasks hold (it fails: \"Trying to access resource ... "
-            "located in device /job:ps\"; XLA's known issue of a variable on another device): rung init's train.py turns XLA off under "
-            "ParameterServerStrategy, so the workers run the step without it, while the one-device step this "
-            "plan is predicted from ran with it (the difference is not measured)"))
+            "located in device /job:ps\"; XLA's known issue of a variable on another device): rung init's "
+            "train.py turns XLA off under ParameterServerStrategy, so the workers run the step without it, "
+            "while the one-device step this plan is predicted from ran with it (the difference is not measured)"))
     if d.verdict == "needs_sharding":
         d.sharding = sharding(ctx)
     d.code = code_for(d, ctx)
