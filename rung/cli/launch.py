@@ -159,4 +159,5 @@ def summary(r: dict) -> str:
         lines.append(f"  worker killed at step {r['killed_at_step']}; restarts {r['restarts']}"
                      + (f", resumed from step {r['resumed_from_step']}" if r.get("resumed_from_step") is not None
                         else ""))
+    lines.extend(f"  note: {n}" for n in r.get("notes") or [])
     return "\n".join(lines)

@@ -95,6 +95,18 @@ def _reports(log: Path) -> list[dict]:
     return out
 
 
+def _notices(procs) -> list[str]:
+    """What train.py told the user on its way (lines it starts with "train.py: "), once each
+    whichever tasks printed them: a run that succeeds still says what it changed (a model's
+    XLA turned off under parameter servers)."""
+    seen = []
+    for p in procs:
+        for line in p.log.read_text(errors="replace").splitlines() if p.log.exists() else []:
+            if line.startswith("train.py: ") and line[len("train.py: "):] not in seen:
+                seen.append(line[len("train.py: "):])
+    return seen
+
+
 class LocalJob:
     def __init__(self, job: Job, out_dir: Path, steps: int, epochs: int, workdir: Path,
                  startup_seconds: float, deadline_seconds: float) -> None:
@@ -202,6 +214,7 @@ def launch_local(job: Job, out_dir: Path, steps: int, epochs: int, workdir: Path
         elif killed_at is not None:
             lj.wait(procs, t0, None)  # parameter servers: the coordinator carries on
         reports = _reports(lj.lead(procs).log)
+        notes = _notices(procs)
     finally:
         lj.procs.close()
     last = reports[-1] if reports else {}
@@ -212,4 +225,4 @@ def launch_local(job: Job, out_dir: Path, steps: int, epochs: int, workdir: Path
             "steps_completed": last.get("step"), "examples_per_second": last.get("examples_per_second"),
             "loss": last.get("loss"), "restarts": restarts, "killed_at_step": killed_at,
             "resumed_from_step": last.get("start_step") if restarts else None,
-            "wall_seconds": time.perf_counter() - t0, "tasks": started, "epochs": reports}
+            "wall_seconds": time.perf_counter() - t0, "tasks": started, "epochs": reports, "notes": notes}
