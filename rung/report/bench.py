@@ -77,7 +77,13 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                                    f"{u.seconds(w.restart_first_step_seconds)} from the relaunch to the first step",
                                    style="cyan"))
     c = b.calibration
-    if c:
+    if c and c.get("fitted") and c.get("share_fitted") is False:
+        console.print(Text(f"calibration: every multi-worker step here pays a fixed {u.seconds(c['testbed_sync_seconds'])} "
+                           "beyond its compute and what its bytes take on the measured goodput: a fixed cost, not a "
+                           "slow link (the all-reduce's share of the link is not fitted: taken as 1.00; runs at more "
+                           f"worker counts or link rates fit both); fitted on {', '.join(c['fitted_on'])}"
+                           + (f"; written to {c['written_to']}" if c.get("written_to") else ""), style="cyan"))
+    elif c:
         console.print(Text(f"calibration: not fitted: {c.get('why')}" if not c.get("fitted") else
                            f"calibration: {'on idle cores ' if c.get('testbed_cpu_seconds_per_byte') else ''}the all-reduce "
                            f"achieves {c['allreduce_share_of_goodput']:.2f} "

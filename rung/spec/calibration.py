@@ -53,6 +53,9 @@ class Calibration(_Block):
     # a fixed cost of every multi-worker step between test hosts (0 in files written
     # before it was fitted)
     testbed_sync_seconds: NonNegative = 0.0
+    # false: too few points to fit both, and the exchange was a fixed cost rather than a
+    # slow wire; the share is taken as 1 and inter_host_efficiency is not given
+    share_fitted: bool = True
     link_mbit: Optional[Positive] = None
     fitted_on: list[str] = []
     points: list[Point] = []

@@ -163,6 +163,35 @@ def test_calibration_recovers_link_constants_from_hand_written_runs():
     assert merged["testbed_cpu_seconds_per_byte"] == pytest.approx(5e-9, rel=1e-6)
 
 
+def test_one_point_of_a_small_model_is_a_fixed_cost_not_a_slow_link():
+    """`rung bench --calibrate` on loopback with a 449-parameter model (2026-12-01): one
+    multi-worker point, 1.8 KB of gradients (0.5 us on the measured 3.5 GB/s) against
+    10.1 ms of exchange. Read with no fixed cost, the all-reduce reached 0.001 of the
+    goodput ("achieves 0.00 of the measured link goodput"); it is a fixed cost of the
+    step, the share is not fitted, and advise is given no link efficiency from it."""
+    from rung.bench.bench import _calibrate
+    from rung.spec.calibration import parse_calibration
+
+    b = Basis(one_device_step_seconds=0.002, dense_gradient_bytes=1796, sparse_gradient_bytes=0,
+              step_time_cv=0.0, link_bytes_per_second=3.5e9, link_rtt_seconds=6.7e-5, cores=2)
+    step = _measured_step(2, rate=3.5e9, grads=1796, rtt=6.7e-5, fixed=0.010, one=0.002, cpu_per_byte=0.0)
+    runs = [{"strategy": "single_device", "replicas": 1, "step_seconds_mean": 0.002},
+            {"strategy": "multi_worker_mirrored", "replicas": 2, "step_seconds_mean": step}]
+    link = {"bytes_per_second": 3.5e9, "rtt_seconds": 6.7e-5}
+    cal = _calibrate(runs, b, link, 800.0, None)  # as if on a shaped link: no efficiency from it either
+    assert cal["share_fitted"] is False and cal["allreduce_share_of_goodput"] == 1.0
+    assert cal["testbed_sync_seconds"] == pytest.approx(0.010, rel=0.01)
+    assert cal["inter_host_efficiency"] is None
+    assert abs(runs[1]["calibrated_prediction_error"]) < 0.01
+    assert parse_calibration(cal).share_fitted is False
+    # a large model's single point keeps the reading it had: a share, no fixed cost
+    big = replace(b, dense_gradient_bytes=16e6, link_bytes_per_second=25e6)
+    one = _calibrate([runs[0], {"strategy": "multi_worker_mirrored", "replicas": 2,
+                                "step_seconds_mean": _measured_step(2)}], big,
+                     {"bytes_per_second": 25e6, "rtt_seconds": 1e-4}, 200.0, None)
+    assert one["share_fitted"] is True and one["testbed_sync_seconds"] == 0.0 and one["inter_host_efficiency"]
+
+
 def test_testbed_cpu_share_slows_the_all_reduce_and_is_bounded():
     from dataclasses import replace
 
