@@ -481,8 +481,8 @@ def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) ->
                        "streaming_bytes_per_core": predict.streaming_bytes_per_core(basis, n)})
     if not points:
         return {"fitted": False, "why": "no multi_worker_mirrored run with 2 or more workers to fit on"}
-    fit = fit_testbed([q["wire_seconds"] for q in points], [q["comm_seconds"] for q in points],
-                      [q["streaming_bytes_per_core"] for q in points])
+    wire, comm = [q["wire_seconds"] for q in points], [q["comm_seconds"] for q in points]
+    fit = fit_testbed(wire, comm, [q["streaming_bytes_per_core"] for q in points])
     if fit is None:
         return {"fitted": False, "why": "a run's step was no longer than its compute: nothing to fit the link on"}
     share, c, f = fit
@@ -493,8 +493,6 @@ def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) ->
         # of the measured goodput (a small model on loopback: 10 ms of exchange for 0.5 us
         # of bytes read as a share of 0.001): the step pays a fixed cost, not a slow wire.
         # The share is not measured then (taken as 1, the wire at the goodput); f is the rest
-        comm = [q["comm_seconds"] for q in points]
-        wire = [q["wire_seconds"] for q in points]
         share, c, share_fitted = 1.0, 0.0, False
         f = max(0.0, sum(x - w for x, w in zip(comm, wire)) / len(points))
     fitted = replace(basis, cpu_seconds_per_byte=float(c), sync_seconds=float(f)) if basis else None

@@ -117,6 +117,7 @@ def _poll_iterations(model, cfg):
 
 def run(cfg) -> dict:
     from rung.measure import counts, shapes, tfenv
+    from rung.measure.timing import jit_compiled
     from rung.measure.workload import build_checked_model, load_workload, make_checked_dataset
 
     tf = tfenv.import_tensorflow(None)  # the runner set TF_USE_LEGACY_KERAS as needed
@@ -134,7 +135,7 @@ def run(cfg) -> dict:
     w = load_workload(cfg["workload"])
     with strategy.scope():
         model = build_checked_model(w, tf)
-    xla_off = cfg["strategy"] == "parameter_server" and bool(getattr(model, "jit_compile", False))
+    xla_off = cfg["strategy"] == "parameter_server" and jit_compiled(model)
     if xla_off:  # as rung init's train.py does: an XLA step cannot read the ps tasks' variables
         model.jit_compile = False
     batch, replicas = cfg["batch"], cfg["replicas"]

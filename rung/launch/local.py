@@ -102,8 +102,9 @@ def _notices(procs) -> list[str]:
     seen = []
     for p in procs:
         for line in p.log.read_text(errors="replace").splitlines() if p.log.exists() else []:
-            if line.startswith("train.py: ") and line[len("train.py: "):] not in seen:
-                seen.append(line[len("train.py: "):])
+            said = line.removeprefix("train.py: ")
+            if said != line and said not in seen:
+                seen.append(said)
     return seen
 
 
