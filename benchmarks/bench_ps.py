@@ -29,11 +29,12 @@ def main() -> int:
     a = ap.parse_args()
     runs = ",".join(["single_device"] + [f"parameter_server:{w}" for w in a.workers.split(",")])
     errors: dict[int, list[float]] = {}
-    rows = []
+    rows, benches = [], []
     for i in range(a.rounds):
         r = subprocess.run([sys.executable, "-m", "rung", "bench", str(MLP), "--runs", runs, "--steps", str(a.steps),
                             "--json"], capture_output=True, text=True, timeout=1800, check=True)
         b = json.loads(r.stdout)
+        benches.append(b)
         one = b["runs"][0]["step_seconds_mean"]
         for x in b["runs"][1:]:
             errors.setdefault(x["replicas"], []).append(x["prediction_error"])
@@ -48,6 +49,8 @@ def main() -> int:
     out = REPO / "benchmarks" / "out"
     out.mkdir(exist_ok=True)
     (out / "ps.json").write_text(json.dumps({"rows": rows, "summary": summary}, indent=2))
+    # every bench whole: its basis and ps_costs let a later model predict the same runs again
+    (out / "ps-benches.json").write_text(json.dumps(benches))
     return 0 if all(abs(s["median"]) <= 0.25 for s in summary.values()) else 1
 
 

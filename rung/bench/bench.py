@@ -11,10 +11,12 @@ import sys
 import tempfile
 import time
 from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Optional
 
 from rung.bench import predict
+from rung.model import comm
 from rung.bench.netns import TestNet, check_can_make_hosts
 from rung.bench.plan import RunSpec, keras_for, plan_run
 from rung.bench.run import BenchError, execute, step_stats, workdir
@@ -185,8 +187,10 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 label = spec.label + (f" (worker {straggler[0]} slowed {straggler[1]:g}x)" if straggler and multi else "")
                 if on_run:
                     on_run(label)
+                # a run with a straggler or a kill takes the test bed's fixed cost its twin measured
+                sync = out_runs[-1].get("testbed_sync_seconds") if ((straggler and multi) or killed_sync) else None
                 run = attempt(spec, label, base, work, net, link, basis, straggler, kill,
-                              deadline_seconds, on_progress, steps + warmup, cluster=cluster)
+                              deadline_seconds, on_progress, steps + warmup, cluster=cluster, testbed_sync=sync)
                 if run is None:
                     continue  # a twin measured before it stays: a run of this configuration
                 out_runs.append(run)
@@ -225,9 +229,10 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                      "path (the GPUs present, NCCL) is not measured on this machine")
     if not hosts and any(r.strategy in ("multi_worker_mirrored", "parameter_server") for r in runs):
         notes.append(f"local multi-process runs share this machine's {os.cpu_count()} cores: the multi-worker "
-                     "prediction counts compute, the link and the co-location overhead, not the gRPC collective "
-                     "work those processes also do on the same cores, so it comes out faster than measured on "
-                     "an unshaped loopback link (docs/results.md)")
+                     "prediction counts compute, the link, the co-location overhead and the fixed cost of a step "
+                     "each run measures, not the CPU the gRPC collectives spend streaming gradient bytes on the "
+                     "same cores until --calibrate fits it, so a model with megabytes of gradients comes out "
+                     "faster than measured (docs/results.md)")
     calibration = _calibrate(out_runs, basis, link, link_mbit, straggler, calibration_points) if calibrate else None
     if calibrate and not link_mbit:
         notes.append("calibrated on an unshaped link (" + link["where"] + "): it gives rung advise a hop latency "
@@ -249,14 +254,21 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
 
 
 def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,
-             tag: str = "", cluster=None) -> dict:
-    """One run on local processes (test hosts when `net`), or on Ray when `cluster`."""
+             tag: str = "", cluster=None, testbed_sync: Optional[float] = None) -> dict:
+    """One run on local processes (test hosts when `net`), or on Ray when `cluster`.
+    A multi-worker run measures the test bed's fixed cost of a step in its own cluster
+    (`task._probe`), except with a straggler or a kill, which would slow the probe too:
+    those take `testbed_sync`, their twin's."""
     multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
     addresses = [net.address(i) for i in range(spec.replicas)] if (net is not None and multi) else None
     plan = plan_run(spec, addresses, ps_tasks=base["ps_tasks"], straggler=straggler if multi else None,
                     model=base.get("model"))
-    cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas, option=spec.option)
     my_kill = kill if (kill and multi) else None
+    # the run's processes share this machine's cores (the test bed's terms apply), unless
+    # Ray places its workers on machines of their own (one per worker)
+    shares_cores = not (multi and cluster is not None and cluster.kernels >= spec.replicas)
+    cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas, option=spec.option,
+               probe=spec.strategy == "multi_worker_mirrored" and not straggler and not my_kill)
     if my_kill:
         cfg["backup_dir"] = str(work / f"backup-{spec.label.replace(':', '-')}{tag}{'-slow' if straggler else ''}")
         cfg["save_freq"] = SAVE_FREQ_STEPS
@@ -288,6 +300,7 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
            "link_mbit": net.link_mbit if (net is not None and multi) else None,
            "keras": outcome.result.get("keras"), "devices": outcome.result.get("devices") or None, **stats, "wall_seconds": outcome.wall_seconds,
            "processes": outcome.tasks_started, "notes": outcome.notes, "_grads": outcome.result.get("gradients"),
+           "shares_cores": shares_cores,
            "ps_tasks": base["ps_tasks"] if spec.strategy == "parameter_server" else 0}
     if straggler and multi:
         run["straggler"] = {"worker": straggler[0], "factor": straggler[1]}
@@ -329,9 +342,51 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
         if "killed_at_step" not in rec:
             run["notes"].append(f"the run finished before its progress showed step {my_kill[1]}: worker "
                                 f"{my_kill[0]} was never killed (give it more --steps)")
+    probe = outcome.result.get("probe")
+    if probe:
+        run["probe"] = probe
+    elif outcome.result.get("probe_error"):
+        run["notes"] = list(run["notes"] or []) + [
+            "the test bed's fixed cost of a multi-worker step was not measured, so the prediction leaves it out "
+            f"(its probe failed: {outcome.result['probe_error']})"]
+    if testbed_sync is None and probe and basis is not None:
+        testbed_sync = _testbed_sync(probe, basis, spec.replicas, shares_cores)
+        if testbed_sync is not None:
+            whose = "the test bed's" if shares_cores else "these hosts'"
+            run["notes"] = list(run["notes"] or []) + [
+                f"{whose} fixed cost of a multi-worker step, {testbed_sync * 1e3:.1f} ms, is part of the "
+                f"prediction: measured in this run's cluster with a {probe['params']}-parameter model "
+                f"({probe['step_seconds'] * 1e3:.1f} ms a step, {probe['local_step_seconds'] * 1e3:.1f} ms on its own)"]
+    if testbed_sync is not None and spec.strategy == "multi_worker_mirrored":
+        run["testbed_sync_seconds"] = testbed_sync
     if basis is not None:
-        _attach_prediction(run, basis, straggler)
+        _attach_prediction(run, _run_basis(basis, run), straggler)
     return run
+
+
+def _run_basis(basis: predict.Basis, run: dict) -> predict.Basis:
+    """The bench's basis with the fixed cost of a multi-worker step this run measured (or,
+    unmeasured: 0 on the test bed until a calibration, the model's own between machines)."""
+    sync = run.get("testbed_sync_seconds")
+    if sync is None:
+        sync = 0.0 if run.get("shares_cores", True) else comm.DEFAULT_LINKS.sync_step_seconds
+    return replace(basis, sync_seconds=sync)
+
+
+def _testbed_sync(probe: dict, basis: predict.Basis, replicas: int, shares_cores: bool = True) -> Optional[float]:
+    """The fixed cost of a multi-worker step between the run's hosts (`Testbed.sync_seconds`
+    on the test bed; on machines of their own, the model's `Links.sync_step_seconds`) from
+    a run's probe (`task._probe`): the probe model's multi-worker step less what the model
+    predicts for it without a fixed cost, from its own step on one worker (its compute, N
+    times over when the replicas share the cores, the co-location overhead, the link's hops
+    and its 20 bytes); 0 or more. None without the probe's two steps."""
+    one, step = probe.get("local_step_seconds"), probe.get("step_seconds")
+    if not one or not step:
+        return None
+    tiny = replace(basis, one_device_step_seconds=one, dense_gradient_bytes=float(probe["dense_gradient_bytes"]),
+                   sparse_gradient_bytes=0.0, step_time_cv=0.0, sync_seconds=0.0, variables=2, optimizer="sgd")
+    without = predict.predict_step_seconds(tiny, "multi_worker_mirrored", replicas, shares_cores=shares_cores)["step"]
+    return max(0.0, step - without)
 
 
 def _whole_run(attempts: list[dict], warmup: int, total_steps: int, global_batch: int,
@@ -391,7 +446,8 @@ def _completed(result: dict) -> bool:
 
 def _attach_prediction(run: dict, basis: predict.Basis, straggler, efficiency: float = 1.0) -> None:
     factor = run.get("straggler", {}).get("factor", 1.0)
-    p = predict.predict_step_seconds(basis, run["strategy"], run["replicas"], factor, efficiency, run.get("option"))
+    p = predict.predict_step_seconds(basis, run["strategy"], run["replicas"], factor, efficiency, run.get("option"),
+                                     shares_cores=run.get("shares_cores", True))
     measured = run["step_seconds_mean"]
     run["gradient_bytes_per_step"] = _gradient_bytes(run["strategy"], run["replicas"], basis.dense_gradient_bytes,
                                                      basis.sparse_gradient_bytes)
@@ -465,8 +521,6 @@ def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) ->
     two or more distinct s fit share and c; one fits the share alone; f needs three
     points or more (it is best told apart from the share by models whose gradients
     differ in size: the corners of one model alone fitted f = 0 here, docs/results.md)."""
-    from dataclasses import replace
-
     points = list(previous_points or [])
     for r in runs:
         if r["strategy"] != "multi_worker_mirrored" or r["replicas"] < 2 or not basis or r.get("straggler"):

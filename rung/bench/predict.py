@@ -83,20 +83,31 @@ def testbed_for(b: Basis, replicas: int, straggle: float = 1.0) -> Testbed:
                    cpu_seconds_per_byte=b.cpu_seconds_per_byte, straggle=straggle, sync_seconds=b.sync_seconds)
 
 
-def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float = 1.0,
-                         efficiency: float = 1.0, option: Optional[str] = None) -> dict:
-    """Predicted step (seconds) for `strategy` over `replicas` co-located replicas, and its
-    terms (compute, comm, sync, straggler). For parameter servers the step is the mean
-    time between completed worker steps across the fleet."""
-    if strategy == "single_device":
-        return {"compute": b.one_device_step_seconds, "comm": 0.0, "sync": 0.0, "straggler": 0.0,
-                "step": b.one_device_step_seconds, "basis": True}
-    s, bed = scenario_for(b, strategy, replicas), testbed_for(b, replicas, straggle)
+def run_links(b: Basis, strategy: str, replicas: int, straggle: float = 1.0, efficiency: float = 1.0,
+              option: Optional[str] = None, shares_cores: bool = True) -> tuple[comm.Links, Optional[Testbed]]:
+    """The model's constants and the test bed's terms for one run (see `predict_step_seconds`)."""
     links = links_for(b, efficiency, replicas)
+    if not shares_cores:
+        links = links.with_(sync_step_seconds=b.sync_seconds)
     if strategy == "mirrored" and option:
         from rung.bench.plan import OPTIONS
 
         links = links.with_(intra_host_algorithm=OPTIONS["mirrored"][option])
+    return links, (testbed_for(b, replicas, straggle) if shares_cores else None)
+
+
+def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float = 1.0,
+                         efficiency: float = 1.0, option: Optional[str] = None, shares_cores: bool = True) -> dict:
+    """Predicted step (seconds) for `strategy` over `replicas` co-located replicas, and its
+    terms (compute, comm, sync, straggler). For parameter servers the step is the mean
+    time between completed worker steps across the fleet. `shares_cores=False`: the
+    workers ran on machines of their own (a Ray cluster's nodes), so the model runs without
+    the test bed's terms, as for real hosts, with `b.sync_seconds` as the hosts' fixed cost."""
+    if strategy == "single_device":
+        return {"compute": b.one_device_step_seconds, "comm": 0.0, "sync": 0.0, "straggler": 0.0,
+                "step": b.one_device_step_seconds, "basis": True}
+    s = scenario_for(b, strategy, replicas)
+    links, bed = run_links(b, strategy, replicas, straggle, efficiency, option, shares_cores)
     if strategy == "parameter_server":
         t = throughput.ps_terms(s, replicas, 1, links, bed)
         return {"compute": float(t["compute"]), "comm": float(t["exchange"]), "sync": 0.0, "straggler": 0.0,

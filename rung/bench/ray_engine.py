@@ -16,6 +16,7 @@ file's text travels in the task's configuration, so the nodes need neither.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -81,6 +82,25 @@ class RayCluster:
     @property
     def nodes(self) -> int:
         return len([n for n in self.ray.nodes() if n["Alive"]])
+
+    @functools.cached_property
+    def kernels(self) -> int:
+        """Machines under the cluster's live nodes: the distinct Linux boot ids they report.
+        Ray nodes in network namespaces of one machine (rung's shaped-link tests) share a
+        kernel, and so its cores; nodes on separate machines each have their own."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy as Pin
+
+        def boot_id() -> str:
+            try:
+                with open("/proc/sys/kernel/random/boot_id") as f:
+                    return f.read().strip()
+            except OSError:  # not Linux: the node's own id stands for its machine
+                return ray.get_runtime_context().get_node_id()
+
+        ray = self.ray
+        ids = [ray.get(ray.remote(boot_id).options(num_cpus=0, scheduling_strategy=Pin(n["NodeID"], soft=False))
+                       .remote()) for n in ray.nodes() if n["Alive"]]
+        return len(set(ids))
 
 
 def _with_source(cfg: dict) -> dict:

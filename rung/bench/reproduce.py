@@ -9,11 +9,12 @@ the asynchronous simulation does not model. Pure: no TensorFlow."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from rung.bench import predict
 from rung.errors import InputError
-from rung.model import preemption
+from rung.model import comm, preemption
 from rung.model.simulate import simulate_sync
 from rung.spec.benchresult import BenchResult
 
@@ -41,7 +42,8 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[dict] = None) -> 
 def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict] = None, seed: int = 0,
               steps: int = STEPS) -> dict:
     """Each synchronous multi-replica run of `b`: measured, the closed form, simulated."""
-    basis, share = basis_of(b, where, calibration)
+    basis_run, share = basis_of(b, where, calibration)
+    calibrated = bool(calibration or (b.calibration and b.calibration.get("fitted")))
     out = []
     for r in b.runs:
         if r.strategy not in ("mirrored", "multi_worker_mirrored") or r.replicas < 2 or not r.examples_per_second:
@@ -49,16 +51,19 @@ def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict
         if r.kill and r.kill.happened and r.whole is None:
             continue  # killed, but not timed whole (an older bench file): nothing to compare
         straggle = r.straggler.factor if r.straggler else 1.0
+        shares = r.shares_cores is not False
+        if not calibrated and r.testbed_sync_seconds is not None:  # measured in the run
+            basis = replace(basis_run, sync_seconds=r.testbed_sync_seconds)
+        elif not shares:  # machines of their own, not measured: the model's own fixed cost
+            basis = replace(basis_run, sync_seconds=comm.DEFAULT_LINKS.sync_step_seconds)
+        else:
+            basis = basis_run
         s = predict.scenario_for(basis, r.strategy, r.replicas)
-        links = predict.links_for(basis, share, r.replicas)
-        if r.strategy == "mirrored" and r.option:
-            from rung.bench.plan import OPTIONS
-
-            links = links.with_(intra_host_algorithm=OPTIONS["mirrored"][r.option])
-        bed = predict.testbed_for(basis, r.replicas, straggle)
+        links, bed = predict.run_links(basis, r.strategy, r.replicas, straggle, share, r.option, shares)
         hosts = 1 if r.strategy == "mirrored" else r.replicas
         sim = simulate_sync(s, hosts, steps, seed, "lognormal", basis.step_time_cv, links, bed)
-        closed = predict.predict_step_seconds(basis, r.strategy, r.replicas, straggle, share, r.option)["step"]
+        closed = predict.predict_step_seconds(basis, r.strategy, r.replicas, straggle, share, r.option,
+                                              shares_cores=shares)["step"]
         per_step = r.replicas * b.per_replica_batch
         row = {"run": r.name, "strategy": r.strategy, "replicas": r.replicas, "straggler_factor": straggle,
                "measured_examples_per_second": r.examples_per_second,
@@ -73,7 +78,7 @@ def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict
         row["simulated_over_measured"] = row["simulated_examples_per_second"] / row["measured_examples_per_second"]
         out.append(row)
     return {"schema": SCHEMA, "workload": b.workload, "steps_simulated": steps, "seed": seed,
-            "step_time_cv": basis.step_time_cv, "allreduce_share_of_goodput": share, "runs": out}
+            "step_time_cv": basis_run.step_time_cv, "allreduce_share_of_goodput": share, "runs": out}
 
 
 def _killed(b: BenchResult, r, whole, step: float, closed_step: float) -> Optional[dict]:

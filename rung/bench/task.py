@@ -18,6 +18,9 @@ import traceback
 
 # A parameter-server run times this many pairs of a short and a long fit (`run`).
 PS_ROUNDS = 3
+# The probe of a multi-worker run (`_probe`): steps timed after a warm-up that traces.
+PROBE_STEPS = 20
+PROBE_WARMUP = 3
 
 
 def _devices(tf, cfg) -> list[str]:
@@ -115,6 +118,51 @@ def _poll_iterations(model, cfg):
     return stop
 
 
+def _probe(tf, strategy, lead: bool) -> dict:
+    """The test bed's fixed cost of a multi-worker step, measured in the run's own cluster:
+    a model of 5 parameters (its gradients take microseconds to move, its compute is
+    Keras's own per-step work) trained for a few steps under the run's strategy, and, on
+    the lead alone while the other workers wait in the first collective, the same model
+    trained on its own. What the multi-worker step takes beyond what the model predicts
+    for these two is the fixed cost (`rung.bench.bench._testbed_sync`). Median steps: one
+    stall of a shared machine does not set a fixed cost."""
+    def tiny():
+        inp = tf.keras.Input((4,))
+        m = tf.keras.Model(inp, tf.keras.layers.Dense(1)(inp))
+        m.compile(optimizer=tf.keras.optimizers.SGD(0.0), loss="mse")
+        return m
+
+    def data():
+        d = tf.data.Dataset.from_tensors((tf.zeros([8, 4]), tf.zeros([8, 1]))).repeat()
+        opts = tf.data.Options()
+        opts.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+        return d.with_options(opts)
+
+    class Ends(tf.keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.ends = []
+
+        def on_train_batch_end(self, batch, logs=None):
+            if logs and "loss" in logs:
+                float(logs["loss"])  # read back: the step is done
+            self.ends.append(time.perf_counter())
+
+    def median_step(model) -> float:
+        ends = Ends()
+        model.fit(data(), epochs=1, steps_per_epoch=PROBE_WARMUP + PROBE_STEPS, verbose=0, callbacks=[ends])
+        timed = ends.ends[PROBE_WARMUP - 1:]
+        return statistics.median(b - a for a, b in zip(timed, timed[1:]))
+
+    out = {"params": 5, "dense_gradient_bytes": 20, "steps": PROBE_STEPS}
+    if lead:
+        out["local_step_seconds"] = median_step(tiny())
+    with strategy.scope():
+        model = tiny()
+    out["step_seconds"] = median_step(model)
+    return out
+
+
 def run(cfg) -> dict:
     from rung.measure import counts, shapes, tfenv
     from rung.measure.timing import jit_compiled
@@ -198,6 +246,13 @@ def run(cfg) -> dict:
     start = time.perf_counter()
     model.fit(data, epochs=1, steps_per_epoch=warmup + cfg["steps"], verbose=0, callbacks=callbacks)
     end = time.perf_counter()
+    if cfg.get("probe") and cfg["strategy"] == "multi_worker_mirrored":
+        try:  # the run is measured: a probe that fails costs its figure, not the run
+            info["probe"] = _probe(tf, strategy, cfg.get("index", 0) == 0)
+        except Exception as e:  # noqa: BLE001 - reported in the run's notes
+            from rung.failures import failure_line
+
+            info["probe_error"] = failure_line(type(e).__name__, str(e))
     return {**info, "ends": timing.ends, "start": start, "end": end, "warmup": warmup}
 
 

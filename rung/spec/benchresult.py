@@ -74,6 +74,8 @@ class BenchRun(_Record):
     straggler: Optional[Straggler] = None
     kill: Optional[Kill] = None
     startup_seconds: Optional[float] = None
+    testbed_sync_seconds: Optional[float] = None  # the fixed cost of a step between its hosts, measured in the run
+    shares_cores: Optional[bool] = None  # its processes shared one machine's cores (None: an older file, yes)
     notes: list[str] = []
 
     @property

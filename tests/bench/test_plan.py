@@ -85,6 +85,46 @@ def _measured_step(n, share=0.8, cpu_per_byte=5e-9, rate=25e6, cores=2, one=0.01
     return compute + 0.065 * compute + 2 * (n - 1) * rtt / 2 + wire / (share * (1 - u)) + fixed
 
 
+def test_the_probe_of_a_multi_worker_run_is_read_as_the_test_beds_fixed_cost():
+    from rung.bench.bench import _testbed_sync
+
+    b = Basis(one_device_step_seconds=0.01, dense_gradient_bytes=16e6, sparse_gradient_bytes=0,
+              step_time_cv=0.2, link_bytes_per_second=25e6, link_rtt_seconds=1e-4)
+    probe = {"params": 5, "dense_gradient_bytes": 20, "local_step_seconds": 0.001, "step_seconds": 0.014}
+    # by hand, 2 workers: 2 x 1 ms of compute shared, 0.065 x that of co-location, 2 hops of
+    # 50 us, 20 bytes at 25 MB/s (0.8 us); no spread of its own (the probe is one model)
+    expected = 0.014 - (0.002 + 0.065 * 0.002 + 2 * 5e-5 + 20 / 25e6)
+    assert _testbed_sync(probe, b, 2) == pytest.approx(expected, rel=1e-6)
+    # 3 workers: 3 x 1 ms, 4 hops, 2 x 2/3 x 20 bytes
+    assert _testbed_sync(dict(probe, step_seconds=0.02), b, 3) == pytest.approx(
+        0.02 - (0.003 + 0.065 * 0.003 + 4 * 5e-5 + 2 * 2 / 3 * 20 / 25e6), rel=1e-6)
+    assert _testbed_sync(dict(probe, step_seconds=0.001), b, 2) == 0.0        # never below 0
+    assert _testbed_sync({k: v for k, v in probe.items() if k != "local_step_seconds"}, b, 2) is None
+
+
+def test_workers_on_machines_of_their_own_are_predicted_as_real_hosts():
+    """A Ray cluster whose nodes are separate machines: no test-bed terms (each worker has its
+    own cores), and the fixed cost the run measured in place of the model's 3 ms."""
+    from rung.bench.bench import _run_basis, _testbed_sync
+
+    b = Basis(one_device_step_seconds=0.01, dense_gradient_bytes=16e6, sparse_gradient_bytes=0,
+              step_time_cv=0.0, link_bytes_per_second=25e6, link_rtt_seconds=1e-4, sync_seconds=0.004)
+    own = predict_step_seconds(b, "multi_worker_mirrored", 2, shares_cores=False)
+    # by hand: 10 ms of compute (not 2 x 10), the ring's 0.64 s + 2 hops, 4 ms + 0.065 x 10 ms
+    assert own["compute"] == pytest.approx(0.01) and own["sync"] == pytest.approx(0.004 + 0.065 * 0.01)
+    assert own["step"] == pytest.approx(0.01 + 0.64 + 1e-4 + 0.004 + 0.065 * 0.01)
+    shared = predict_step_seconds(b, "multi_worker_mirrored", 2)
+    assert shared["compute"] == pytest.approx(0.02)
+    # the probe read without the co-located compute: 14 ms less 1 ms, its overhead, hops, bytes
+    probe = {"params": 5, "dense_gradient_bytes": 20, "local_step_seconds": 0.001, "step_seconds": 0.014}
+    assert _testbed_sync(probe, b, 2, shares_cores=False) == pytest.approx(
+        0.014 - (0.001 + 0.065 * 0.001 + 1e-4 + 20 / 25e6), rel=1e-6)
+    # a run that measured nothing: 0 on the test bed (until a calibration), the model's 3 ms between machines
+    assert _run_basis(b, {"shares_cores": True}).sync_seconds == 0.0
+    assert _run_basis(b, {"shares_cores": False}).sync_seconds == pytest.approx(0.003)
+    assert _run_basis(b, {"shares_cores": False, "testbed_sync_seconds": 0.007}).sync_seconds == 0.007
+
+
 def test_calibration_separates_a_fixed_step_cost_with_two_models():
     """Runs written by hand with a fixed 12 ms per multi-worker step, of a model with 16 MB
     of gradients (at 2 and 4 workers, 50 and 200 Mbit/s) and one with 1.5 MB (3 workers
