@@ -6,6 +6,11 @@ worker count: this 2-core machine's neighbours move single runs by 20-50%, so on
 proves nothing either way.
 
     python benchmarks/bench_ps.py [--rounds 4] [--steps 60]
+    python benchmarks/bench_ps.py --again benchmarks/out/ps-benches.json
+
+`--again FILE` runs nothing: it predicts the runs of benches kept by an earlier call with
+the model as it is now (their basis and psbench costs as they were measured), so two
+versions of the model are compared on the same measurements.
 """
 
 from __future__ import annotations
@@ -26,14 +31,19 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--workers", default="1,2,3")
+    ap.add_argument("--again", type=Path, help="benches kept by an earlier call: predict them again, run nothing")
     a = ap.parse_args()
     runs = ",".join(["single_device"] + [f"parameter_server:{w}" for w in a.workers.split(",")])
     errors: dict[int, list[float]] = {}
     rows, benches = [], []
-    for i in range(a.rounds):
-        r = subprocess.run([sys.executable, "-m", "rung", "bench", str(MLP), "--runs", runs, "--steps", str(a.steps),
-                            "--json"], capture_output=True, text=True, timeout=1800, check=True)
-        b = json.loads(r.stdout)
+    kept = json.loads(a.again.read_text()) if a.again else None
+    for i in range(len(kept) if kept else a.rounds):
+        if kept:
+            b = _predicted_again(kept[i])
+        else:
+            r = subprocess.run([sys.executable, "-m", "rung", "bench", str(MLP), "--runs", runs, "--steps",
+                                str(a.steps), "--json"], capture_output=True, text=True, timeout=1800, check=True)
+            b = json.loads(r.stdout)
         benches.append(b)
         one = b["runs"][0]["step_seconds_mean"]
         for x in b["runs"][1:]:
@@ -48,10 +58,26 @@ def main() -> int:
         print(f"parameter_server:{w}: median error {s['median']:+.0%} (range {s['min']:+.0%} to {s['max']:+.0%})")
     out = REPO / "benchmarks" / "out"
     out.mkdir(exist_ok=True)
-    (out / "ps.json").write_text(json.dumps({"rows": rows, "summary": summary}, indent=2))
-    # every bench whole: its basis and ps_costs let a later model predict the same runs again
-    (out / "ps-benches.json").write_text(json.dumps(benches))
+    (out / ("ps-again.json" if kept else "ps.json")).write_text(json.dumps({"rows": rows, "summary": summary}, indent=2))
+    if not kept:  # every bench whole: its basis and ps_costs let a later model predict the same runs again
+        (out / "ps-benches.json").write_text(json.dumps(benches))
     return 0 if all(abs(s["median"]) <= 0.25 for s in summary.values()) else 1
+
+
+def _predicted_again(b: dict) -> dict:
+    """A kept bench with each parameter-server run predicted by the model as it is now."""
+    from rung.bench import predict
+    from rung.bench.reproduce import basis_of
+    from rung.spec.benchresult import BenchResult
+
+    basis, _ = basis_of(BenchResult.model_validate(b), "kept bench")
+    runs = [b["runs"][0]]
+    for x in b["runs"][1:]:
+        if x["strategy"] != "parameter_server":
+            continue
+        p = predict.predict_step_seconds(basis, "parameter_server", x["replicas"], 1.0, 1.0, x.get("option"))["step"]
+        runs.append(dict(x, predicted_step_seconds=p, prediction_error=predict.relative_error(p, x["step_seconds_mean"])))
+    return dict(b, runs=runs)
 
 
 if __name__ == "__main__":
