@@ -131,7 +131,12 @@ def run_ray_launcher(out: Path, args, kill) -> dict:
     if p.returncode != 0:
         why = next((ln for ln in reversed(lines) if "launch_ray.py:" in ln or "Error" in ln), lines[-1] if lines else "")
         raise RunError(f"the Ray job failed (exit code {p.returncode}): {why.strip()[:400]}")
-    return json.loads(next(ln for ln in reversed(lines) if ln.startswith('{"schema"')))
+    result = json.loads(next(ln for ln in reversed(lines) if ln.startswith('{"schema"')))
+    # what train.py said on its way, where its output reaches this log: the parameter-server
+    # chief runs in launch_ray.py itself (Ray Train's workers log on their nodes)
+    from rung.launch.local import notices
+
+    return {**result, "notes": result.get("notes") or notices(lines)}
 
 
 def _end(p: subprocess.Popen) -> None:

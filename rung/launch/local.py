@@ -95,17 +95,20 @@ def _reports(log: Path) -> list[dict]:
     return out
 
 
-def _notices(procs) -> list[str]:
+def notices(lines) -> list[str]:
     """What train.py told the user on its way (lines it starts with "train.py: "), once each
     whichever tasks printed them: a run that succeeds still says what it changed (a model's
     XLA turned off under parameter servers)."""
     seen = []
-    for p in procs:
-        for line in p.log.read_text(errors="replace").splitlines() if p.log.exists() else []:
-            said = line.removeprefix("train.py: ")
-            if said != line and said not in seen:
-                seen.append(said)
+    for line in lines:
+        said = line.removeprefix("train.py: ")
+        if said != line and said not in seen:
+            seen.append(said)
     return seen
+
+
+def _notices(procs) -> list[str]:
+    return notices(line for p in procs if p.log.exists() for line in p.log.read_text(errors="replace").splitlines())
 
 
 class LocalJob:
