@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from rung.bench import predict
-from rung.model import comm
 from rung.bench.netns import TestNet, check_can_make_hosts
 from rung.bench.plan import RunSpec, keras_for, plan_run
 from rung.bench.run import BenchError, execute, step_stats, workdir
 from rung.errors import InputError
 from rung.kerasfit import keras3_mirrored_failures, source_of, tf_keras_imports
+from rung.model import comm
 
 SCHEMA = "rung/bench/v1"
 CALIBRATION_SCHEMA = "rung/calibration/v1"

@@ -68,9 +68,15 @@ def links_for(b: Basis, efficiency: float = 1.0, workers: int = 1) -> comm.Links
     """The measured link as the model's constants: `efficiency` of the measured goodput
     (1.0: the all-reduce reaches what a bulk TCP transfer does; `--calibrate` fits it),
     a hop of half the measured round trip; logical devices copy through memory; the
-    parameter-server costs measured with `workers` workers."""
+    parameter-server costs measured with `workers` workers (Keras fit's per-step cost on the
+    cluster less the same model's step on one device, which the basis already holds)."""
     m = (b.ps_costs or {}).get(str(workers)) or {}
-    ps = {"ps_dispatch_seconds": m.get("keras_dispatch_seconds"), "ps_variable_seconds": m.get("variable_seconds"),
+    dispatch = m.get("keras_dispatch_seconds")
+    if dispatch is not None and m.get("keras_local_step_seconds"):
+        # Keras's own work per step is in the measured one-device step already: the dispatch
+        # is what a step on the cluster takes beyond it (never below the bare schedule)
+        dispatch = max(m.get("dispatch_seconds") or 0.0, dispatch - m["keras_local_step_seconds"])
+    ps = {"ps_dispatch_seconds": dispatch, "ps_variable_seconds": m.get("variable_seconds"),
           "ps_transfer_bytes_per_second": m.get("remote_bytes_per_second")}
     ps = {k: v for k, v in ps.items() if v is not None}
     return comm.DEFAULT_LINKS.with_(pcie_efficiency=1.0, intra_host_hop_seconds=0.0,

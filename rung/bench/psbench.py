@@ -7,6 +7,8 @@ for the network: a local cluster of one PS task and N workers (real
 - keras dispatch: Keras fit's own per-step cost on that cluster (a one-layer model of
   two variables, SGD, so its compute is nil), the coordinator's share of every step: the
   slope between a short and a long fit, since every fit also pays a fixed cost;
+- keras local step: the same model's step outside the strategy, on one device (the same
+  slope): Keras's work per step that a measured one-device step already holds;
 - per variable: a step that reads and updates V small variables on the PS, at two
   values of V; the slope is one variable's remote read plus update;
 - transfer: a step that reads and updates a 4 MiB variable: the rate remote variable
@@ -102,6 +104,16 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
         def fit(n):
             model.fit(data, epochs=1, steps_per_epoch=n, verbose=0)
 
+        # the same model outside the strategy: Keras's own work per step on one device, which
+        # the one-device step the model starts from already holds
+        local_inp = tf.keras.Input((4,))
+        local_model = tf.keras.Model(local_inp, tf.keras.layers.Dense(4)(local_inp))
+        local_model.compile("sgd", "mse")
+        local_data = tf.data.Dataset.from_tensors((tf.zeros([8, 4]), tf.zeros([8, 4]))).repeat()
+
+        def fit_local(n):
+            local_model.fit(local_data, epochs=1, steps_per_epoch=n, verbose=0)
+
         dispatch = _best(scheduled(nothing), steps)
         # a fit pays a fixed cost besides its steps (scheduling the first, joining the last):
         # the slope between a short and a long fit is the per-step cost alone
@@ -109,6 +121,9 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
         long = _best(fit, steps * 2) * (steps * 2)
         keras = max(0.0, (long - short) / (steps * 2 - steps // 4))
         fit_fixed = max(0.0, short - keras * (steps // 4))
+        local_short = _best(fit_local, steps // 4) * (steps // 4)
+        local_long = _best(fit_local, steps * 2) * (steps * 2)
+        keras_local = max(0.0, (local_long - local_short) / (steps * 2 - steps // 4))
         times = {v: _best(scheduled(touching(vs)), steps) for v, vs in sets.items()}
         lo, hi = VARIABLES
         per_var = max(0.0, (times[hi] - times[lo]) / (hi - lo))
@@ -116,6 +131,7 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
         moved = 2 * 4 * BIG_FLOATS  # read to the worker, update back
         per_byte = max(0.0, big_step - dispatch - per_var) / moved
         return {"workers": workers, "dispatch_seconds": dispatch, "keras_dispatch_seconds": keras,
+                "keras_local_step_seconds": keras_local,
                 "keras_fit_fixed_seconds": fit_fixed,
                 "variable_seconds": per_var, "remote_bytes_per_second": (1.0 / per_byte) if per_byte > 0 else None,
                 "step_seconds_by_variables": {str(k): v for k, v in times.items()},

@@ -71,6 +71,14 @@ def test_predictions_by_hand():
     measured = replace(ps, ps_costs={"2": {"keras_dispatch_seconds": 0.02, "variable_seconds": 1e-3,
                                            "remote_bytes_per_second": 16e6}})
     assert predict_step_seconds(measured, "parameter_server", 2)["step"] == pytest.approx(0.01 + 2.0 + 0.006 + 0.02)
+    # Keras's own work per step on one device (0.5 ms) is in the one-device step already: the
+    # dispatch is the rest, and never less than the bare schedule (1 ms)
+    costs = {"keras_dispatch_seconds": 0.02, "keras_local_step_seconds": 0.0005, "dispatch_seconds": 0.001,
+             "variable_seconds": 1e-3, "remote_bytes_per_second": 16e6}
+    net = replace(ps, ps_costs={"2": costs})
+    assert predict_step_seconds(net, "parameter_server", 2)["step"] == pytest.approx(0.01 + 2.0 + 0.006 + 0.0195)
+    floor = replace(ps, ps_costs={"2": dict(costs, keras_dispatch_seconds=0.0012)})
+    assert predict_step_seconds(floor, "parameter_server", 2)["step"] == pytest.approx(0.01 + 2.0 + 0.006 + 0.001)
     assert relative_error(1.1, 1.0) == pytest.approx(0.1) and relative_error(None, 1.0) is None
 
 
