@@ -53,4 +53,15 @@ def decide(args, links, profile=None):
     scenario, caveats = _plan.plan_scenario(profile, args, where=args.hardware or "--device")
     decision = advise(scenario, links)
     decision.warnings[0:0] = caveats
+    missing = _hardware.defaulted(args)
+    if missing and not decision.meets_goal:
+        # the goal is missed on an offer the user may never have meant to make
+        from rung.ladder import codes as C
+        from rung.ladder.decision import Finding
+
+        flags = " and ".join(f"--{k.replace('_', '-')}" for k in missing)
+        decision.warnings.append(Finding(C.OFFER_NOT_GIVEN,
+            f"the plan had {scenario.hardware.max_hosts} host(s) x {scenario.hardware.devices_per_host} device(s) "
+            f"on offer because {flags} {'was' if len(missing) == 1 else 'were'} not given (nor in --hardware): "
+            "give what you could use and rung plans over it"))
     return scenario, decision, args.workload, profile

@@ -28,6 +28,13 @@ def given(args) -> bool:
                ("hardware", "device", "devices_per_host", "max_hosts", "inter_host_gbps", "target"))
 
 
+def defaulted(args) -> list[str]:
+    """The sizes of the offer neither --hardware nor a flag gave (each then 1)."""
+    hw = (load_hardware(args.hardware).get("hardware") or {}) if getattr(args, "hardware", None) else {}
+    return [key for key in ("devices_per_host", "max_hosts")
+            if key not in hw and getattr(args, key, None) is None]
+
+
 def this_machine() -> dict[str, Any]:
     """A hardware block describing the machine rung ran on (one CPU device)."""
     try:

@@ -183,3 +183,38 @@ def test_progress_shows_on_a_terminal_and_never_with_json(tmp_path):
     assert json.loads(quiet.replace("\r\n", "\n"))["schema"] == "rung/simulation/v1"
     report = _on_a_terminal(["report", "--scenario", scenario, "--out", str(tmp_path / "r.html")])
     assert "report:" in report and "report written to" in report
+
+
+def test_a_goal_missed_on_a_defaulted_offer_names_the_flags(tmp_path):
+    """`rung report WORKLOAD.py --device X --target Y` with a saved profile (nothing
+    measured): the offer defaults to 1 host x 1 device, the goal is out of its reach, and
+    the decision says which flags would offer more; given them, it says nothing."""
+    from rung.cli._decide import decide
+    from rung.cli._plan import links
+    from rung.spec.profile import Profile
+
+    profile = Profile.model_validate({
+        "schema": "rung/profile/v1", "workload": "w.py", "device": "CPU:0", "device_name": "this machine",
+        "params": 1e6, "embedding_params": 0, "param_dtype": "float32", "mixed_precision": False,
+        "optimizer": "adam", "activation_bytes_per_example": 1e5, "per_device_batch": 64, "step_seconds": 0.1,
+        "input_wait_seconds": 0.0, "step_time_cv": 0.05, "dynamic_shapes": False})
+    from rung.cli import build_parser
+
+    parser = build_parser()
+
+    def decision(*flags):
+        args = parser.parse_args(["advise", "w.py", "--target", "100000", "--target-step-seconds", "0.1", *flags])
+        return decide(args, links(None), profile)[1]
+
+    codes = lambda d: [f.code for f in d.warnings]  # noqa: E731
+    d = decision("--device", "A100-80GB")
+    assert not d.meets_goal and "OFFER_NOT_GIVEN" in codes(d)
+    said = next(f.message for f in d.warnings if f.code == "OFFER_NOT_GIVEN")
+    assert "1 host(s) x 1 device(s)" in said and "--devices-per-host and --max-hosts" in said
+    only_hosts = decision("--device", "A100-80GB", "--devices-per-host", "8")
+    assert "--max-hosts was not given" in next(f.message for f in only_hosts.warnings if f.code == "OFFER_NOT_GIVEN")
+    hw = tmp_path / "hw.yaml"
+    hw.write_text("hardware: {device: A100-80GB, devices_per_host: 1, max_hosts: 1}\n")
+    assert "OFFER_NOT_GIVEN" not in codes(decision("--hardware", str(hw)))   # said in the file: meant
+    met = decision("--device", "A100-80GB", "--devices-per-host", "8", "--max-hosts", "64")
+    assert "OFFER_NOT_GIVEN" not in codes(met)
