@@ -186,9 +186,11 @@ def test_progress_shows_on_a_terminal_and_never_with_json(tmp_path):
 
 
 def test_a_goal_missed_on_a_defaulted_offer_names_the_flags(tmp_path):
-    """`rung report WORKLOAD.py --device X --target Y` with a saved profile (nothing
-    measured): the offer defaults to 1 host x 1 device, the goal is out of its reach, and
-    the decision says which flags would offer more; given them, it says nothing."""
+    """`rung advise WORKLOAD.py --device X --target Y`, decided by the CLI's own `decide`
+    from a saved profile (nothing measured): the offer defaults to 1 host x 1 device, the
+    goal is out of its reach, and the decision says which flags would offer more; given
+    them, it says nothing."""
+    from rung.cli import build_parser
     from rung.cli._decide import decide
     from rung.cli._plan import links
     from rung.spec.profile import Profile
@@ -198,8 +200,6 @@ def test_a_goal_missed_on_a_defaulted_offer_names_the_flags(tmp_path):
         "params": 1e6, "embedding_params": 0, "param_dtype": "float32", "mixed_precision": False,
         "optimizer": "adam", "activation_bytes_per_example": 1e5, "per_device_batch": 64, "step_seconds": 0.1,
         "input_wait_seconds": 0.0, "step_time_cv": 0.05, "dynamic_shapes": False})
-    from rung.cli import build_parser
-
     parser = build_parser()
 
     def decision(*flags):
