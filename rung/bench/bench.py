@@ -21,7 +21,6 @@ from rung.bench.plan import RunSpec, keras_for, plan_run
 from rung.bench.run import BenchError, execute, step_stats, workdir
 from rung.errors import InputError
 from rung.kerasfit import keras3_mirrored_failures, source_of, tf_keras_imports
-from rung.model import comm
 
 SCHEMA = "rung/bench/v1"
 CALIBRATION_SCHEMA = "rung/calibration/v1"
@@ -360,17 +359,9 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     if testbed_sync is not None and spec.strategy == "multi_worker_mirrored":
         run["testbed_sync_seconds"] = testbed_sync
     if basis is not None:
-        _attach_prediction(run, _run_basis(basis, run), straggler)
+        _attach_prediction(run, predict.with_fixed_cost(basis, run.get("testbed_sync_seconds"), shares_cores),
+                           straggler)
     return run
-
-
-def _run_basis(basis: predict.Basis, run: dict) -> predict.Basis:
-    """The bench's basis with the fixed cost of a multi-worker step this run measured (or,
-    unmeasured: 0 on the test bed until a calibration, the model's own between machines)."""
-    sync = run.get("testbed_sync_seconds")
-    if sync is None:
-        sync = 0.0 if run.get("shares_cores", True) else comm.DEFAULT_LINKS.sync_step_seconds
-    return replace(basis, sync_seconds=sync)
 
 
 def _testbed_sync(probe: dict, basis: predict.Basis, replicas: int, shares_cores: bool = True) -> Optional[float]:

@@ -12,7 +12,7 @@ link's rate, half its round trip for a ring hop). Logical CPU devices of one pro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from rung.model import comm, throughput
@@ -87,6 +87,14 @@ def links_for(b: Basis, efficiency: float = 1.0, workers: int = 1) -> comm.Links
 def testbed_for(b: Basis, replicas: int, straggle: float = 1.0) -> Testbed:
     return Testbed(cores=b.cores, replicas=replicas, stream_bytes_per_second=b.link_bytes_per_second,
                    cpu_seconds_per_byte=b.cpu_seconds_per_byte, straggle=straggle, sync_seconds=b.sync_seconds)
+
+
+def with_fixed_cost(b: Basis, measured: Optional[float], shares_cores: bool = True) -> Basis:
+    """`b` with a run's fixed cost of a multi-worker step: what the run measured (its probe),
+    else 0 on the test bed (until a calibration) and the model's own between machines."""
+    if measured is None:
+        measured = 0.0 if shares_cores else comm.DEFAULT_LINKS.sync_step_seconds
+    return replace(b, sync_seconds=measured)
 
 
 def run_links(b: Basis, strategy: str, replicas: int, straggle: float = 1.0, efficiency: float = 1.0,

@@ -9,12 +9,11 @@ the asynchronous simulation does not model. Pure: no TensorFlow."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Optional
 
 from rung.bench import predict
 from rung.errors import InputError
-from rung.model import comm, preemption
+from rung.model import preemption
 from rung.model.simulate import simulate_sync
 from rung.spec.benchresult import BenchResult
 
@@ -52,12 +51,8 @@ def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict
             continue  # killed, but not timed whole (an older bench file): nothing to compare
         straggle = r.straggler.factor if r.straggler else 1.0
         shares = r.shares_cores is not False
-        if not calibrated and r.testbed_sync_seconds is not None:  # measured in the run
-            basis = replace(basis_run, sync_seconds=r.testbed_sync_seconds)
-        elif not shares:  # machines of their own, not measured: the model's own fixed cost
-            basis = replace(basis_run, sync_seconds=comm.DEFAULT_LINKS.sync_step_seconds)
-        else:
-            basis = basis_run
+        # the calibration's fixed cost when there is one, else what the run measured
+        basis = basis_run if calibrated else predict.with_fixed_cost(basis_run, r.testbed_sync_seconds, shares)
         s = predict.scenario_for(basis, r.strategy, r.replicas)
         links, bed = predict.run_links(basis, r.strategy, r.replicas, straggle, share, r.option, shares)
         hosts = 1 if r.strategy == "mirrored" else r.replicas

@@ -113,7 +113,8 @@ def test_the_probe_of_a_multi_worker_run_is_read_as_the_test_beds_fixed_cost():
 def test_workers_on_machines_of_their_own_are_predicted_as_real_hosts():
     """A Ray cluster whose nodes are separate machines: no test-bed terms (each worker has its
     own cores), and the fixed cost the run measured in place of the model's 3 ms."""
-    from rung.bench.bench import _run_basis, _testbed_sync
+    from rung.bench.bench import _testbed_sync
+    from rung.bench.predict import with_fixed_cost
 
     b = Basis(one_device_step_seconds=0.01, dense_gradient_bytes=16e6, sparse_gradient_bytes=0,
               step_time_cv=0.0, link_bytes_per_second=25e6, link_rtt_seconds=1e-4, sync_seconds=0.004)
@@ -128,9 +129,9 @@ def test_workers_on_machines_of_their_own_are_predicted_as_real_hosts():
     assert _testbed_sync(probe, b, 2, shares_cores=False) == pytest.approx(
         0.014 - (0.001 + 0.065 * 0.001 + 1e-4 + 20 / 25e6), rel=1e-6)
     # a run that measured nothing: 0 on the test bed (until a calibration), the model's 3 ms between machines
-    assert _run_basis(b, {"shares_cores": True}).sync_seconds == 0.0
-    assert _run_basis(b, {"shares_cores": False}).sync_seconds == pytest.approx(0.003)
-    assert _run_basis(b, {"shares_cores": False, "testbed_sync_seconds": 0.007}).sync_seconds == 0.007
+    assert with_fixed_cost(b, None, shares_cores=True).sync_seconds == 0.0
+    assert with_fixed_cost(b, None, shares_cores=False).sync_seconds == pytest.approx(0.003)
+    assert with_fixed_cost(b, 0.007, shares_cores=False).sync_seconds == 0.007
 
 
 def test_calibration_separates_a_fixed_step_cost_with_two_models():
