@@ -65,14 +65,13 @@ def test_every_strategy_runs_for_real(tmp_path):
     assert runs["multi_worker_mirrored"]["gradient_bytes_per_step"] == pytest.approx(399_370 * 4)
     assert any("share this machine's" in n for n in b["notes"])
     # the test bed's fixed cost of a multi-worker step, measured in the run's own cluster
-    # with a 5-parameter model, is part of the prediction; without it the mlp's step was
-    # predicted 30-40% too fast here (its 1.6 MB move in well under a millisecond on loopback)
+    # with a 5-parameter model, is part of the prediction (whether it brings this 6-step
+    # run's prediction closer is a measurement, made in docs/results.md over 13 runs: a
+    # loaded machine moves a run this short by more than the probe's figure)
     mw = runs["multi_worker_mirrored"]
     probe, sync = mw["probe"], mw["testbed_sync_seconds"]
     assert 0 < probe["local_step_seconds"] < probe["step_seconds"] and 0 < sync < mw["step_seconds_mean"]
     assert mw["predicted_terms"]["sync"] == pytest.approx(sync + 0.065 * mw["predicted_terms"]["compute"])
-    without = (mw["predicted_step_seconds"] - sync - mw["step_seconds_mean"]) / mw["step_seconds_mean"]
-    assert abs(mw["prediction_error"]) < abs(without)
     assert "testbed_sync_seconds" not in runs["parameter_server"] and "probe" not in runs["mirrored"]
     # the same runs as a report: measured beside predicted, drawn in Chromium
     from tests.report.browser import open_report, require_chromium
