@@ -77,11 +77,13 @@ def main() -> int:
         runs = ",".join(["single_device"] + [f"multi_worker_mirrored:{w}" for w in workers])
         b = bench(HEAVY, "--runs", runs, "--hosts", max(workers), "--link-mbit", rate,
                   "--steps", steps_at(rate, args.steps), "--warmup", WARMUP)
-        basis = Basis(**{key: b["basis"][key] for key in ("one_device_step_seconds", "dense_gradient_bytes",
+        # the multi-worker runs' basis: the one-device step on their Keras when the bench measured it
+        mwms_basis = (b.get("bases") or {}).get("tf_keras") or b["basis"]
+        basis = Basis(**{key: mwms_basis[key] for key in ("one_device_step_seconds", "dense_gradient_bytes",
                                                            "sparse_gradient_bytes", "step_time_cv",
                                                            "link_bytes_per_second", "link_rtt_seconds", "cores")},
                       cpu_seconds_per_byte=k, sync_seconds=f)
-        for r in b["runs"][1:]:
+        for r in [r for r in b["runs"] if r["strategy"] != "single_device"]:
             cal_pred = predict_step_seconds(basis, r["strategy"], r["replicas"], efficiency=eff)["step"]
             m = r["step_seconds_mean"]
             rows.append({"link_mbit": rate, "workers": r["replicas"], "measured_step_seconds": m,

@@ -5,7 +5,7 @@ test bed's terms) against its measured step. Reports every error and the median 
 worker count: this 2-core machine's neighbours move single runs by 20-50%, so one run
 proves nothing either way.
 
-    python benchmarks/bench_ps.py [--rounds 4] [--steps 60]
+    python benchmarks/bench_ps.py [--rounds 4] [--steps 60] [--workload FILE.py]
     python benchmarks/bench_ps.py --again benchmarks/out/ps-benches.json
 
 `--again FILE` runs nothing: it predicts the runs of benches kept by an earlier call with
@@ -31,6 +31,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--workers", default="1,2,3")
+    ap.add_argument("--workload", type=Path, default=MLP, help="the workload file (default: the bundled mlp)")
     ap.add_argument("--again", type=Path, help="benches kept by an earlier call: predict them again, run nothing")
     a = ap.parse_args()
     runs = ",".join(["single_device"] + [f"parameter_server:{w}" for w in a.workers.split(",")])
@@ -41,12 +42,13 @@ def main() -> int:
         if kept:
             b = _predicted_again(kept[i])
         else:
-            r = subprocess.run([sys.executable, "-m", "rung", "bench", str(MLP), "--runs", runs, "--steps",
+            r = subprocess.run([sys.executable, "-m", "rung", "bench", str(a.workload), "--runs", runs, "--steps",
                                 str(a.steps), "--json"], capture_output=True, text=True, timeout=1800, check=True)
             b = json.loads(r.stdout)
         benches.append(b)
-        one = b["runs"][0]["step_seconds_mean"]
-        for x in b["runs"][1:]:
+        for x in [x for x in b["runs"] if x["strategy"] == "parameter_server"]:
+            # the one-device step the run was predicted from: on its own Keras when the bench measured it
+            one = _basis_dict(b, x)["one_device_step_seconds"]
             errors.setdefault(x["replicas"], []).append(x["prediction_error"])
             rows.append({"round": i + 1, "workers": x["replicas"], "measured": x["step_seconds_mean"],
                          "predicted": x["predicted_step_seconds"], "error": x["prediction_error"], "single_device_step_seconds": one})
@@ -64,17 +66,22 @@ def main() -> int:
     return 0 if all(abs(s["median"]) <= 0.25 for s in summary.values()) else 1
 
 
+def _basis_dict(b: dict, run: dict) -> dict:
+    return (b.get("bases") or {}).get(run.get("keras") or "") or b["basis"]
+
+
 def _predicted_again(b: dict) -> dict:
     """A kept bench with each parameter-server run predicted by the model as it is now."""
     from rung.bench import predict
     from rung.bench.reproduce import basis_of
     from rung.spec.benchresult import BenchResult
 
-    basis, _ = basis_of(BenchResult.model_validate(b), "kept bench")
-    runs = [b["runs"][0]]
-    for x in b["runs"][1:]:
+    kept = BenchResult.model_validate(b)
+    runs = [x for x in b["runs"] if x["strategy"] == "single_device"]
+    for x in b["runs"]:
         if x["strategy"] != "parameter_server":
             continue
+        basis, _ = basis_of(kept, "kept bench", keras=x.get("keras"))
         p = predict.predict_step_seconds(basis, "parameter_server", x["replicas"], 1.0, 1.0, x.get("option"))["step"]
         runs.append(dict(x, predicted_step_seconds=p, prediction_error=predict.relative_error(p, x["step_seconds_mean"])))
     return dict(b, runs=runs)

@@ -20,7 +20,7 @@ from rung.bench.netns import TestNet, check_can_make_hosts
 from rung.bench.plan import RunSpec, keras_for, plan_run
 from rung.bench.run import BenchError, execute, step_stats, workdir
 from rung.errors import InputError
-from rung.kerasfit import keras3_mirrored_failures, source_of, tf_keras_imports
+from rung.kerasfit import keras3_imports, keras3_mirrored_failures, source_of, tf_keras_imports
 
 SCHEMA = "rung/bench/v1"
 CALIBRATION_SCHEMA = "rung/calibration/v1"
@@ -149,6 +149,10 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 ps_costs = {str(r.replicas): _ps_costs(link, r.replicas)
                             for r in runs if r.strategy == "parameter_server"}
             basis = None
+            bases: dict[str, predict.Basis] = {}  # the one-device step's basis on each Keras measured
+
+            def plan_keras(spec) -> str:
+                return spec.keras or keras_for(spec.strategy, base.get("model"))
 
             def attempt(spec, label, *args, **kwargs) -> Optional[dict]:
                 """One run; a run that fails is recorded and the bench goes on to the next
@@ -156,7 +160,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 try:
                     return _one_run(spec, *args, **kwargs)
                 except BenchError as e:
-                    if spec.strategy == "single_device":
+                    if spec.strategy == "single_device" and spec.keras is None:
                         raise
                     failed.append({"run": label, "strategy": spec.strategy, "replicas": spec.replicas,
                                    "option": spec.option, "error": str(e)})
@@ -178,7 +182,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     label = f"{spec.label} (no {'straggler' if straggler else 'kill'})"
                     if on_run:
                         on_run(label)
-                    twin = attempt(spec, label, base, work, net, link, basis, None, kill if straggler else None,
+                    twin = attempt(spec, label, base, work, net, link, bases.get(plan_keras(spec), basis), None, kill if straggler else None,
                                    deadline_seconds, on_progress, steps + warmup, tag="-plain", cluster=cluster)
                     if twin is None:
                         continue  # the same configuration with the straggler or the kill would fail as well
@@ -188,7 +192,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     on_run(label)
                 # a run with a straggler or a kill takes the test bed's fixed cost its twin measured
                 sync = out_runs[-1].get("testbed_sync_seconds") if ((straggler and multi) or killed_sync) else None
-                run = attempt(spec, label, base, work, net, link, basis, straggler, kill,
+                run = attempt(spec, label, base, work, net, link, bases.get(plan_keras(spec), basis), straggler, kill,
                               deadline_seconds, on_progress, steps + warmup, cluster=cluster, testbed_sync=sync)
                 if run is None:
                     continue  # a twin measured before it stays: a run of this configuration
@@ -211,15 +215,30 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     if failures and not legacy and any(r.strategy == "mirrored" for r in runs):
                         notes.append("mirrored ran on tf-keras, as rung init's train.py would: "
                                      + "; ".join(f"{w} ({code})" for code, w in failures))
-                    basis = predict.Basis(r0["step_seconds_mean"], r0["_grads"]["dense"], r0["_grads"]["sparse"],
-                                          r0["step_time_cv"] or 0.0, link["bytes_per_second"], link["rtt_seconds"],
-                                          cores=os.cpu_count() or 1, variables=r0["_grads"].get("variables"),
-                                          optimizer=r0["_grads"].get("optimizer") or "sgd",
-                                          ps_costs=ps_costs)
-                    r0["predicted_step_seconds"] = r0["step_seconds_mean"]
-                    r0["prediction_error"] = 0.0
-                    r0["scaling_efficiency"] = 1.0
-                    r0["gradient_bytes_per_step"] = 0.0
+                    basis = _basis_of_run(r0, link, ps_costs)
+                    bases[r0.get("keras") or plan_keras(spec)] = basis
+                    # the later runs on another Keras (multi-worker and parameter servers run on
+                    # tf-keras) are predicted from a one-device step on their own Keras: the same
+                    # model's step can differ by 2-3x between the two (docs/bench.md)
+                    for flavour in sorted({keras_for(r.strategy, base.get("model")) for r in runs} - set(bases)):
+                        if flavour == "tf_keras" and keras3_imports(source_of(workload)):
+                            continue  # tf-keras cannot build a model of Keras 3's own: those runs fail alone
+                        extra_spec = RunSpec("single_device", 1, keras=flavour)
+                        if on_run:
+                            on_run(extra_spec.label)
+                        extra = attempt(extra_spec, extra_spec.label, base, work, net, link, None, None, None,
+                                        deadline_seconds, on_progress, steps + warmup, cluster=cluster)
+                        if extra is None:
+                            notes.append(f"the runs on {flavour} are predicted from the one-device step on "
+                                         f"{r0.get('keras')}: the one-device run on {flavour} failed")
+                            continue
+                        bases[flavour] = _basis_of_run(extra, link, ps_costs)
+                        extra["basis_for_keras"] = flavour
+                        out_runs.append(extra)
+                        ratio = extra["step_seconds_mean"] / r0["step_seconds_mean"]
+                        notes.append(f"the runs on {flavour} are predicted from the one-device step on {flavour}, "
+                                     f"{extra['step_seconds_mean'] * 1e3:.1f} ms ({ratio:.2f}x the step on "
+                                     f"{r0.get('keras')}); their scaling efficiency is against it too")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     used = [d for r in out_runs for d in (r.get("devices") or [])]
@@ -232,7 +251,9 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                      "each run measures, not the CPU the gRPC collectives spend streaming gradient bytes on the "
                      "same cores until --calibrate fits it, so a model with megabytes of gradients comes out "
                      "faster than measured (docs/results.md)")
-    calibration = _calibrate(out_runs, basis, link, link_mbit, straggler, calibration_points) if calibrate else None
+    # the calibration's runs are multi-worker: their basis is the one-device step on their Keras
+    calibration = _calibrate(out_runs, bases.get(keras_for("multi_worker_mirrored", base.get("model")), basis), link,
+                             link_mbit, straggler, calibration_points) if calibrate else None
     if calibrate and not link_mbit:
         notes.append("calibrated on an unshaped link (" + link["where"] + "): it gives rung advise a hop latency "
                      "but no link efficiency; calibrate with --hosts and --link-mbit to measure a network link")
@@ -243,13 +264,26 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
             "link": link, "straggler": straggler and {"worker": straggler[0], "factor": straggler[1]},
             "kill": kill and {"worker": kill[0], "step": kill[1]}, "runs": out_runs,
             "calibration": calibration, "cores": os.cpu_count(), "notes": notes, "ps_costs": ps_costs,
-            "basis": basis and {"one_device_step_seconds": basis.one_device_step_seconds,
-                                "dense_gradient_bytes": basis.dense_gradient_bytes,
-                                "sparse_gradient_bytes": basis.sparse_gradient_bytes,
-                                "step_time_cv": basis.step_time_cv,
-                                "link_bytes_per_second": basis.link_bytes_per_second,
-                                "link_rtt_seconds": basis.link_rtt_seconds, "cores": basis.cores,
-                                "variables": basis.variables, "optimizer": basis.optimizer}}
+            "basis": basis and _basis_record(basis),
+            **({"bases": {k: _basis_record(v) for k, v in bases.items()}} if len(bases) > 1 else {})}
+
+
+def _basis_of_run(r: dict, link: dict, ps_costs: Optional[dict]) -> predict.Basis:
+    """A single-device run as the basis of the predictions; the run is marked as one."""
+    basis = predict.Basis(r["step_seconds_mean"], r["_grads"]["dense"], r["_grads"]["sparse"],
+                          r["step_time_cv"] or 0.0, link["bytes_per_second"], link["rtt_seconds"],
+                          cores=os.cpu_count() or 1, variables=r["_grads"].get("variables"),
+                          optimizer=r["_grads"].get("optimizer") or "sgd", ps_costs=ps_costs)
+    r.update(predicted_step_seconds=r["step_seconds_mean"], prediction_error=0.0, scaling_efficiency=1.0,
+             gradient_bytes_per_step=0.0)
+    return basis
+
+
+def _basis_record(b: predict.Basis) -> dict:
+    return {"one_device_step_seconds": b.one_device_step_seconds, "dense_gradient_bytes": b.dense_gradient_bytes,
+            "sparse_gradient_bytes": b.sparse_gradient_bytes, "step_time_cv": b.step_time_cv,
+            "link_bytes_per_second": b.link_bytes_per_second, "link_rtt_seconds": b.link_rtt_seconds,
+            "cores": b.cores, "variables": b.variables, "optimizer": b.optimizer}
 
 
 def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,
@@ -266,7 +300,7 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     # the run's processes share this machine's cores (the test bed's terms apply), unless
     # Ray places its workers on machines of their own (one per worker)
     shares_cores = not (multi and cluster is not None and cluster.kernels >= spec.replicas)
-    cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas, option=spec.option,
+    cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas, option=spec.option, keras=plan.keras,
                probe=spec.strategy == "multi_worker_mirrored" and not straggler and not my_kill)
     if my_kill:
         cfg["backup_dir"] = str(work / f"backup-{spec.label.replace(':', '-')}{tag}{'-slow' if straggler else ''}")

@@ -29,11 +29,14 @@ class RunSpec:
     strategy: str
     replicas: int
     option: Optional[str] = None
+    # the Keras the run uses when not `keras_for`'s: a second single-device run on the Keras
+    # of the runs it is the basis of (`rung.bench.bench`)
+    keras: Optional[str] = None
 
     @property
     def label(self) -> str:
         base = self.strategy if self.strategy == "single_device" else f"{self.strategy}:{self.replicas}"
-        return base + (f":{self.option}" if self.option else "")
+        return base + (f":{self.option}" if self.option else "") + (f"@{self.keras}" if self.keras else "")
 
 
 def parse_runs(text: str) -> list[RunSpec]:
@@ -135,7 +138,7 @@ def plan_run(spec: RunSpec, addresses: Optional[list[str]] = None, ps_tasks: int
              straggler: Optional[tuple[int, float]] = None, model: Optional[dict] = None) -> RunPlan:
     """The tasks of one run. `addresses[i]` is where worker i runs (test hosts), else loopback;
     the PS and the coordinator share worker 0's host address space when on test hosts."""
-    keras = keras_for(spec.strategy, model)
+    keras = spec.keras or keras_for(spec.strategy, model)
     if spec.strategy in ("single_device", "mirrored"):
         return RunPlan(spec, [Task("single", 0, None)], keras)
     n = spec.replicas

@@ -138,7 +138,8 @@ def execute_on_ray(cluster: RayCluster, strategy: str, replicas: int, cfg: dict,
 
 def _execute(cluster: RayCluster, strategy: str, replicas: int, cfg: dict, ps_tasks: int) -> RayOutcome:
     ray = cluster.ray
-    env = {"TF_USE_LEGACY_KERAS": "1"} if keras_for(strategy, cfg.get("model")) == "tf_keras" else {}
+    env = {"TF_USE_LEGACY_KERAS": "1"} if (cfg.get("keras") or keras_for(strategy, cfg.get("model"))) == "tf_keras" \
+        else {}
     t0 = time.perf_counter()
     job = _with_source(dict(cfg, role="worker" if strategy != "parameter_server" else "chief", index=0, env=env))
     if strategy in ("single_device", "mirrored"):

@@ -21,19 +21,22 @@ SCHEMA = "rung/bench-simulation/v1"
 STEPS = 20_000   # simulated steps per run: the simulation's expectation, not one more noisy sample
 
 
-def basis_of(b: BenchResult, where: str, calibration: Optional[dict] = None) -> tuple[predict.Basis, float]:
-    """The bench's basis and the all-reduce's share of goodput (1.0 uncalibrated)."""
-    if not b.basis:
+def basis_of(b: BenchResult, where: str, calibration: Optional[dict] = None,
+             keras: Optional[str] = None) -> tuple[predict.Basis, float]:
+    """The bench's basis (for a run on `keras`: the one-device step on that Keras when the
+    bench measured it) and the all-reduce's share of goodput (1.0 uncalibrated)."""
+    found = b.basis_for(keras)
+    if not found:
         raise InputError(where, "basis", "the bench file has no basis (no single_device run, or written by an "
                                          "older rung): run rung bench again")
     c = calibration or (b.calibration if b.calibration and b.calibration.get("fitted") else None)
     cpu = float(c.get("testbed_cpu_seconds_per_byte") or 0.0) if c else 0.0
     sync = float(c.get("testbed_sync_seconds") or 0.0) if c else 0.0
     share = float(c["allreduce_share_of_goodput"]) if c else 1.0
-    fields = {k: b.basis[k] for k in ("one_device_step_seconds", "dense_gradient_bytes", "sparse_gradient_bytes",
+    fields = {k: found[k] for k in ("one_device_step_seconds", "dense_gradient_bytes", "sparse_gradient_bytes",
                                       "step_time_cv", "link_bytes_per_second", "link_rtt_seconds")}
-    basis = predict.Basis(**fields, cpu_seconds_per_byte=cpu, sync_seconds=sync, cores=int(b.basis.get("cores") or b.cores or 1),
-                          variables=b.basis.get("variables"), optimizer=b.basis.get("optimizer") or "sgd",
+    basis = predict.Basis(**fields, cpu_seconds_per_byte=cpu, sync_seconds=sync, cores=int(found.get("cores") or b.cores or 1),
+                          variables=found.get("variables"), optimizer=found.get("optimizer") or "sgd",
                           ps_costs=b.ps_costs)
     return basis, share
 
@@ -41,7 +44,7 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[dict] = None) -> 
 def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict] = None, seed: int = 0,
               steps: int = STEPS) -> dict:
     """Each synchronous multi-replica run of `b`: measured, the closed form, simulated."""
-    basis_run, share = basis_of(b, where, calibration)
+    basis_of_bench, share = basis_of(b, where, calibration)
     calibrated = bool(calibration or (b.calibration and b.calibration.get("fitted")))
     out = []
     for r in b.runs:
@@ -51,6 +54,7 @@ def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict
             continue  # killed, but not timed whole (an older bench file): nothing to compare
         straggle = r.straggler.factor if r.straggler else 1.0
         shares = r.shares_cores is not False
+        basis_run = basis_of(b, where, calibration, r.keras)[0]
         # the calibration's fixed cost when there is one, else what the run measured
         basis = basis_run if calibrated else predict.with_fixed_cost(basis_run, r.testbed_sync_seconds, shares)
         s = predict.scenario_for(basis, r.strategy, r.replicas)
@@ -73,7 +77,7 @@ def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict
         row["simulated_over_measured"] = row["simulated_examples_per_second"] / row["measured_examples_per_second"]
         out.append(row)
     return {"schema": SCHEMA, "workload": b.workload, "steps_simulated": steps, "seed": seed,
-            "step_time_cv": basis_run.step_time_cv, "allreduce_share_of_goodput": share, "runs": out}
+            "step_time_cv": basis_of_bench.step_time_cv, "allreduce_share_of_goodput": share, "runs": out}
 
 
 def _killed(b: BenchResult, r, whole, step: float, closed_step: float) -> Optional[dict]:

@@ -76,13 +76,15 @@ class BenchRun(_Record):
     startup_seconds: Optional[float] = None
     testbed_sync_seconds: Optional[float] = None  # the fixed cost of a step between its hosts, measured in the run
     shares_cores: Optional[bool] = None  # its processes shared one machine's cores (None: an older file, yes)
+    # a second single-device run: the basis of the runs on this Keras (`BenchResult.bases`)
+    basis_for_keras: Optional[str] = None
     notes: list[str] = []
 
     @property
     def label(self) -> str:
         short = {"mirrored": "mirrored", "multi_worker_mirrored": "mwms", "parameter_server": "ps"}
         if self.strategy == "single_device":
-            return "single_device"
+            return "single_device" + (f"@{self.basis_for_keras}" if self.basis_for_keras else "")
         return f"{short[self.strategy]}:{self.replicas}" + (f":{self.option}" if self.option else "")
 
     @property
@@ -131,6 +133,14 @@ class BenchResult(_Record):
     ps_costs: Optional[dict[str, Optional[dict[str, Any]]]] = None
     # what every prediction started from (rung.bench.predict.Basis without the PS costs)
     basis: Optional[dict[str, Any]] = None
+    # the basis on each Keras a single-device run was measured on, when runs used two
+    # (multi-worker and parameter-server runs are predicted from the one on theirs)
+    bases: Optional[dict[str, dict[str, Any]]] = None
+
+    def basis_for(self, keras: Optional[str]) -> Optional[dict[str, Any]]:
+        """The basis a run on `keras` was predicted from: the one-device step on its Keras
+        when the bench measured it, else the bench's one basis."""
+        return (self.bases or {}).get(keras or "") or self.basis
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json", exclude_unset=True)

@@ -51,10 +51,24 @@ def test_every_strategy_runs_for_real(tmp_path):
                  "--steps", "6", "--warmup", "2", "--html", str(html))
     assert r.returncode == 0, r.stderr[-800:]
     assert b["schema"] == "rung/bench/v1" and b["weak_scaling"]
-    runs = {x["strategy"]: x for x in b["runs"]}
-    assert [x["strategy"] for x in b["runs"]] == ["single_device", "mirrored", "multi_worker_mirrored", "parameter_server"]
+    runs = {x["strategy"] + ("@" + x["basis_for_keras"] if x.get("basis_for_keras") else ""): x for x in b["runs"]}
+    # a second one-device run, on tf-keras: the basis of the runs on tf-keras
+    assert list(runs) == ["single_device", "single_device@tf_keras", "mirrored", "multi_worker_mirrored",
+                          "parameter_server"]
     assert {k: v["keras"] for k, v in runs.items()} == {
-        "single_device": "keras3", "mirrored": "keras3", "multi_worker_mirrored": "tf_keras", "parameter_server": "tf_keras"}
+        "single_device": "keras3", "single_device@tf_keras": "tf_keras", "mirrored": "keras3",
+        "multi_worker_mirrored": "tf_keras", "parameter_server": "tf_keras"}
+    # each run is predicted, and its efficiency taken, from the one-device step on its own
+    # Keras: two co-located replicas compute 2 x that step; a PS worker computes it once
+    one_k3, one_tf = runs["single_device"]["step_seconds_mean"], runs["single_device@tf_keras"]["step_seconds_mean"]
+    assert b["bases"]["keras3"]["one_device_step_seconds"] == one_k3 and b["basis"]["one_device_step_seconds"] == one_k3
+    assert b["bases"]["tf_keras"]["one_device_step_seconds"] == one_tf
+    assert runs["mirrored"]["predicted_terms"]["compute"] == pytest.approx(2 * one_k3)
+    assert runs["multi_worker_mirrored"]["predicted_terms"]["compute"] == pytest.approx(2 * one_tf)
+    assert runs["parameter_server"]["predicted_terms"]["compute"] == pytest.approx(one_tf)
+    mw = runs["multi_worker_mirrored"]
+    assert mw["scaling_efficiency"] == pytest.approx(one_tf / mw["step_seconds_mean"])
+    assert any("predicted from the one-device step on tf_keras" in n for n in b["notes"])
     assert runs["multi_worker_mirrored"]["processes"] == 2 and runs["parameter_server"]["processes"] == 4
     for x in b["runs"]:
         for key in ("strategy", "replicas", "hosts", "link_mbit", "examples_per_second", "step_seconds_p50",
@@ -112,7 +126,7 @@ def test_cross_device_ops_and_a_partitioned_embedding_run_beside_their_predictio
     r, b = bench(rec, "--runs", "single_device,parameter_server:2:partitioned", "--ps-tasks", "2", "--steps", "6",
                  "--warmup", "2", timeout=600)
     assert r.returncode == 0, r.stderr[-800:]
-    ps = b["runs"][1]
+    ps = next(x for x in b["runs"] if x["strategy"] == "parameter_server")
     assert ps["option"] == "partitioned" and ps["ps_tasks"] == 2 and ps["examples_per_second"] > 0
     assert ps["predicted_step_seconds"] > 0 and b["ps_costs"]["2"]["keras_dispatch_seconds"] > 0
 
@@ -125,7 +139,7 @@ def test_two_test_hosts_on_a_shaped_link(tmp_path):
     assert r.returncode == 0, r.stderr[-800:]
     assert b["link"]["where"] == "test hosts 0 -> 1"
     assert 150 <= b["link"]["bytes_per_second"] * 8 / 1e6 <= 205      # tbf at 200 Mbit/s
-    mw = b["runs"][1]
+    mw = next(x for x in b["runs"] if x["strategy"] == "multi_worker_mirrored")
     assert (mw["hosts"], mw["link_mbit"]) == (2, 200)
     # 16.8 MB of gradients: a 2-worker ring moves 16.8 MB each way, at most 25 MB/s
     assert mw["step_seconds_mean"] >= 0.9 * 4_207_626 * 4 / 25e6
@@ -273,7 +287,8 @@ def test_a_failed_run_does_not_lose_the_others():
                        capture_output=True, text=True, timeout=400)
     assert r.returncode == 1, r.stderr[-2000:]
     out = BenchResult.model_validate(json.loads(r.stdout))
-    assert [x.strategy for x in out.runs] == ["single_device", "mirrored"]  # mirrored ran after the failure
+    # mirrored ran after the failure (the second one-device run is on tf-keras, the failed run's basis)
+    assert [x.label for x in out.runs] == ["single_device", "single_device@tf_keras", "mirrored:2"]
     (failed,) = out.failed
     assert failed.strategy == "multi_worker_mirrored" and failed.replicas == 2
     assert "shard" in failed.error and "Empty logs" in failed.error
@@ -288,9 +303,12 @@ def test_steps_per_execution_is_timed_per_step_and_mirrored_runs_on_tf_keras():
     path = os.path.join(os.path.dirname(__file__), "looped_mlp.py")
     r, b = bench(path, "--runs", "single_device,mirrored:2", "--steps", "12", "--warmup", "3")
     assert r.returncode == 0, r.stderr[-800:]
-    single, mirrored = b["runs"]
+    single, single_tf, mirrored = b["runs"]
     assert single["steps_timed"] == 12 and mirrored["steps_timed"] == 12
-    for run in (single, mirrored):  # 3 calls of 4 equal steps each; a traced call would be 10x or more
+    # the mirrored run (tf-keras) is predicted from the one-device step on tf-keras
+    assert single_tf["keras"] == "tf_keras" and single_tf["basis_for_keras"] == "tf_keras"
+    assert mirrored["predicted_terms"]["compute"] == pytest.approx(2 * single_tf["step_seconds_mean"])
+    for run in (single, single_tf, mirrored):  # 3 calls of 4 equal steps each; a traced call would be 10x or more
         assert run["step_seconds_p95"] < 5 * run["step_seconds_p50"], run
     assert single["keras"] == "keras3" and mirrored["keras"] == "tf_keras"
     assert any("steps_per_execution=4" in n and "STEPS_PER_EXECUTION" in n for n in b["notes"])

@@ -120,3 +120,29 @@ def test_a_slowed_worker_killed_too_is_reproduced_from_its_own_slow_start():
     for r, run in ((plain, plain_run), (slowed, slow_run)):
         assert r["kill"]["predicted_resumed_from_step"] == run.kill.resumed_from_step
     assert slowed["simulated_examples_per_second"] < plain["simulated_examples_per_second"]
+
+
+def test_a_run_on_tf_keras_is_reproduced_from_the_one_device_step_on_tf_keras():
+    """A bench whose one-device step was measured on both Kerases (multi-worker runs on
+    tf-keras): the multi-worker run is reproduced from the tf-keras step, the mirrored run
+    (Keras 3) from the Keras 3 one. Hand arithmetic: two co-located replicas compute twice
+    the one-device step, so halving tf-keras's step halves the multi-worker compute and
+    leaves the mirrored one alone."""
+    data = json.loads(BENCH.read_text())
+    assert {r["keras"] for r in data["runs"] if r["strategy"] == "multi_worker_mirrored"} == {"tf_keras"}
+    one = data["basis"]["one_device_step_seconds"]
+    data["bases"] = {"keras3": data["basis"], "tf_keras": dict(data["basis"], one_device_step_seconds=one / 2)}
+    b = BenchResult.model_validate(data)
+    assert basis_of(b, "test", keras="tf_keras")[0].one_device_step_seconds == one / 2
+    assert basis_of(b, "test", keras="keras3")[0].one_device_step_seconds == one
+    assert basis_of(b, "test")[0].one_device_step_seconds == one                # the bench's own basis
+    before = {r["run"]: r for r in reproduce(bench(), steps=4000)["runs"]}
+    after = {r["run"]: r for r in reproduce(b, steps=4000)["runs"]}
+    assert after["mirrored:2"]["closed_form_examples_per_second"] == before["mirrored:2"]["closed_form_examples_per_second"]
+    assert after["mwms:2"]["closed_form_examples_per_second"] > before["mwms:2"]["closed_form_examples_per_second"]
+    basis = basis_of(b, "test", keras="tf_keras")[0]
+    mw = next(r for r in b.runs if r.strategy == "multi_worker_mirrored")
+    closed = predict.predict_step_seconds(predict.with_fixed_cost(basis, mw.testbed_sync_seconds), "multi_worker_mirrored",
+                                          2)
+    assert closed["compute"] == pytest.approx(2 * one / 2)
+    assert after["mwms:2"]["closed_form_examples_per_second"] == pytest.approx(2 * b.per_replica_batch / closed["step"])
