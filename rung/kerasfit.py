@@ -31,6 +31,13 @@ def keras3_mirrored_failures(string_inputs: bool = False, steps_per_execution: i
 TF_KERAS_STRATEGIES = ("multi_worker_mirrored", "parameter_server")
 
 
+def runs_on_tf_keras(verdict: str, string_inputs: bool = False, steps_per_execution: int = 1) -> bool:
+    """Whether rung init's train.py runs `verdict` on tf-keras for a file written on tf.keras:
+    the strategy needs it, or a mirrored model Keras 3's fit cannot run (`rung.launch.emit`)."""
+    return verdict in TF_KERAS_STRATEGIES or (
+        verdict == "mirrored" and bool(keras3_mirrored_failures(string_inputs, steps_per_execution)))
+
+
 def source_of(path) -> str:
     """A workload file's text, for the import readers below ("" when it cannot be read:
     its import reports that)."""

@@ -48,10 +48,13 @@ def decide(args, links, profile=None):
 
     _hardware.blocks(args)  # checked before the (slow) measurement
     _plan.check_flags(args)
+    measured_here = profile is None
     if profile is None:
         profile = measure(args, args.workload)
     scenario, caveats = _plan.plan_scenario(profile, args, where=args.hardware or "--device")
     decision = advise(scenario, links)
+    if measured_here and args.keras is None:
+        scenario, decision, profile, caveats = _on_the_plans_keras(args, links, scenario, decision, profile, caveats)
     decision.warnings[0:0] = caveats
     missing = _hardware.defaulted(args)
     if missing and not decision.meets_goal:
@@ -65,3 +68,46 @@ def decide(args, links, profile=None):
             f"on offer because {flags} {'was' if len(missing) == 1 else 'were'} not given (nor in --hardware): "
             "give what you could use and rung plans over it"))
     return scenario, decision, args.workload, profile
+
+
+def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
+    """A step measured on Keras 3 for a plan that runs on tf-keras (STEP_ON_OTHER_KERAS):
+    measured again on tf-keras, and the plan made from that step when it still runs there
+    (STEP_REMEASURED). When the tf-keras step leads to a plan on Keras 3, the first plan
+    stays and its warning says what the other step gives. `--keras` pins the measurement."""
+    from rung.cli._common import Progress
+    from rung.cli.profile import measure_apart
+    from rung.kerasfit import runs_on_tf_keras
+    from rung.ladder import advise
+    from rung.ladder import codes as C
+    from rung.ladder.decision import Finding
+
+    at = next((i for i, f in enumerate(decision.warnings) if f.code == C.STEP_ON_OTHER_KERAS), None)
+    if at is None:
+        return scenario, decision, profile, caveats
+
+    def add_to_warning(text: str) -> None:
+        decision.warnings[at] = Finding(C.STEP_ON_OTHER_KERAS, decision.warnings[at].message + text)
+
+    w = scenario.workload
+    first = f"{profile.step_seconds * 1e3:.3g} ms"
+    try:
+        with Progress(quiet=bool(getattr(args, "json", False))) as progress:
+            other = measure_apart(args, args.workload, "tf_keras", progress.phase)
+    except RuntimeError as e:
+        add_to_warning(f". Measuring it on tf-keras here failed: {e}")
+        return scenario, decision, profile, caveats
+    scenario2, caveats2 = _plan.plan_scenario(other, args, where=args.hardware or "--device")
+    decision2 = advise(scenario2, links)
+    second = f"{other.step_seconds * 1e3:.3g} ms"
+    if runs_on_tf_keras(decision2.verdict, w.string_inputs, w.steps_per_execution):
+        decision2.warnings.append(Finding(C.STEP_REMEASURED,
+            f"{decision2.verdict} runs on tf-keras (rung init's train.py sets TF_USE_LEGACY_KERAS=1), so the step was "
+            f"measured there too: {second} a step, against {first} on Keras 3. The plan rests on the tf-keras step"
+            + ("" if decision2.verdict == decision.verdict and decision2.hosts == decision.hosts
+               else f" (with the Keras 3 step the plan was {decision.verdict} on {decision.hosts} host(s))")))
+        return scenario2, decision2, other, caveats2
+    add_to_warning(f". Measured on tf-keras here: {second} a step; with it the ladder stops at {decision2.verdict} "
+                   f"on {decision2.hosts} host(s), which rung's train.py runs on Keras 3, where the step is the "
+                   "measured one: the plan above stands")
+    return scenario, decision, profile, caveats

@@ -60,6 +60,27 @@ def measure(args, path: str):
     return Profile.model_validate(measured)
 
 
+def measure_apart(args, path: str, keras: str, on_phase=None):
+    """The measurement on `keras`, in a process of its own (one Keras per process: this one
+    may have imported TensorFlow already). Raises RuntimeError with the profile's one line."""
+    import subprocess
+
+    from rung.spec.profile import Profile
+
+    cmd = [sys.executable, "-m", "rung", "profile", path, "--keras", keras, "--json",
+           "--steps", str(args.steps), "--warmup", str(args.warmup)]
+    cmd += ["--batch", str(args.batch)] if args.batch else []
+    cmd += [] if getattr(args, "replica_check", True) else ["--no-replica-check"]
+    cmd += ["--try-fixes"] if args.try_fixes else []
+    if on_phase:
+        on_phase(f"measuring the step again on {keras}")
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        lines = r.stderr.strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"rung profile --keras {keras} exited {r.returncode}")
+    return Profile.model_validate(json.loads(r.stdout))
+
+
 def scenario_text(profile, args) -> str:
     import yaml
 

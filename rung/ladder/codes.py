@@ -80,5 +80,7 @@ LOSS_NOT_SCALED = "LOSS_NOT_SCALED"              # a custom train_step's loss is
 STRING_INPUTS = "STRING_INPUTS"                  # string features: Keras 3 mirrored fit and TPUs cannot take them
 STEPS_PER_EXECUTION = "STEPS_PER_EXECUTION"      # compile(steps_per_execution > 1): Keras 3 mirrored fit fails
 KERAS3_IMPORT = "KERAS3_IMPORT"                  # the file builds its model from Keras 3's own `import keras`: tf-keras cannot fit it
+STEP_ON_OTHER_KERAS = "STEP_ON_OTHER_KERAS"      # the step was measured on Keras 3; the plan runs on tf-keras
+STEP_REMEASURED = "STEP_REMEASURED"              # the plan runs on tf-keras: its step was measured there, and planned from
 OFFER_NOT_GIVEN = "OFFER_NOT_GIVEN"              # a workload planned with 1 device per host or 1 host by default
 JIT_COMPILE = "JIT_COMPILE"                      # an XLA step on a parameter-server worker cannot read the ps tasks' variables

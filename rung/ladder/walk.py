@@ -146,6 +146,26 @@ def _keras3_cannot_run(ctx: Context, d: Decision) -> list:
             for code, what in keras3_mirrored_failures(w.string_inputs, w.steps_per_execution)]
 
 
+def _step_on_other_keras(ctx: Context, d: Decision) -> Finding | None:
+    """STEP_ON_OTHER_KERAS: the step was measured on Keras 3, and the plan runs on tf-keras
+    (multi-worker and parameter-server fit; a mirrored fit Keras 3 cannot run), where the
+    same model's step can differ by 2-3x either way (docs/bench.md). Not for a file that
+    imports Keras 3 itself: KERAS3_IMPORT says it cannot run there at all. Only for a
+    measured step (one estimated for another device or declared is not this Keras's)."""
+    from rung.kerasfit import runs_on_tf_keras
+
+    w = ctx.s.workload
+    if w.step_keras != "keras3" or w.step_seconds_source != "measured" or w.keras3_import or d.prediction is None \
+            or not runs_on_tf_keras(d.verdict, w.string_inputs, w.steps_per_execution):
+        return None
+    return Finding(C.STEP_ON_OTHER_KERAS,
+        f"the step ({w.step_seconds * 1e3:.3g} ms) was measured on Keras 3, and rung init's train.py runs "
+        f"{d.verdict} on tf-keras (TF_USE_LEGACY_KERAS=1), where the same model's step can differ by 2-3x either "
+        "way (on rung's machine an embedding model with Adagrad took 0.31x its Keras 3 step, the same model with "
+        "SGD 1.9x: keras-team/keras#19992). The plan's throughput rests on the Keras 3 step: measure the step on "
+        "tf-keras (rung profile --keras tf_keras, or rung advise WORKLOAD.py --keras tf_keras) and plan from it")
+
+
 def _finish(ctx: Context, d: Decision) -> Decision:
     s = ctx.s
     d.name = s.name
@@ -161,6 +181,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     if unscaled is not None:
         d.warnings.insert(0, unscaled)
     d.warnings.extend(_keras3_cannot_run(ctx, d))
+    other_keras = _step_on_other_keras(ctx, d)
+    if other_keras is not None:
+        d.warnings.append(other_keras)
     if d.verdict == "parameter_server" and ctx.s.workload.jit_compile:
         d.warnings.append(Finding(C.JIT_COMPILE,
             "the model compiles its training step with XLA (compile(jit_compile=True)), and an XLA step on a "

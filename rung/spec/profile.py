@@ -55,6 +55,7 @@ class Profile(BaseModel):
     steps_per_execution: int = 1
     jit_compile: bool = False        # the model's step compiled with XLA (rung.measure.timing.jit_compiled)
     keras3_imports: list[str] = []   # the file's own imports of Keras 3 (rung.kerasfit.keras3_imports)
+    keras: Optional[Literal["keras3", "tf_keras"]] = None  # the Keras the step was measured on
     sparse_gradient_bytes_per_example: Optional[float] = None
     flops_per_example: Optional[float] = None
     ops_per_step: Optional[int] = None
@@ -88,6 +89,8 @@ def workload_block(profile: Profile, step_time_cv: Optional[float] = None) -> di
     if block.get("embedding_params", 0) == 0:
         block.pop("sparse_gradient_bytes_per_example", None)
     block["step_seconds_source"] = "measured"
+    if profile.keras is not None:
+        block["step_keras"] = profile.keras
     if step_time_cv is not None:
         block["step_time_cv"] = float(step_time_cv)
     return block

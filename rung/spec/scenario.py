@@ -101,6 +101,11 @@ class Workload(_Block):
     # fit run on tf-keras (Keras 3's cannot), and tf-keras cannot train a model built from
     # `keras`: KERAS3_IMPORT. `rung profile` reads the file's imports.
     keras3_import: bool = False
+    # v1 extension (optional): the Keras the step was measured on (`rung profile` sets it).
+    # Multi-worker and parameter-server fit run on tf-keras, and the same model's step can
+    # differ between the two by 2-3x either way (docs/bench.md): a step measured on Keras 3
+    # for a plan that runs on tf-keras is STEP_ON_OTHER_KERAS.
+    step_keras: Optional[Literal["keras3", "tf_keras"]] = None
     # v1 extension (optional): the model compiles its training step with XLA
     # (compile(jit_compile=True)). An XLA step on a parameter-server worker cannot read
     # the variables the ps tasks hold: JIT_COMPILE, and rung init's train.py turns XLA

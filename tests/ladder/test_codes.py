@@ -291,6 +291,28 @@ def test_a_keras_3_import_warns_where_the_plan_needs_tf_keras():
     assert "KERAS3_IMPORT" not in decide(goal={"target_examples_per_second": ONE * 20}).codes
 
 
+def test_a_step_measured_on_keras_3_warns_where_the_plan_runs_on_tf_keras():
+    on_keras3 = {"step_keras": "keras3", "step_seconds_source": "measured"}
+    multi = decide(workload=on_keras3, goal={"target_examples_per_second": ONE * 20})
+    assert multi.verdict == "multi_worker_mirrored" and "STEP_ON_OTHER_KERAS" in warnings(multi)
+    said = next(w.message for w in multi.warnings if w.code == "STEP_ON_OTHER_KERAS")
+    assert "210 ms" in said and "--keras tf_keras" in said   # the valid scenario's 0.21 s step
+    ps = decide(workload={**PREEMPTIBLE_SMALL_MODEL["workload"], "step_time_cv": 0.3, **on_keras3},
+                **{k: v for k, v in PREEMPTIBLE_SMALL_MODEL.items() if k != "workload"})
+    assert ps.verdict == "parameter_server" and "STEP_ON_OTHER_KERAS" in warnings(ps)
+    # a mirrored plan runs on Keras 3 (the step's own), unless Keras 3 cannot fit the model there
+    one_host = decide(workload=on_keras3, goal={"target_examples_per_second": ONE * 5})
+    assert one_host.verdict == "mirrored" and "STEP_ON_OTHER_KERAS" not in one_host.codes
+    looped = decide(workload={**on_keras3, "steps_per_execution": 4}, goal={"target_examples_per_second": ONE * 5})
+    assert looped.verdict == "mirrored" and "STEP_ON_OTHER_KERAS" in warnings(looped)
+    # measured on tf-keras, or not said, or a step not measured (declared, estimated for
+    # another device): nothing; a Keras 3 import has its own warning
+    for workload in ({**on_keras3, "step_keras": "tf_keras"}, {"step_seconds_source": "measured"},
+                     {**on_keras3, "step_seconds_source": "declared"}, {**on_keras3, "step_seconds_source": "estimated"},
+                     {**on_keras3, "keras3_import": True}):
+        assert "STEP_ON_OTHER_KERAS" not in decide(workload=workload, goal={"target_examples_per_second": ONE * 20}).codes
+
+
 def test_a_fleet_of_small_hosts_asks_for_one_bigger_host_first():
     # hosts of 2 A100s: 3 x one device needs 2 hosts; one host of 8 (NVLink, as they come)
     # would do it with MirroredStrategy. The valid scenario's step on the same device.

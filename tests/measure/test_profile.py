@@ -284,6 +284,26 @@ def test_cli_profile_writes_a_scenario_and_advise_plans_from_the_workload(tmp_pa
     assert load_scenario(out2).fleet.checkpoint_seconds == 2.5
 
 
+def test_advise_measures_the_step_again_on_the_keras_its_plan_runs_on():
+    """`rung advise WORKLOAD.py` profiles on Keras 3; a multi-worker plan runs on tf-keras
+    (train.py), where the same model's step can differ by 2-3x: the step is measured there
+    too, in a process of its own, and the plan is made from it."""
+    hw = Path(EXAMPLES["mlp"]).parents[1] / "hardware.yaml"   # hosts of one CPU device, 10 Gb/s
+    r = run_cli("advise", str(EXAMPLES["mlp"]), "--hardware", str(hw), "--target", "60000", "--steps", "6",
+                "--warmup", "2", "--json")
+    assert r.returncode == 0, r.stderr[-800:]
+    d = json.loads(r.stdout)
+    codes = [w["code"] for w in d["warnings"]]
+    assert d["verdict"] == "multi_worker_mirrored", d["verdict"]
+    assert "STEP_REMEASURED" in codes and "STEP_ON_OTHER_KERAS" not in codes
+    said = next(w["message"] for w in d["warnings"] if w["code"] == "STEP_REMEASURED")
+    tf_ms, k3_ms = (float(x.split(" ms")[0].split()[-1]) for x in said.split("a step, against"))
+    # the plan rests on the step measured on tf-keras, the one the message gives first
+    assert d["inputs"]["workload"]["step_keras"] == "tf_keras" and d["inputs"]["workload"]["step_seconds_source"] == "measured"
+    assert d["inputs"]["workload"]["step_seconds"] * 1e3 == pytest.approx(tf_ms, rel=0.01)
+    assert k3_ms > 0
+
+
 def test_cli_a_shape_bug_in_the_users_model_is_exit_2_one_line(tmp_path):
     path = tmp_path / "shape_bug.py"
     path.write_text(BAD["shape_bug.py"][0])
