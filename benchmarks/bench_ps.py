@@ -60,9 +60,11 @@ def main() -> int:
         print(f"parameter_server:{w}: median error {s['median']:+.0%} (range {s['min']:+.0%} to {s['max']:+.0%})")
     out = REPO / "benchmarks" / "out"
     out.mkdir(exist_ok=True)
-    (out / ("ps-again.json" if kept else "ps.json")).write_text(json.dumps({"rows": rows, "summary": summary}, indent=2))
+    tag = "" if a.workload.resolve() == MLP.resolve() else f"-{a.workload.stem}"  # the mlp's files keep their names
+    (out / (f"ps-again{tag}.json" if kept else f"ps{tag}.json")).write_text(
+        json.dumps({"rows": rows, "summary": summary}, indent=2))
     if not kept:  # every bench whole: its basis and ps_costs let a later model predict the same runs again
-        (out / "ps-benches.json").write_text(json.dumps(benches))
+        (out / f"ps-benches{tag}.json").write_text(json.dumps(benches))
     return 0 if all(abs(s["median"]) <= 0.25 for s in summary.values()) else 1
 
 
