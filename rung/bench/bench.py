@@ -182,8 +182,9 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     label = f"{spec.label} (no {'straggler' if straggler else 'kill'})"
                     if on_run:
                         on_run(label)
-                    twin = attempt(spec, label, base, work, net, link, bases.get(plan_keras(spec), basis), None, kill if straggler else None,
-                                   deadline_seconds, on_progress, steps + warmup, tag="-plain", cluster=cluster)
+                    twin = attempt(spec, label, base, work, net, link, bases.get(plan_keras(spec), basis), None,
+                                   kill if straggler else None, deadline_seconds, on_progress, steps + warmup,
+                                   tag="-plain", cluster=cluster)
                     if twin is None:
                         continue  # the same configuration with the straggler or the kill would fail as well
                     out_runs.append(twin)
@@ -192,8 +193,9 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     on_run(label)
                 # a run with a straggler or a kill takes the test bed's fixed cost its twin measured
                 sync = out_runs[-1].get("testbed_sync_seconds") if ((straggler and multi) or killed_sync) else None
-                run = attempt(spec, label, base, work, net, link, bases.get(plan_keras(spec), basis), straggler, kill,
-                              deadline_seconds, on_progress, steps + warmup, cluster=cluster, testbed_sync=sync)
+                run = attempt(spec, label, base, work, net, link, bases.get(plan_keras(spec), basis), straggler,
+                              kill, deadline_seconds, on_progress, steps + warmup, cluster=cluster,
+                              testbed_sync=sync)
                 if run is None:
                     continue  # a twin measured before it stays: a run of this configuration
                 out_runs.append(run)
