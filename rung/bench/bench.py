@@ -99,7 +99,8 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
     notes = ["weak scaling: every replica keeps the per-replica batch; the global batch grows with replicas"]
     if runs[0].strategy != "single_device":
         runs = [RunSpec("single_device", 1)] + [r for r in runs if r.strategy != "single_device"]
-        notes.append("single_device was added first: it is the basis of every prediction and efficiency")
+        notes.append("single_device was added first: it is the basis of every prediction and efficiency "
+                     "(a second one on tf-keras when runs use tf-keras)")
     if hosts:
         check_can_make_hosts()
         need = max(r.replicas for r in runs if r.strategy in ("multi_worker_mirrored", "parameter_server")) \
