@@ -100,7 +100,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
     if runs[0].strategy != "single_device":
         runs = [RunSpec("single_device", 1)] + [r for r in runs if r.strategy != "single_device"]
         notes.append("single_device was added first: it is the basis of every prediction and efficiency "
-                     "(a second one on tf-keras when runs use tf-keras)")
+                     "(on the Keras of the runs it is the basis of)")
     if hosts:
         check_can_make_hosts()
         need = max(r.replicas for r in runs if r.strategy in ("multi_worker_mirrored", "parameter_server")) \
@@ -124,6 +124,14 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
         base["model"] = {"tf_keras_import": True}
         notes.append(f"every run on tf-keras: the workload imports tf_keras itself ({legacy[0]}), so its model is a "
                      "tf-keras model (rung init's train.py does the same)")
+    elif all(keras_for(r.strategy) == "tf_keras" for r in runs if r.strategy != "single_device") \
+            and len(runs) > 1 and not keras3_imports(source_of(workload)):
+        # multi-worker and parameter servers only: the one-device step they are predicted
+        # from (and their efficiency taken against) is the step on their Keras
+        base["model"] = {"tf_keras_runs": True}
+        notes.append("single_device ran on tf-keras: every other run uses it (Keras 3's fit cannot run "
+                     "multi-worker or parameter servers), and the same model's step can differ 2-3x between "
+                     "the two Kerases (docs/bench.md)")
     out_runs: list[dict] = []
     failed: list[dict] = []
     net_ctx = TestNet(hosts, link_mbit) if hosts else nullcontext(None)

@@ -177,6 +177,10 @@ def test_killed_workers_restart_synchronous_and_not_asynchronous_runs():
     r, b = bench(MLP, "--runs", "single_device,multi_worker_mirrored:2,parameter_server:2", "--kill", "1@6",
                  "--steps", "30", "--warmup", "2")
     assert r.returncode == 0, r.stderr[-800:]
+    # every run after the one-device run uses tf-keras: so does the one-device run, their
+    # basis (one run, not two)
+    assert [x["keras"] for x in b["runs"] if x["strategy"] == "single_device"] == ["tf_keras"]
+    assert "bases" not in b and any("single_device ran on tf-keras" in n for n in b["notes"])
     kills = {x["strategy"]: x["kill"] for x in b["runs"] if x.get("kill")}
     mw, ps = kills["multi_worker_mirrored"], kills["parameter_server"]
     assert mw["happened"] and ps["happened"]
