@@ -162,7 +162,7 @@ def _step_on_other_keras(ctx: Context, d: Decision) -> Finding | None:
         f"the step ({w.step_seconds * 1e3:.3g} ms) was measured on Keras 3, and rung init's train.py runs "
         f"{d.verdict} on tf-keras (TF_USE_LEGACY_KERAS=1), where the same model's step can differ by 2-3x either "
         "way (on rung's machine an embedding model with Adagrad took 0.31x its Keras 3 step, the same model with "
-        "SGD 1.9x: keras-team/keras#19992). The plan's throughput rests on the Keras 3 step: measure the step on "
+        "SGD 1.8x: keras-team/keras#19992). The plan's throughput rests on the Keras 3 step: measure the step on "
         "tf-keras (rung profile --keras tf_keras, or rung advise WORKLOAD.py --keras tf_keras) and plan from it")
 
 
