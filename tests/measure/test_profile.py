@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rung.errors import InputError
 from rung.examples import workload_examples
@@ -269,19 +270,22 @@ def test_cli_profile_writes_a_scenario_and_advise_plans_from_the_workload(tmp_pa
     assert d["schema"] == "rung/decision/v1"
     assert d["warnings"][0]["code"] == "STEP_TIME_ESTIMATED"
     assert d["inputs"]["workload"]["step_seconds_source"] == "estimated"
+    # the same measurement (the first profile, saved), planned again by the CLI's own code
+    from rung.cli import build_parser
+    from rung.cli._decide import decide
+    from rung.cli._plan import links
+    from rung.cli.profile import scenario_text
+    from rung.spec.profile import Profile
+
+    saved, parser = Profile.model_validate(prof), build_parser()
     # with the team's own step time on that device, nothing is estimated
-    r = run_cli("advise", str(EXAMPLES["mlp"]), "--hardware", str(hw), "--steps", "6", "--json",
-                "--target-step-seconds", "0.004")
-    assert r.returncode == 0, r.stderr[-500:]
-    d = json.loads(r.stdout)
-    codes = [w["code"] for w in d["warnings"]]
-    assert "STEP_TIME_ESTIMATED" not in codes and d["inputs"]["workload"]["step_seconds"] == 0.004
+    args = parser.parse_args(["advise", "w.py", "--hardware", str(hw), "--target-step-seconds", "0.004"])
+    s2, d2 = decide(args, links(None), saved)[:2]
+    assert "STEP_TIME_ESTIMATED" not in [w.code for w in d2.warnings] and s2.workload.step_seconds == 0.004
     # the job's own save time (its storage, from the hardware file) stands over the one measured here
-    out2 = tmp_path / "kept.yaml"
-    r = run_cli("profile", "--example", "mlp", "--steps", "6", "--warmup", "2", "--scenario-out", str(out2),
-                "--hardware", str(hw))
-    assert r.returncode == 0, r.stderr[-500:]
-    assert load_scenario(out2).fleet.checkpoint_seconds == 2.5
+    args = parser.parse_args(["profile", "w.py", "--scenario-out", str(tmp_path / "kept.yaml"), "--hardware", str(hw)])
+    assert yaml.safe_load(scenario_text(saved, args))["fleet"]["checkpoint_seconds"] == 2.5
+    assert saved.checkpoint_seconds != 2.5
 
 
 def test_advise_measures_the_step_again_on_the_keras_its_plan_runs_on():
