@@ -78,7 +78,9 @@ def main() -> int:
         b = bench(HEAVY, "--runs", runs, "--hosts", max(workers), "--link-mbit", rate,
                   "--steps", steps_at(rate, args.steps), "--warmup", WARMUP)
         # the multi-worker runs' basis: the one-device step on their Keras when the bench measured it
-        mwms_basis = (b.get("bases") or {}).get("tf_keras") or b["basis"]
+        from rung.spec.benchresult import BenchResult
+
+        mwms_basis = BenchResult.model_validate(b).basis_for("tf_keras")
         basis = Basis(**{key: mwms_basis[key] for key in ("one_device_step_seconds", "dense_gradient_bytes",
                                                            "sparse_gradient_bytes", "step_time_cv",
                                                            "link_bytes_per_second", "link_rtt_seconds", "cores")},

@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from rung.spec.benchresult import BenchResult  # noqa: E402
 MLP = REPO / "rung" / "examples" / "workloads" / "mlp.py"
 
 
@@ -48,7 +50,7 @@ def main() -> int:
         benches.append(b)
         for x in [x for x in b["runs"] if x["strategy"] == "parameter_server"]:
             # the one-device step the run was predicted from: on its own Keras when the bench measured it
-            one = _basis_dict(b, x)["one_device_step_seconds"]
+            one = BenchResult.model_validate(b).basis_for(x.get("keras"))["one_device_step_seconds"]
             errors.setdefault(x["replicas"], []).append(x["prediction_error"])
             rows.append({"round": i + 1, "workers": x["replicas"], "measured": x["step_seconds_mean"],
                          "predicted": x["predicted_step_seconds"], "error": x["prediction_error"], "single_device_step_seconds": one})
@@ -68,15 +70,10 @@ def main() -> int:
     return 0 if all(abs(s["median"]) <= 0.25 for s in summary.values()) else 1
 
 
-def _basis_dict(b: dict, run: dict) -> dict:
-    return (b.get("bases") or {}).get(run.get("keras") or "") or b["basis"]
-
-
 def _predicted_again(b: dict) -> dict:
     """A kept bench with each parameter-server run predicted by the model as it is now."""
     from rung.bench import predict
     from rung.bench.reproduce import basis_of
-    from rung.spec.benchresult import BenchResult
 
     kept = BenchResult.model_validate(b)
     runs = [x for x in b["runs"] if x["strategy"] == "single_device"]
