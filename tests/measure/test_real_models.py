@@ -102,13 +102,21 @@ def test_a_tiny_fast_model_is_fed_not_input_bound():
     """ftrl: a sub-millisecond step fed from memory (its pipeline alone measured 0 beyond
     next()'s fixed cost here; not asserted: a mean of 20 batches moves with one stall). Taking a ready batch costs ~0.2 ms here, a quarter of the step,
     which counted as wait made it 'input-bound'; net of the iterator's cost it is not, in
-    every one of 3 runs. (The bundled text example was the model here: its pipeline maps
+    every one of 3 runs here. (The bundled text example was the model here: its pipeline maps
     and pads every batch at about the step's own CPU cost, so on a slower 2-core CI
     machine it really fell behind, 20% of the step, and the test failed there.)"""
     from rung.measure.profile import profile
+    from rung.model.inputs import INPUT_BOUND_FRACTION
     runs = [profile(HERE / "ftrl.py", steps=STEPS, warmup=WARMUP) for _ in range(3)]
     for p in runs:
-        assert not p["input_bound"], (p["input_wait_seconds_raw"], p["iterator_overhead_seconds"], p["step_seconds"])
+        seen = (p["input_wait_seconds_raw"], p["iterator_overhead_seconds"], p["step_seconds"],
+                p["input_wait_seconds_ci95"])
+        # CI once measured this step at 3.5 ms (0.7 ms here) and the net wait at 20%: the
+        # producer thread starved of CPU by the step on a loaded 2-core machine. With two
+        # busy loops beside it here, 1 profile in 6 did the same (net 20%, interval 0-71%).
+        # Such a call must come as a borderline one (its interval reaches below the line, so
+        # advise marks a plan that turns on it CLOSE_CALL), never as a confident one.
+        assert not p["input_bound"] or p["input_wait_seconds_ci95"][0] / p["step_seconds"] < INPUT_BOUND_FRACTION, seen
         assert p["input_wait_seconds_raw"] > p["input_wait_seconds"]
 
 
