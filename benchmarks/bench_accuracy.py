@@ -51,6 +51,7 @@ def steps_at(rate: float, steps: int) -> int:
 
 def main() -> int:
     from rung.bench.predict import Basis, predict_step_seconds
+    from rung.spec.benchresult import BenchResult
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rates", default="50,100,200,500")
@@ -78,8 +79,6 @@ def main() -> int:
         b = bench(HEAVY, "--runs", runs, "--hosts", max(workers), "--link-mbit", rate,
                   "--steps", steps_at(rate, args.steps), "--warmup", WARMUP)
         # the multi-worker runs' basis: the one-device step on their Keras when the bench measured it
-        from rung.spec.benchresult import BenchResult
-
         mwms_basis = BenchResult.model_validate(b).basis_for("tf_keras")
         basis = Basis(**{key: mwms_basis[key] for key in ("one_device_step_seconds", "dense_gradient_bytes",
                                                            "sparse_gradient_bytes", "step_time_cv",
