@@ -15,12 +15,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Optional
 
+from pydantic import ValidationError
+
 from rung.bench import predict
 from rung.bench.netns import TestNet, check_can_make_hosts
 from rung.bench.plan import RunSpec, keras_for, plan_run
 from rung.bench.run import BenchError, execute, step_stats, workdir
 from rung.errors import InputError
 from rung.kerasfit import keras3_imports, keras3_mirrored_failures, source_of, tf_keras_imports
+from rung.spec.benchresult import PsCosts
 
 SCHEMA = "rung/bench/v1"
 CALIBRATION_SCHEMA = "rung/calibration/v1"
@@ -51,23 +54,27 @@ def _link(net: Optional[TestNet], nbytes: int) -> dict:
     return m
 
 
-def _ps_costs(link: dict, workers: int) -> Optional[dict]:
+def _ps_costs(link: dict, workers: int, reuse: Optional[dict[str, PsCosts]] = None) -> Optional[PsCosts]:
     """Parameter-server dispatch and remote-variable costs on this machine with `workers`
-    workers (rung.bench.psbench, over loopback). Across test hosts each variable's read
+    workers (rung.bench.psbench, over loopback), or the ones `reuse` holds for that count
+    (`--ps-costs`: measured by an earlier bench). Across test hosts each variable's read
     and update also pay the link's extra round trip over loopback's."""
-    try:
-        # it ends with os._exit (and its servers are killed): TensorFlow's autograph files go
-        # to a folder of its own, removed here
-        with tempfile.TemporaryDirectory(prefix="rung-psbench-") as scratch:
-            out = subprocess.run([sys.executable, "-m", "rung.bench.psbench", str(workers)], capture_output=True,
-                                 text=True, timeout=300, check=True, env=dict(os.environ, TMPDIR=scratch))
-        m = json.loads(out.stdout.strip().splitlines()[-1])
-    except (subprocess.SubprocessError, ValueError, IndexError):
-        return None
-    m["variable_seconds_loopback"] = m["variable_seconds"]
+    m = (reuse or {}).get(str(workers))
+    if m is None:
+        try:
+            # it ends with os._exit (and its servers are killed): TensorFlow's autograph files go
+            # to a folder of its own, removed here
+            with tempfile.TemporaryDirectory(prefix="rung-psbench-") as scratch:
+                out = subprocess.run([sys.executable, "-m", "rung.bench.psbench", str(workers)], capture_output=True,
+                                     text=True, timeout=300, check=True, env=dict(os.environ, TMPDIR=scratch))
+            m = PsCosts.model_validate_json(out.stdout.strip().splitlines()[-1])
+        except (subprocess.SubprocessError, ValidationError, IndexError):
+            return None
+    loopback = m.variable_seconds if m.variable_seconds_loopback is None else m.variable_seconds_loopback
+    on_link = loopback
     if link.get("where", "").startswith("test hosts"):
-        m["variable_seconds"] += 2 * max(0.0, link["rtt_seconds"] - m.get("loopback_rtt_seconds", 0.0))
-    return m
+        on_link += 2 * max(0.0, link["rtt_seconds"] - (m.loopback_rtt_seconds or 0.0))
+    return m.model_copy(update={"variable_seconds_loopback": loopback, "variable_seconds": on_link})
 
 
 def _gradient_bytes(strategy: str, n: int, dense: float, sparse: float) -> float:
@@ -93,7 +100,8 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
           deadline_seconds: float = 300.0, calibrate: bool = False, calibration_points=None, ps_tasks: int = 1,
           on_run: Optional[Callable[[str], None]] = None,
           on_progress: Optional[Callable[[int, int], None]] = None,
-          engine: str = "local", address: Optional[str] = None) -> dict:
+          engine: str = "local", address: Optional[str] = None,
+          reuse_ps_costs: Optional[dict[str, PsCosts]] = None) -> dict:
     if not Path(workload).is_file():
         raise InputError(workload, None, "no such workload file")
     notes = ["weak scaling: every replica keeps the per-replica batch; the global batch grows with replicas"]
@@ -156,8 +164,12 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
             if any(r.strategy == "parameter_server" for r in runs) and cluster is None:
                 if on_run:
                     on_run("measuring parameter-server costs")
-                ps_costs = {str(r.replicas): _ps_costs(link, r.replicas)
+                ps_costs = {str(r.replicas): _ps_costs(link, r.replicas, reuse_ps_costs)
                             for r in runs if r.strategy == "parameter_server"}
+                for n, m in ps_costs.items():
+                    if m is not None and m.reused_from:
+                        notes.append(f"parameter-server costs for {n} worker(s) reused from {m.reused_from} "
+                                     "(measured by an earlier bench on this machine), not measured again")
             basis = None
             bases: dict[str, predict.Basis] = {}  # the one-device step's basis on each Keras measured
 
@@ -275,7 +287,8 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
             "steps": steps, "warmup": warmup, "hosts": hosts or 1, "link_mbit": link_mbit,
             "link": link, "straggler": straggler and {"worker": straggler[0], "factor": straggler[1]},
             "kill": kill and {"worker": kill[0], "step": kill[1]}, "runs": out_runs,
-            "calibration": calibration, "cores": os.cpu_count(), "notes": notes, "ps_costs": ps_costs,
+            "calibration": calibration, "cores": os.cpu_count(), "notes": notes,
+            "ps_costs": ps_costs and {k: v and v.model_dump(mode="json", exclude_none=True) for k, v in ps_costs.items()},
             "basis": basis and _basis_record(basis),
             **({"bases": {k: _basis_record(v) for k, v in bases.items()}} if len(bases) > 1 else {})}
 

@@ -17,6 +17,7 @@ from typing import Optional
 
 from rung.model import comm, throughput
 from rung.model.testbed import MAX_CPU_SHARE, Testbed  # noqa: F401  (MAX_CPU_SHARE: re-exported for tests)
+from rung.spec.benchresult import PsCosts
 from rung.spec.scenario import SCHEMA, Scenario, parse_scenario
 
 # Memory-to-memory bandwidth for MirroredStrategy between logical CPU devices of one
@@ -39,7 +40,7 @@ class Basis:
     optimizer: str = "sgd"             # its optimizer's kind (slots per variable)
     # parameter-server costs rung.bench.psbench measured on this machine, by worker count
     # (absent: the model's defaults)
-    ps_costs: Optional[dict] = None
+    ps_costs: Optional[dict[str, Optional[PsCosts]]] = None
 
 
 def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
@@ -70,15 +71,17 @@ def links_for(b: Basis, efficiency: float = 1.0, workers: int = 1) -> comm.Links
     a hop of half the measured round trip; logical devices copy through memory; the
     parameter-server costs measured with `workers` workers (Keras fit's per-step cost on the
     cluster less the same model's step on one device, which the basis already holds)."""
-    m = (b.ps_costs or {}).get(str(workers)) or {}
-    dispatch = m.get("keras_dispatch_seconds")
-    if dispatch is not None and m.get("keras_local_step_seconds"):
-        # Keras's own work per step is in the measured one-device step already: the dispatch
-        # is what a step on the cluster takes beyond it (never below the bare schedule)
-        dispatch = max(m.get("dispatch_seconds") or 0.0, dispatch - m["keras_local_step_seconds"])
-    ps = {"ps_dispatch_seconds": dispatch, "ps_variable_seconds": m.get("variable_seconds"),
-          "ps_transfer_bytes_per_second": m.get("remote_bytes_per_second")}
-    ps = {k: v for k, v in ps.items() if v is not None}
+    m = (b.ps_costs or {}).get(str(workers))
+    ps = {}
+    if m is not None:
+        dispatch = m.keras_dispatch_seconds
+        if m.keras_local_step_seconds:
+            # Keras's own work per step is in the measured one-device step already: the dispatch
+            # is what a step on the cluster takes beyond it (never below the bare schedule)
+            dispatch = max(m.dispatch_seconds, dispatch - m.keras_local_step_seconds)
+        ps = {"ps_dispatch_seconds": dispatch, "ps_variable_seconds": m.variable_seconds,
+              "ps_transfer_bytes_per_second": m.remote_bytes_per_second}
+        ps = {k: v for k, v in ps.items() if v is not None}
     return comm.DEFAULT_LINKS.with_(pcie_efficiency=1.0, intra_host_hop_seconds=0.0,
                                     inter_host_efficiency=efficiency, inter_host_hop_seconds=b.link_rtt_seconds / 2,
                                     source="measured link of this bench", **ps)

@@ -23,6 +23,10 @@ def register(sub) -> None:
     p.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
     p.add_argument("--ps-tasks", type=int, default=1, metavar="N",
                    help="parameter-server tasks in parameter_server runs (default 1)")
+    p.add_argument("--ps-costs", metavar="FILE",
+                   help="reuse the parameter-server costs an earlier `rung bench --json` measured on this machine "
+                        "(its ps_costs) instead of measuring them again (about 20 s per worker count); worker "
+                        "counts the file lacks are measured")
     e = p.add_argument_group("where the runs go")
     e.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local processes (default), or a Ray cluster: the same runs, placed by Ray")
@@ -76,6 +80,18 @@ def run(args) -> int:
         raise InputError("--kill", None, f"step {kill[1]} is past the run's {args.steps + args.warmup} steps")
     if not 1 <= args.ps_tasks <= 8:
         raise InputError("--ps-tasks", None, f"expected 1 to 8 parameter-server tasks, received {args.ps_tasks}")
+    reuse = None
+    if args.ps_costs:
+        if args.engine == "ray":
+            raise InputError("--ps-costs", None, "goes with --engine local (on Ray the model's own parameter-server "
+                                                 "costs are used)")
+        if not any(r.strategy == "parameter_server" for r in runs):
+            raise InputError("--ps-costs", None, "is for parameter_server runs, and --runs has none")
+        import os
+
+        from rung.spec.records import load_ps_costs
+
+        reuse = load_ps_costs(args.ps_costs, os.cpu_count() or 1)
     batch = args.batch or _default_batch(args.workload)
     signal.signal(signal.SIGTERM, _interrupt)  # reap every process, as on Ctrl-C
     from rung.cli._common import Progress, check_writable, write_atomically
@@ -110,7 +126,7 @@ def run(args) -> int:
                        link_mbit=args.link_mbit, straggler=straggler, kill=kill, deadline_seconds=args.deadline,
                        calibrate=args.calibrate, calibration_points=points, ps_tasks=args.ps_tasks,
                        on_run=progress.phase,
-                       on_progress=progress.step, engine=args.engine, address=args.address)
+                       on_progress=progress.step, engine=args.engine, address=args.address, reuse_ps_costs=reuse)
     if args.calibrate and result["calibration"] and result["calibration"].get("fitted"):
         from rung.spec.calibration import parse_calibration
 

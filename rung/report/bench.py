@@ -44,11 +44,12 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                        "hosts), which are zero for real hosts", style="dim"))
     for n, m in sorted((b.ps_costs or {}).items()):
         if m:
-            console.print(Text(f"parameter-server costs measured here with {n} worker(s): Keras dispatch "
-                               f"{u.seconds(m['keras_dispatch_seconds'])} per step, "
-                               f"{u.seconds(m['variable_seconds'])} per variable read and update"
-                               + (f", remote transfers {m['remote_bytes_per_second'] / 1e9:.2f} GB/s"
-                                  if m.get("remote_bytes_per_second") else ""), style="dim"))
+            how = f"reused from {m.reused_from}" if m.reused_from else "measured here"
+            console.print(Text(f"parameter-server costs {how} with {n} worker(s): Keras dispatch "
+                               f"{u.seconds(m.keras_dispatch_seconds)} per step, "
+                               f"{u.seconds(m.variable_seconds)} per variable read and update"
+                               + (f", remote transfers {m.remote_bytes_per_second / 1e9:.2f} GB/s"
+                                  if m.remote_bytes_per_second else ""), style="dim"))
     for r in b.runs:
         for n in r.notes:
             console.print(Text(f"  {r.strategy}:{r.replicas}: {n}", style="dim"))

@@ -56,6 +56,26 @@ class Kill(_Record):
     whole_run: Optional[WholeRun] = None
 
 
+class PsCosts(_Record):
+    """Parameter-server costs `rung.bench.psbench` measured on one machine: a local cluster
+    of one PS task and `workers` workers over loopback (`variable_seconds` also pays a test
+    link's extra round trip; `variable_seconds_loopback` is loopback's own). What a
+    bench's parameter-server runs are predicted with (`rung.bench.predict.links_for`)."""
+    workers: int = Field(ge=1)
+    dispatch_seconds: float = Field(ge=0)
+    keras_dispatch_seconds: float = Field(ge=0)
+    variable_seconds: float = Field(ge=0)
+    keras_local_step_seconds: Optional[float] = Field(default=None, ge=0)
+    keras_fit_fixed_seconds: Optional[float] = Field(default=None, ge=0)
+    variable_seconds_loopback: Optional[float] = Field(default=None, ge=0)
+    remote_bytes_per_second: Optional[float] = Field(default=None, gt=0)
+    loopback_rtt_seconds: Optional[float] = Field(default=None, ge=0)
+    cores: Optional[int] = Field(default=None, ge=1)
+    # the file an earlier measurement was taken from (`rung bench --ps-costs`); absent when
+    # this bench measured it
+    reused_from: Optional[str] = None
+
+
 class BenchRun(_Record):
     strategy: Literal["single_device", "mirrored", "multi_worker_mirrored", "parameter_server"]
     replicas: int
@@ -130,7 +150,7 @@ class BenchResult(_Record):
     calibration: Optional[dict[str, Any]] = None
     cores: Optional[int] = None
     notes: list[str] = []
-    ps_costs: Optional[dict[str, Optional[dict[str, Any]]]] = None
+    ps_costs: Optional[dict[str, Optional[PsCosts]]] = None
     # what every prediction started from (rung.bench.predict.Basis without the PS costs)
     basis: Optional[dict[str, Any]] = None
     # the basis on each Keras a single-device run was measured on, when runs used two

@@ -47,3 +47,45 @@ def load_simulation(path: str | Path):
     from rung.spec.simulation import Simulation
 
     return load_record(path, Simulation, "rung/simulation/v1", "simulation file", "rung simulate --json")
+
+
+def load_ps_costs(path: str | Path, cores: int) -> dict:
+    """The parameter-server costs measured by an earlier run on this machine, by worker
+    count (`rung bench --ps-costs`): from a bench file (`rung bench --json`, its
+    `ps_costs`) or from the JSON line `python -m rung.bench.psbench N` prints. Costs
+    measured on a machine with another number of cores are refused: the coordinator and
+    the workers share the cores, and what a step costs changes with them."""
+    from rung.spec.benchresult import PsCosts
+
+    where = str(path)
+    data = load_mapping(path, "parameter-server costs file")
+    if "schema" in data:
+        found = load_bench(path).ps_costs or {}
+        prefix = "ps_costs."
+    elif "keras_dispatch_seconds" in data:
+        try:
+            one = PsCosts.model_validate(data)
+        except ValidationError as e:
+            field, msg = _message(e.errors()[0], PsCosts)
+            raise InputError(where, field, msg) from None
+        found, prefix = {str(one.workers): one}, ""
+    else:
+        raise InputError(where, None, "expected a rung/bench/v1 file (the JSON `rung bench --json` writes) or the "
+                                      "line `python -m rung.bench.psbench N` prints, received neither (no schema "
+                                      "key and no keras_dispatch_seconds)")
+    out = {}
+    for n, m in found.items():
+        if m is None:
+            continue
+        if m.cores is not None and m.cores != cores:
+            raise InputError(where, f"{prefix}{n}.cores" if prefix else "cores",
+                             f"measured on a machine with {m.cores} cores, and this one has {cores}: measure here "
+                             "(leave out --ps-costs)")
+        # the loopback figure: a test link's extra round trip is added for the bench that reuses it
+        loopback = m.variable_seconds if m.variable_seconds_loopback is None else m.variable_seconds_loopback
+        out[n] = m.model_copy(update={"variable_seconds": loopback, "variable_seconds_loopback": loopback,
+                                      "reused_from": m.reused_from or where})
+    if not out:
+        raise InputError(where, "ps_costs", "holds no parameter-server costs (the bench that wrote it ran no "
+                                            "parameter_server run)")
+    return out

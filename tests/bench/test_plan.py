@@ -9,6 +9,7 @@ import pytest
 from rung.bench.plan import RunSpec, parse_runs, plan_run, task_environment
 from rung.bench.predict import Basis, predict_step_seconds, relative_error
 from rung.errors import InputError
+from rung.spec.benchresult import PsCosts
 
 
 def test_parse_runs():
@@ -68,16 +69,16 @@ def test_predictions_by_hand():
     slow = predict_step_seconds(ps, "parameter_server", 2, straggle=3.0)["step"]
     assert slow == pytest.approx((1.3009 + 1.3209) / 2)
     # the costs rung.bench.psbench measured for 2 workers replace the defaults
-    measured = replace(ps, ps_costs={"2": {"keras_dispatch_seconds": 0.02, "variable_seconds": 1e-3,
-                                           "remote_bytes_per_second": 16e6}})
+    measured = replace(ps, ps_costs={"2": PsCosts(workers=2, dispatch_seconds=0.0, keras_dispatch_seconds=0.02,
+                                                  variable_seconds=1e-3, remote_bytes_per_second=16e6)})
     assert predict_step_seconds(measured, "parameter_server", 2)["step"] == pytest.approx(0.01 + 2.0 + 0.006 + 0.02)
     # Keras's own work per step on one device (0.5 ms) is in the one-device step already: the
     # dispatch is the rest, and never less than the bare schedule (1 ms)
-    costs = {"keras_dispatch_seconds": 0.02, "keras_local_step_seconds": 0.0005, "dispatch_seconds": 0.001,
-             "variable_seconds": 1e-3, "remote_bytes_per_second": 16e6}
+    costs = PsCosts(workers=2, keras_dispatch_seconds=0.02, keras_local_step_seconds=0.0005, dispatch_seconds=0.001,
+                    variable_seconds=1e-3, remote_bytes_per_second=16e6)
     net = replace(ps, ps_costs={"2": costs})
     assert predict_step_seconds(net, "parameter_server", 2)["step"] == pytest.approx(0.01 + 2.0 + 0.006 + 0.0195)
-    floor = replace(ps, ps_costs={"2": dict(costs, keras_dispatch_seconds=0.0012)})
+    floor = replace(ps, ps_costs={"2": costs.model_copy(update={"keras_dispatch_seconds": 0.0012})})
     assert predict_step_seconds(floor, "parameter_server", 2)["step"] == pytest.approx(0.01 + 2.0 + 0.006 + 0.001)
     assert relative_error(1.1, 1.0) == pytest.approx(0.1) and relative_error(None, 1.0) is None
 
