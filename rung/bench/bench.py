@@ -169,7 +169,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 for n, m in ps_costs.items():
                     if m is not None and m.reused_from:
                         notes.append(f"parameter-server costs for {n} worker(s) reused from {m.reused_from} "
-                                     "(measured by an earlier bench on this machine), not measured again")
+                                     "(an earlier measurement on a machine with these cores), not measured again")
             basis = None
             bases: dict[str, predict.Basis] = {}  # the one-device step's basis on each Keras measured
 
