@@ -80,9 +80,9 @@ def main() -> int:
                   "--steps", steps_at(rate, args.steps), "--warmup", WARMUP)
         # the multi-worker runs' basis: the one-device step on their Keras when the bench measured it
         mwms_basis = BenchResult.model_validate(b).basis_for("tf_keras")
-        basis = Basis(**{key: mwms_basis[key] for key in ("one_device_step_seconds", "dense_gradient_bytes",
-                                                           "sparse_gradient_bytes", "step_time_cv",
-                                                           "link_bytes_per_second", "link_rtt_seconds", "cores")},
+        basis = Basis(**mwms_basis.model_dump(include={"one_device_step_seconds", "dense_gradient_bytes",
+                                                       "sparse_gradient_bytes", "step_time_cv",
+                                                       "link_bytes_per_second", "link_rtt_seconds", "cores"}),
                       cpu_seconds_per_byte=k, sync_seconds=f)
         for r in [r for r in b["runs"] if r["strategy"] != "single_device"]:
             cal_pred = predict_step_seconds(basis, r["strategy"], r["replicas"], efficiency=eff)["step"]

@@ -50,7 +50,7 @@ def main() -> int:
         benches.append(b)
         for x in [x for x in b["runs"] if x["strategy"] == "parameter_server"]:
             # the one-device step the run was predicted from: on its own Keras when the bench measured it
-            one = BenchResult.model_validate(b).basis_for(x.get("keras"))["one_device_step_seconds"]
+            one = BenchResult.model_validate(b).basis_for(x.get("keras")).one_device_step_seconds
             errors.setdefault(x["replicas"], []).append(x["prediction_error"])
             rows.append({"round": i + 1, "workers": x["replicas"], "measured": x["step_seconds_mean"],
                          "predicted": x["predicted_step_seconds"], "error": x["prediction_error"], "single_device_step_seconds": one})

@@ -33,11 +33,10 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[dict] = None,
     cpu = float(c.get("testbed_cpu_seconds_per_byte") or 0.0) if c else 0.0
     sync = float(c.get("testbed_sync_seconds") or 0.0) if c else 0.0
     share = float(c["allreduce_share_of_goodput"]) if c else 1.0
-    fields = {k: found[k] for k in ("one_device_step_seconds", "dense_gradient_bytes", "sparse_gradient_bytes",
-                                      "step_time_cv", "link_bytes_per_second", "link_rtt_seconds")}
-    basis = predict.Basis(**fields, cpu_seconds_per_byte=cpu, sync_seconds=sync, cores=int(found.get("cores") or b.cores or 1),
-                          variables=found.get("variables"), optimizer=found.get("optimizer") or "sgd",
-                          ps_costs=b.ps_costs)
+    basis = predict.Basis(found.one_device_step_seconds, found.dense_gradient_bytes, found.sparse_gradient_bytes,
+                          found.step_time_cv, found.link_bytes_per_second, found.link_rtt_seconds,
+                          cpu_seconds_per_byte=cpu, sync_seconds=sync, cores=found.cores or b.cores or 1,
+                          variables=found.variables, optimizer=found.optimizer or "sgd", ps_costs=b.ps_costs)
     return basis, share
 
 

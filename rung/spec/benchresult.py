@@ -76,6 +76,20 @@ class PsCosts(_Record):
     reused_from: Optional[str] = None
 
 
+class BasisRecord(_Record):
+    """The one-device run every prediction of a bench started from, and the link measured
+    (`rung.bench.predict.Basis` without the parameter-server costs, which are `ps_costs`)."""
+    one_device_step_seconds: float = Field(gt=0)
+    dense_gradient_bytes: float = Field(ge=0)
+    sparse_gradient_bytes: float = Field(ge=0)
+    step_time_cv: float = Field(ge=0)
+    link_bytes_per_second: float = Field(gt=0)
+    link_rtt_seconds: float = Field(ge=0)
+    cores: Optional[int] = Field(default=None, ge=1)
+    variables: Optional[int] = None
+    optimizer: Optional[str] = None
+
+
 class BenchRun(_Record):
     strategy: Literal["single_device", "mirrored", "multi_worker_mirrored", "parameter_server"]
     replicas: int
@@ -152,12 +166,12 @@ class BenchResult(_Record):
     notes: list[str] = []
     ps_costs: Optional[dict[str, Optional[PsCosts]]] = None
     # what every prediction started from (rung.bench.predict.Basis without the PS costs)
-    basis: Optional[dict[str, Any]] = None
+    basis: Optional[BasisRecord] = None
     # the basis on each Keras a single-device run was measured on, when runs used two
     # (multi-worker and parameter-server runs are predicted from the one on theirs)
-    bases: Optional[dict[str, dict[str, Any]]] = None
+    bases: Optional[dict[str, BasisRecord]] = None
 
-    def basis_for(self, keras: Optional[str]) -> Optional[dict[str, Any]]:
+    def basis_for(self, keras: Optional[str]) -> Optional[BasisRecord]:
         """The basis a run on `keras` was predicted from: the one-device step on its Keras
         when the bench measured it, else the bench's one basis."""
         return (self.bases or {}).get(keras or "") or self.basis
