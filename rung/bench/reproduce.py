@@ -16,12 +16,13 @@ from rung.errors import InputError
 from rung.model import preemption
 from rung.model.simulate import simulate_sync
 from rung.spec.benchresult import BenchResult
+from rung.spec.calibration import Calibration
 
 SCHEMA = "rung/bench-simulation/v1"
 STEPS = 20_000   # simulated steps per run: the simulation's expectation, not one more noisy sample
 
 
-def basis_of(b: BenchResult, where: str, calibration: Optional[dict] = None,
+def basis_of(b: BenchResult, where: str, calibration: Optional[Calibration] = None,
              keras: Optional[str] = None) -> tuple[predict.Basis, float]:
     """The bench's basis (for a run on `keras`: the one-device step on that Keras when the
     bench measured it) and the all-reduce's share of goodput (1.0 uncalibrated)."""
@@ -29,10 +30,10 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[dict] = None,
     if not found:
         raise InputError(where, "basis", "the bench file has no basis (no single_device run, or written by an "
                                          "older rung): run rung bench again")
-    c = calibration or (b.calibration if b.calibration and b.calibration.get("fitted") else None)
-    cpu = float(c.get("testbed_cpu_seconds_per_byte") or 0.0) if c else 0.0
-    sync = float(c.get("testbed_sync_seconds") or 0.0) if c else 0.0
-    share = float(c["allreduce_share_of_goodput"]) if c else 1.0
+    c = calibration or b.fitted_calibration
+    cpu = c.testbed_cpu_seconds_per_byte if c else 0.0
+    sync = c.testbed_sync_seconds if c else 0.0
+    share = c.allreduce_share_of_goodput if c else 1.0
     basis = predict.Basis(found.one_device_step_seconds, found.dense_gradient_bytes, found.sparse_gradient_bytes,
                           found.step_time_cv, found.link_bytes_per_second, found.link_rtt_seconds,
                           cpu_seconds_per_byte=cpu, sync_seconds=sync, cores=found.cores or b.cores or 1,
@@ -40,11 +41,11 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[dict] = None,
     return basis, share
 
 
-def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[dict] = None, seed: int = 0,
+def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[Calibration] = None, seed: int = 0,
               steps: int = STEPS) -> dict:
     """Each synchronous multi-replica run of `b`: measured, the closed form, simulated."""
     basis_of_bench, share = basis_of(b, where, calibration)
-    calibrated = bool(calibration or (b.calibration and b.calibration.get("fitted")))
+    calibrated = bool(calibration or b.fitted_calibration)
     out = []
     for r in b.runs:
         if r.strategy not in ("mirrored", "multi_worker_mirrored") or r.replicas < 2 or not r.examples_per_second:

@@ -91,7 +91,7 @@ def _reproduce(args) -> int:
     if args.calibration:
         from rung.spec.calibration import load_calibration
 
-        calibration = load_calibration(args.calibration).model_dump(mode="json")
+        calibration = load_calibration(args.calibration)
     out = reproduce(bench, args.bench, calibration, seed=args.seed)
     if args.json:
         json.dump(out, sys.stdout, indent=2)

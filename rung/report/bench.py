@@ -78,23 +78,24 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                                    f"{u.seconds(w.restart_first_step_seconds)} from the relaunch to the first step",
                                    style="cyan"))
     c = b.calibration
-    if c and c.get("fitted") and c.get("share_fitted") is False:
-        console.print(Text(f"calibration: every multi-worker step here pays a fixed {u.seconds(c['testbed_sync_seconds'])} "
+    if c is not None and not c.fitted:
+        console.print(Text(f"calibration: not fitted: {c.why}", style="cyan"))
+    elif c is not None and not c.share_fitted:
+        console.print(Text(f"calibration: every multi-worker step here pays a fixed {u.seconds(c.testbed_sync_seconds)} "
                            "beyond its compute and what its bytes take on the measured goodput: a fixed cost, not a "
                            "slow link (the all-reduce's share of the link is not fitted: taken as 1.00; runs at more "
-                           f"worker counts or link rates fit both); fitted on {', '.join(c['fitted_on'])}"
-                           + (f"; written to {c['written_to']}" if c.get("written_to") else ""), style="cyan"))
-    elif c:
-        console.print(Text(f"calibration: not fitted: {c.get('why')}" if not c.get("fitted") else
-                           f"calibration: {'on idle cores ' if c.get('testbed_cpu_seconds_per_byte') else ''}the all-reduce "
-                           f"achieves {c['allreduce_share_of_goodput']:.2f} "
-                           f"of the measured link goodput" + (f" ({c['inter_host_efficiency']:.2f} of the nominal rate)"
-                                                              if c.get("inter_host_efficiency") else "")
-                           + (f"; streaming between test hosts costs {c['testbed_cpu_seconds_per_byte'] * 1e9:.1f} ns "
-                              "of CPU per byte on the shared cores" if c.get("testbed_cpu_seconds_per_byte") else "")
+                           f"worker counts or link rates fit both); fitted on {', '.join(c.fitted_on)}"
+                           + (f"; written to {c.written_to}" if c.written_to else ""), style="cyan"))
+    elif c is not None:
+        console.print(Text(f"calibration: {'on idle cores ' if c.testbed_cpu_seconds_per_byte else ''}the all-reduce "
+                           f"achieves {c.allreduce_share_of_goodput:.2f} "
+                           f"of the measured link goodput" + (f" ({c.inter_host_efficiency:.2f} of the nominal rate)"
+                                                              if c.inter_host_efficiency else "")
+                           + (f"; streaming between test hosts costs {c.testbed_cpu_seconds_per_byte * 1e9:.1f} ns "
+                              "of CPU per byte on the shared cores" if c.testbed_cpu_seconds_per_byte else "")
                            + (f"; every multi-worker step between test hosts a fixed "
-                              f"{u.seconds(c['testbed_sync_seconds'])}" if c.get("testbed_sync_seconds") else "")
-                           + f"; fitted on {', '.join(c['fitted_on'])}"
-                           + (f"; written to {c['written_to']}" if c.get("written_to") else ""), style="cyan"))
+                              f"{u.seconds(c.testbed_sync_seconds)}" if c.testbed_sync_seconds else "")
+                           + f"; fitted on {', '.join(c.fitted_on)}"
+                           + (f"; written to {c.written_to}" if c.written_to else ""), style="cyan"))
     for n in b.notes:
         console.print(Text(f"note: {n}", style="dim"))

@@ -5,9 +5,11 @@ and comes back out in JSON."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from rung.spec.calibration import Calibration
 
 
 class _Record(BaseModel):
@@ -150,6 +152,12 @@ class FailedRun(_Record):
     error: str
 
 
+class NotCalibrated(_Record):
+    """`--calibrate` found nothing to fit on, and says why."""
+    fitted: Literal[False]
+    why: str
+
+
 class BenchResult(_Record):
     schema_: Literal["rung/bench/v1"] = Field(alias="schema")
     workload: str
@@ -161,7 +169,8 @@ class BenchResult(_Record):
     link: Link
     runs: list[BenchRun]
     failed: list[FailedRun] = []
-    calibration: Optional[dict[str, Any]] = None
+    # what `--calibrate` fitted (the calibration file's own model), or why it could not
+    calibration: Optional[Union[Calibration, NotCalibrated]] = None
     cores: Optional[int] = None
     notes: list[str] = []
     ps_costs: Optional[dict[str, Optional[PsCosts]]] = None
@@ -178,3 +187,8 @@ class BenchResult(_Record):
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+    @property
+    def fitted_calibration(self) -> Optional[Calibration]:
+        """The calibration this bench fitted, if it fitted one."""
+        return self.calibration if isinstance(self.calibration, Calibration) else None
