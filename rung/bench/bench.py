@@ -163,7 +163,9 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
             ps_costs = None
             if any(r.strategy == "parameter_server" for r in runs) and cluster is None:
                 if on_run:
-                    on_run("measuring parameter-server costs")
+                    counts = {str(r.replicas) for r in runs if r.strategy == "parameter_server"}
+                    on_run("reading parameter-server costs" if counts <= set(reuse_ps_costs or {})
+                           else "measuring parameter-server costs")
                 ps_costs = {str(r.replicas): _ps_costs(link, r.replicas, reuse_ps_costs)
                             for r in runs if r.strategy == "parameter_server"}
                 for n, m in ps_costs.items():
