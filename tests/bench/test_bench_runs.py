@@ -38,14 +38,28 @@ def task_processes() -> list[str]:
 
 @pytest.fixture(scope="module")
 def ps_costs(tmp_path_factory):
-    """Parameter-server costs for 2 workers, measured once (`python -m rung.bench.psbench 2`,
-    about 20 s) for the benches below that do not check them (`--ps-costs`);
-    test_every_strategy_runs_for_real measures its own."""
-    r = subprocess.run([sys.executable, "-m", "rung.bench.psbench", "2"], capture_output=True, text=True,
-                       timeout=300, check=True)
+    """Parameter-server costs for 2 workers, measured once by the bench's own function
+    (`rung.bench.psbench` in its own processes, about 20 s) and reused by the benches below
+    (`--ps-costs`, in the form `python -m rung.bench.psbench 2` prints)."""
+    from rung.bench.bench import _ps_costs
+
+    m = _ps_costs({"where": "loopback"}, 2)
+    if m is None:
+        pytest.fail("rung.bench.psbench 2 failed")
     f = tmp_path_factory.mktemp("ps") / "ps-costs-2.json"
-    f.write_text(r.stdout.strip().splitlines()[-1])
+    f.write_text(m.model_dump_json(exclude_none=True))
     return str(f)
+
+
+def test_parameter_server_costs_are_measured_here(ps_costs):
+    m = json.loads(open(ps_costs).read())
+    assert m["workers"] == 2 and m["cores"] == os.cpu_count()
+    # a bare scheduled step, Keras fit's step on the cluster, a variable's remote read and
+    # update, and the rate of a 4 MiB variable's transfers: each took time here
+    assert m["dispatch_seconds"] > 0 and m["keras_dispatch_seconds"] > 0 and m["variable_seconds"] > 0
+    assert m["keras_local_step_seconds"] > 0 and m["remote_bytes_per_second"] > 0
+    # over loopback: no test link's round trip added
+    assert m["variable_seconds_loopback"] == m["variable_seconds"]
 
 
 def reused(b: dict, path: str) -> bool:
@@ -65,10 +79,10 @@ def nothing_left_behind():
         assert leftovers() == [], "test hosts left behind"
 
 
-def test_every_strategy_runs_for_real(tmp_path):
+def test_every_strategy_runs_for_real(tmp_path, ps_costs):
     html = tmp_path / "bench.html"
     r, b = bench(MLP, "--runs", "single_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2",
-                 "--steps", "6", "--warmup", "2", "--html", str(html))
+                 "--steps", "6", "--warmup", "2", "--html", str(html), "--ps-costs", ps_costs)
     assert r.returncode == 0, r.stderr[-800:]
     assert b["schema"] == "rung/bench/v1" and b["weak_scaling"]
     runs = {x["strategy"] + ("@" + x["basis_for_keras"] if x.get("basis_for_keras") else ""): x for x in b["runs"]}
@@ -90,8 +104,7 @@ def test_every_strategy_runs_for_real(tmp_path):
     assert mw["scaling_efficiency"] == pytest.approx(one_tf / mw["step_seconds_mean"])
     assert any("predicted from the one-device step on tf_keras" in n for n in b["notes"])
     assert runs["multi_worker_mirrored"]["processes"] == 2 and runs["parameter_server"]["processes"] == 4
-    # measured by this bench (the others below reuse one measurement with --ps-costs)
-    assert b["ps_costs"]["2"]["keras_dispatch_seconds"] > 0 and "reused_from" not in b["ps_costs"]["2"]
+    assert reused(b, ps_costs)
     for x in b["runs"]:
         for key in ("strategy", "replicas", "hosts", "link_mbit", "examples_per_second", "step_seconds_p50",
                     "step_seconds_p95", "scaling_efficiency", "predicted_step_seconds", "prediction_error"):
