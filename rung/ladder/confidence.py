@@ -114,6 +114,7 @@ def assess(s: Scenario, d: Decision, links: comm.Links = comm.DEFAULT_LINKS) -> 
             o = _outcome(corner, links) if crosses else base
             if o != base:
                 wait_flip = (wait, o)
+    sizes = plan_sizes(s, d, lo, hi, links)
     d.inputs = {"workload": w.model_dump(exclude_none=True)}
     d.confidence = {
         "step_seconds": {"value": w.step_seconds, "ci95": w.step_seconds_ci95, "source": source},
@@ -124,6 +125,8 @@ def assess(s: Scenario, d: Decision, links: comm.Links = comm.DEFAULT_LINKS) -> 
         "faster": _flip_json(faster),
         "close_call": bool(close or wait_flip),
     }
+    if sizes:
+        d.confidence["plan_in_noise_band"] = sizes
     findings = []
     if source == "estimated":
         findings.append(Finding(C.STEP_TIME_ESTIMATED,
@@ -142,6 +145,19 @@ def assess(s: Scenario, d: Decision, links: comm.Links = comm.DEFAULT_LINKS) -> 
             f"an input wait of {u.seconds(wait)} (inside its 95% interval) would make it {_describe(o, base)}: "
             "whether the device waits on its pipeline is not settled by this measurement"))
     d.warnings[0:0] = findings
+
+
+def plan_sizes(s: Scenario, d: Decision, lo: float, hi: float, links: comm.Links) -> Optional[dict]:
+    """The plan's size at the two ends of the step's noise band, when the verdict stays and
+    the size does not: the fleet the measurement can promise is the one at the slow end."""
+    ends = {}
+    for end, factor in (("fast", lo), ("slow", hi)):
+        from rung.ladder.walk import decide
+
+        e = decide(_scaled(s, factor), links)
+        if e.verdict == d.verdict and (e.hosts, e.devices) != (d.hosts, d.devices):
+            ends[end] = {"factor": factor, "hosts": e.hosts, "devices": e.devices, "meets_goal": e.meets_goal}
+    return ends or None
 
 
 def _flip_json(f: Optional[Flip]) -> Optional[dict]:

@@ -91,10 +91,12 @@ def _decision_section(s: Scenario, d: Decision) -> str:
         parts.append(f"<p id=plan>No plan: memory per device {escape(u.gib(d.memory_bytes_per_device))}.</p>")
     c = d.confidence
     if c:
+        from rung.report.terminal import sizes_sentence
+
         lo, hi = c["noise_band"]
         parts.append(f"<p class=sub>Step-time noise: {1 - lo:.0%} faster to {hi - 1:.0%} slower "
                      f"({escape(str(c['step_seconds']['source']))})"
-                     + ("; <b>a close call</b>" if c.get("close_call") else "") + "</p>")
+                     + ("; <b>a close call</b>" if c.get("close_call") else "") + escape(sizes_sentence(d)) + "</p>")
     parts.append("<h3>Why</h3>" + _findings(d.reasons))
     parts.append("<h3>Warnings</h3>" + _findings(d.warnings, "warn"))
     if d.after_fix:

@@ -161,8 +161,21 @@ def margin_line(d: Decision) -> Text | None:
     lo, hi = c["noise_band"]
     text = ("Margin: the decision holds unless the step is " + (" or ".join(parts) if parts else
             "more than 4x slower or faster") + f". Step-time noise: {1 - lo:.0%} faster to {hi - 1:.0%} "
-            f"slower ({c['step_seconds']['source']})")
+            f"slower ({c['step_seconds']['source']})") + sizes_sentence(d)
     return Text(text, style="bold yellow" if c["close_call"] else "dim")
+
+
+def sizes_sentence(d: Decision) -> str:
+    """The plan's size at the ends of the step's noise band, when it moves there."""
+    ends = (d.confidence or {}).get("plan_in_noise_band")
+    if not ends or d.hosts is None:
+        return ""
+    here = u.plan(d.hosts, d.devices // d.hosts)
+    said = [f"{u.plan(e['hosts'], e['devices'] // e['hosts'])} at its {end} end"
+            + ("" if e["meets_goal"] else " (short of the goal)")
+            for end, e in sorted(ends.items(), key=lambda kv: kv[0] != "slow") if e.get("hosts")]
+    return (f". The plan's size moves inside that noise: {here} at the measured step, " + " and ".join(said)
+            + ("; plan for the slow end" if "slow" in ends else "")) if said else ""
 
 
 def options_table(d: Decision) -> Table:

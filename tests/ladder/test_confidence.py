@@ -86,3 +86,43 @@ def test_the_profiles_cv_never_reaches_the_fleet():
     declared = rung.advise(parse_scenario(valid_scenario(workload={**block, "step_time_cv": 0.3},
                                                          goal={"target_examples_per_second": 30 * 640})))
     assert declared.verdict == "parameter_server"  # declared fleet variation is another matter
+
+
+def _multi_host(target=None):
+    from rung.examples import scenario_examples
+    from rung.spec import load_scenario
+
+    s = load_scenario(scenario_examples()["multi-host"])
+    if target is not None:
+        s = s.model_copy(update={"goal": s.goal.model_copy(update={"target_examples_per_second": target})})
+    return s
+
+
+def test_a_plan_whose_size_moves_inside_the_noise_says_so_and_sizes_for_the_slow_end():
+    d = rung.advise(_multi_host())
+    hosts, rate = d.hosts, d.prediction.examples_per_second
+    assert d.verdict == "multi_worker_mirrored" and hosts >= 2
+    # the target just under what those hosts give: they are still the fewest that meet it
+    # (one fewer gave less than the old, lower target), and with the step 5% slower (the
+    # declared noise) every host gives about 5% less, so 0.99 of the rate needs one host more
+    tight = rung.advise(_multi_host(0.99 * rate))
+    assert (tight.verdict, tight.hosts) == ("multi_worker_mirrored", hosts)
+    slow = tight.confidence["plan_in_noise_band"]["slow"]
+    assert slow["factor"] == pytest.approx(1 + MIN_NOISE) and slow["hosts"] == hosts + 1 and slow["meets_goal"]
+    # 5% faster: one host fewer would have to carry 1/(hosts-1) more than each does now
+    assert "fast" not in tight.confidence["plan_in_noise_band"]
+    from rung.report.terminal import margin_line
+
+    line = margin_line(tight).plain
+    assert f"{hosts} hosts" in line and f"{hosts + 1} hosts" in line and "plan for the slow end" in line
+    assert tight.to_json()["confidence"]["plan_in_noise_band"]["slow"]["hosts"] == hosts + 1
+
+
+def test_a_plan_far_from_its_next_size_has_nothing_to_say_about_it():
+    # the target where the plan's hosts give 1.2x of it: 5% either way keeps the same fleet
+    d = rung.advise(_multi_host())
+    roomy = rung.advise(_multi_host(d.prediction.examples_per_second / 1.2))
+    assert roomy.hosts == d.hosts and "plan_in_noise_band" not in roomy.confidence
+    from rung.report.terminal import margin_line
+
+    assert "plan's size" not in margin_line(roomy).plain
