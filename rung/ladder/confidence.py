@@ -150,10 +150,10 @@ def assess(s: Scenario, d: Decision, links: comm.Links = comm.DEFAULT_LINKS) -> 
 def plan_sizes(s: Scenario, d: Decision, lo: float, hi: float, links: comm.Links) -> Optional[dict]:
     """The plan's size at the two ends of the step's noise band, when the verdict stays and
     the size does not: the fleet the measurement can promise is the one at the slow end."""
+    from rung.ladder.walk import decide
+
     ends = {}
     for end, factor in (("fast", lo), ("slow", hi)):
-        from rung.ladder.walk import decide
-
         e = decide(_scaled(s, factor), links)
         if e.verdict == d.verdict and (e.hosts, e.devices) != (d.hosts, d.devices):
             ends[end] = {"factor": factor, "hosts": e.hosts, "devices": e.devices, "meets_goal": e.meets_goal}
