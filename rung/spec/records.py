@@ -19,8 +19,11 @@ M = TypeVar("M", bound=BaseModel)
 def load_record(path: str | Path, model: type[M], schema: str, what: str, writer: str) -> M:
     """`path` as `model`, whose `schema` key must be `schema`; `writer` is the command that
     writes such a file (named in the error)."""
-    where = str(path)
-    data = load_mapping(path, what)
+    return parse_record(load_mapping(path, what), str(path), model, schema, writer)
+
+
+def parse_record(data: dict, where: str, model: type[M], schema: str, writer: str) -> M:
+    """`data` (read from `where`) as `model`; see `load_record`."""
     if data.get("schema") != schema:
         got = "no schema key" if "schema" not in data else f"schema {_describe(data['schema'])}"
         raise InputError(where, "schema", f"expected {schema!r} (the JSON `{writer}` writes), received {got}")
@@ -60,7 +63,9 @@ def load_ps_costs(path: str | Path, cores: int) -> dict:
     where = str(path)
     data = load_mapping(path, "parameter-server costs file")
     if "schema" in data:
-        found = load_bench(path).ps_costs or {}
+        from rung.spec.benchresult import BenchResult
+
+        found = parse_record(data, where, BenchResult, "rung/bench/v1", "rung bench --json").ps_costs or {}
         prefix = "ps_costs."
     elif "keras_dispatch_seconds" in data:
         try:
@@ -81,10 +86,8 @@ def load_ps_costs(path: str | Path, cores: int) -> dict:
             raise InputError(where, f"{prefix}{n}.cores" if prefix else "cores",
                              f"measured on a machine with {m.cores} cores, and this one has {cores}: measure here "
                              "(leave out --ps-costs)")
-        # the loopback figure: a test link's extra round trip is added for the bench that reuses it
-        loopback = m.variable_seconds if m.variable_seconds_loopback is None else m.variable_seconds_loopback
-        out[n] = m.model_copy(update={"variable_seconds": loopback, "variable_seconds_loopback": loopback,
-                                      "reused_from": m.reused_from or where})
+        # the bench that reuses it starts from the loopback figure (rung.bench.bench._ps_costs)
+        out[n] = m.model_copy(update={"reused_from": m.reused_from or where})
     if not out:
         raise InputError(where, "ps_costs", "holds no parameter-server costs (the bench that wrote it ran no "
                                             "parameter_server run)")

@@ -35,7 +35,9 @@ def test_the_loopback_figure_is_taken_not_the_test_links(tmp_path):
     b["ps_costs"]["2"].update(variable_seconds=5e-4, variable_seconds_loopback=1e-4)
     f = tmp_path / "b.json"
     f.write_text(json.dumps(b))
-    assert load_ps_costs(f, cores=2)["2"].variable_seconds == 1e-4
+    from rung.bench.bench import _ps_costs  # what the bench reusing the file predicts with
+
+    assert _ps_costs({"where": "loopback"}, 2, load_ps_costs(f, cores=2)).variable_seconds == 1e-4
 
 
 def test_a_psbench_line_is_read_too(tmp_path):
@@ -44,7 +46,10 @@ def test_a_psbench_line_is_read_too(tmp_path):
     f = tmp_path / "ps.json"
     f.write_text(json.dumps(line) + "\n")
     m = load_ps_costs(f, cores=2)["3"]
-    assert m.keras_dispatch_seconds == 0.007 and m.variable_seconds_loopback == 1e-4 and m.reused_from == str(f)
+    assert m.keras_dispatch_seconds == 0.007 and m.reused_from == str(f)
+    from rung.bench.bench import _ps_costs
+
+    assert _ps_costs({"where": "loopback"}, 3, {"3": m}).variable_seconds_loopback == 1e-4
 
 
 @pytest.mark.parametrize("content,field,words", [
