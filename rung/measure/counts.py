@@ -206,6 +206,22 @@ def _train_graph(tf, model, batch, batch_size: int):
         return fn.get_concrete_function(spec).graph
 
 
+class TrainGraphs:
+    """The model's train_step traced once per batch size (`_train_graph`), for the counts
+    that read the same graph: activation bytes trace it at B and 2B, kernels per step at B,
+    and FLOPs at B for a model that cannot be called. A trace that fails is not kept, so the
+    next count tries again and says why itself."""
+
+    def __init__(self, tf, model, batch):
+        self.tf, self.model, self.batch = tf, model, batch
+        self._graphs: dict[int, object] = {}
+
+    def at(self, batch_size: int):
+        if batch_size not in self._graphs:
+            self._graphs[batch_size] = _train_graph(self.tf, self.model, self.batch, batch_size)
+        return self._graphs[batch_size]
+
+
 def _batch_major(t, batch_size: int) -> list | None:
     """A tensor's dimensions, an unknown leading one read as the batch when it is the
     only one unknown (layers after one that loses the batch size: TextVectorization's
@@ -292,7 +308,7 @@ def _kernels(tf, graph, loops: bool) -> int:
     return total
 
 
-def ops_per_step(tf, model, batch) -> int:
+def ops_per_step(tf, model, batch, graphs: TrainGraphs | None = None) -> int:
     """Operations of one training step (forward and backward, optimizer update left out)
     that run as device kernels: what a per-launch cost is multiplied by. A recurrent
     layer's loop: on a GPU, Keras runs an eligible LSTM or GRU as one cuDNN kernel, not as
@@ -301,20 +317,21 @@ def ops_per_step(tf, model, batch) -> int:
     SimpleRNN, other activations), every loop's body counts once per step of the sequence,
     forward and backward (for a model mixing both kinds, an upper bound)."""
     b = int(tf.nest.flatten(features(batch))[0].shape[0])
-    graph = _train_graph(tf, model, batch, b)
+    graph = (graphs or TrainGraphs(tf, model, batch)).at(b)
     loops = any(e is False for e in map(cudnn_eligible, _layers(model)))
     return _kernels(tf, graph, loops)
 
 
-def activation_bytes(tf, model, batch) -> tuple[int | None, int, int]:
+def activation_bytes(tf, model, batch, graphs: TrainGraphs | None = None) -> tuple[int | None, int, int]:
     """Activations kept for the backward pass, per example: the train step traced at the
     real batch B and at 2B, and the difference divided by B, so what does not grow with
     the batch (16-bit casts of the weights under mixed precision, the loss's scalars) is
     not counted per example. Returns (bytes per example or None when shapes are unknown,
     bytes that do not grow with the batch, tensors counted at B)."""
     b = int(tf.nest.flatten(features(batch))[0].shape[0])
-    one, unknown, count = _kept_bytes(tf, _train_graph(tf, model, batch, b), b)
-    two, unknown2, _ = _kept_bytes(tf, _train_graph(tf, model, batch, 2 * b), 2 * b)
+    graphs = graphs or TrainGraphs(tf, model, batch)
+    one, unknown, count = _kept_bytes(tf, graphs.at(b), b)
+    two, unknown2, _ = _kept_bytes(tf, graphs.at(2 * b), 2 * b)
     if (unknown or unknown2) and one == 0:
         return None, 0, count
     per_example = max(0, two - one) // b
@@ -412,7 +429,7 @@ def _graph_flops(tf, graph, b: int) -> int:
     return total
 
 
-def flops_per_example(tf, model, batch) -> int | None:
+def flops_per_example(tf, model, batch, graphs: TrainGraphs | None = None) -> int | None:
     """Training FLOPs per example: the forward pass's floating-point operations counted by
     TensorFlow's profiler on the traced graph (ops with registered statistics: matmuls,
     convolutions, elementwise), times 3 for the backward pass. A model that cannot be
@@ -432,7 +449,7 @@ def flops_per_example(tf, model, batch) -> int | None:
         graph = fn.get_concrete_function(tf.nest.map_structure(_spec(tf, b), x)).graph
         per_pass = TRAINING_FLOPS_PER_FORWARD
     except NotImplementedError:  # Keras: "Model ... does not have a `call()` method implemented"
-        graph, per_pass = _train_graph(tf, model, batch, b), 1
+        graph, per_pass = (graphs or TrainGraphs(tf, model, batch)).at(b), 1
     total = _graph_flops(tf, graph, b)
     per_example = per_pass * total // b
     return per_example if per_example > 0 else None

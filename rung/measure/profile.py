@@ -178,10 +178,11 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
             notes.append("the model's train_step handed no gradients to its optimizer: gradient bytes assume "
                          "one dense gradient per trainable variable")
         opt = counts.optimizer_info(model, g.params, g.param_dtype, g.optimizers)
-        act, act_fixed, kept = _count("activation bytes", lambda: counts.activation_bytes(tf, model, sample),
+        graphs = counts.TrainGraphs(tf, model, sample)  # each batch size's train_step traced once
+        act, act_fixed, kept = _count("activation bytes", lambda: counts.activation_bytes(tf, model, sample, graphs),
                                       notes, default=(None, 0, 0))
-        flops = _count("FLOPs", lambda: counts.flops_per_example(tf, model, sample), notes)
-        kernels = _count("operations per step", lambda: counts.ops_per_step(tf, model, sample), notes)
+        flops = _count("FLOPs", lambda: counts.flops_per_example(tf, model, sample, graphs), notes)
+        kernels = _count("operations per step", lambda: counts.ops_per_step(tf, model, sample, graphs), notes)
         dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model)
         strings = shapes.string_inputs(tf, ds.element_spec)
         pipe = pipeline.inspect_pipeline(tf, ds)

@@ -272,6 +272,29 @@ def test_activations_after_a_layer_that_loses_the_batch_size_are_counted():
     assert 3 * (1_280 + 129) <= flops <= 1.1 * 3 * (1_280 + 129)
 
 
+def test_the_counts_share_one_trace_of_the_train_step_per_batch_size():
+    # activation bytes trace the train step at B and 2B and kernels per step at B: with the
+    # profile's shared TrainGraphs that is two traces, not three, and the same counts
+    import tensorflow as tf
+
+    from rung.measure import counts
+
+    inp = tf.keras.Input((8,))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(1)(tf.keras.layers.Dense(16, activation="relu")(inp)))
+    model.compile("adam", "mse")
+    batch = (tf.zeros((4, 8)), tf.zeros((4, 1)))
+    alone = (counts.activation_bytes(tf, model, batch), counts.ops_per_step(tf, model, batch))
+    traced = []
+    step = model.train_step
+    model.train_step = lambda data: traced.append(1) or step(data)
+    graphs = counts.TrainGraphs(tf, model, batch)
+    shared = (counts.activation_bytes(tf, model, batch, graphs), counts.ops_per_step(tf, model, batch, graphs))
+    assert len(traced) == 2 and shared == alone
+    # the per-example activations by hand: the input (8) and the hidden layer's output and
+    # its ReLU mask (16 + 16), float32, are what the gradients read
+    assert alone[0][0] >= 4 * (8 + 16)
+
+
 def test_the_profile_reads_steps_per_execution():
     import tensorflow as tf
 
