@@ -46,7 +46,7 @@ def decide(args, links, profile=None):
         raise InputError("WORKLOAD.py", None, "give a workload file or --scenario/--example, not both")
     from rung.cli.profile import measure
 
-    _hardware.blocks(args)  # checked before the (slow) measurement
+    _hardware.checked_blocks(args, where=args.hardware or "--device")  # before the (slow) measurement
     _plan.check_flags(args)
     measured_here = profile is None
     if profile is None:

@@ -73,3 +73,23 @@ def blocks(args, measured_eps: Optional[float] = None, require: bool = True):
                                                "(or goal.target_examples_per_second in the hardware file)")
         goal["target_examples_per_second"] = round(measured_eps, 3)
     return hw, fleet, goal
+
+
+# A workload block no one could get wrong, to validate the user's blocks with before the
+# (slow) measurement: any error is then theirs, and it reads as it would after it.
+_PLACEHOLDER_WORKLOAD = {"params": 1, "optimizer": "sgd", "per_device_batch": 1, "step_seconds": 1.0}
+
+
+def checked_blocks(args, where: str, require: bool = True, measured_eps: Optional[float] = None):
+    """`blocks`, then the hardware, fleet and goal validated as the scenario will validate
+    them (an unknown device, a negative rate, a fleet field that does not exist), so a typo
+    costs a second, not a profile."""
+    from rung.spec.scenario import SCHEMA, parse_scenario
+
+    hw, fleet, goal = blocks(args, measured_eps=measured_eps, require=require)
+    data = {"schema": SCHEMA, "workload": _PLACEHOLDER_WORKLOAD, "hardware": hw, "goal": goal}
+    if fleet:
+        data["fleet"] = fleet
+    parse_scenario(data, where)
+    return hw, fleet, goal
+

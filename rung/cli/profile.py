@@ -110,7 +110,7 @@ def run(args) -> int:
     if args.scenario_out:
         check_writable(args.scenario_out, "--scenario-out")  # before the measurement, not after
     if args.scenario_out and (args.hardware or args.device):
-        _hardware.blocks(args, measured_eps=1.0, require=False)  # validate the flags before measuring
+        _hardware.checked_blocks(args, where=args.scenario_out, require=False, measured_eps=1.0)  # before measuring
     _plan.check_flags(args)
     profile = measure(args, path)
     if args.scenario_out:

@@ -150,6 +150,22 @@ def test_an_unwritable_scenario_out_is_refused_before_measuring():
     assert "measured" not in r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("flags,expect", [
+    (["advise", "--device", "TPU-v4", "--target", "100"], "unknown device 'TPU-v4'"),
+    (["advise", "--device", "A100-80GB", "--inter-host-gbps", "-3", "--target", "100"], "hardware.inter_host_gbps"),
+    (["profile", "--device", "TPU-v4", "--scenario-out", "SCENARIO"], "did you mean 'TPU-v4-8'"),
+])
+def test_a_bad_offer_is_refused_before_the_workload_is_even_imported(tmp_path, flags, expect):
+    # the workload would stop the command with its own error if it were imported: the
+    # offer's mistake must come first (it used to come after a whole profile)
+    workload = tmp_path / "w.py"
+    workload.write_text("raise RuntimeError('imported')\n")
+    flags = [str(tmp_path / "s.yaml") if f == "SCENARIO" else f for f in flags]
+    r = run_cli(flags[0], str(workload), *flags[1:])
+    assert r.returncode == 2 and expect in r.stderr and "imported" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "s.yaml").exists()
+
+
 def _on_a_terminal(args: list[str]) -> str:
     """Run rung with stdout and stderr on a pseudo-terminal; everything it wrote there."""
     import os
