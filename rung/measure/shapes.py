@@ -6,7 +6,9 @@ from __future__ import annotations
 def dynamic_shape_details(tf, element_spec, model) -> tuple[list[str], list[str]]:
     """Returns (details that make shapes dynamic, notes). Dynamic: an unknown non-batch
     dimension, ragged or sparse tensors, in the dataset's elements or the model's inputs.
-    An unknown batch dimension is only a note (TPUs need drop_remainder=True)."""
+    An unknown batch dimension is only a note: TPUStrategy pads it by default
+    (`tf.distribute.RunOptions.experimental_enable_dynamic_batch_size`, True), and
+    drop_remainder=True makes it static."""
     details, notes = [], []
     names = ("features", "labels", "sample_weights")
     parts = element_spec if isinstance(element_spec, tuple) else (element_spec,)  # or features alone
@@ -24,9 +26,11 @@ def dynamic_shape_details(tf, element_spec, model) -> tuple[list[str], list[str]
                     details.append(f"{path} has unknown rank")
                     continue
                 if dims and dims[0] is None and not any("batch dimension" in n for n in notes):
-                    notes.append(f"batch dimension unknown ({path} has shape {tuple(dims)}): TPUs need a static "
-                                 "one: batch with drop_remainder=True, and no step after it that loses the batch "
-                                 "size (a map through a Keras layer can)")
+                    notes.append(f"batch dimension unknown ({path} has shape {tuple(dims)}): on TPUs, "
+                                 "TPUStrategy pads it (tf.distribute.RunOptions' experimental_enable_dynamic_"
+                                 "batch_size, on by default); a static one spares XLA the padding: batch with "
+                                 "drop_remainder=True, and no step after it that loses the batch size (a map "
+                                 "through a Keras layer can)")
                 if any(d is None for d in dims[1:]):
                     details.append(f"{path} has shape {tuple(dims)}: unknown non-batch dimension")
     for inp in getattr(model, "inputs", None) or []:
