@@ -92,4 +92,3 @@ def checked_blocks(args, where: str, require: bool = True, measured_eps: Optiona
         data["fleet"] = fleet
     parse_scenario(data, where)
     return hw, fleet, goal
-

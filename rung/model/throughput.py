@@ -226,8 +226,9 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
                                                                links.intra_host_hop_seconds), 0.0)
     # each variable is read from its PS and updated there; its optimizer slots sit beside it
     # and the update runs on that PS (the strategy colocates it with the variable), so a slot
-    # adds no remote round trip: measured, 128 variables under SGD, momentum (one slot each)
-    # and Adam (two) took the same step within the noise (benchmarks/bench_ps_slots.py)
+    # adds no remote round trip: measured on 128 variables, momentum (one slot each) took
+    # SGD's step and Adam (two) 7-10 ms more, not the 19 and 38 ms remote slots would add
+    # (benchmarks/bench_ps_slots.py; Adam's heavier update, ~0.06 ms a variable, left out)
     remote = trainable_variables(s)
     exchange = ps.exchange_seconds(each_way, s.inter_host_bytes_per_second, links.inter_host_efficiency,
                                    remote, links.ps_variable_seconds, links.ps_transfer_bytes_per_second)

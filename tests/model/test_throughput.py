@@ -87,9 +87,9 @@ def test_ps_worker_holds_no_optimizer_state_and_sizes_tasks():
 
 def test_a_ps_step_pays_one_remote_read_and_update_per_variable_whatever_its_optimizer_slots():
     # Oracle: benchmarks/bench_ps_slots.py, 128 variables fit under a real PS cluster here:
-    # SGD, momentum (one slot each) and Adam (two) took the same step within the noise; the
-    # slots sit beside their variable and the update runs on that PS. Counting slots as
-    # remote variables had predicted momentum +19 ms and Adam +38 ms over SGD.
+    # momentum (one slot each) took SGD's step and Adam (two) 7-10 ms more; the slots sit
+    # beside their variable and the update runs on that PS. Counting slots as remote
+    # variables had predicted momentum +19 ms and Adam +38 ms over SGD.
     steps = {}
     for opt in ("sgd", "momentum", "adam"):
         s = scenario(workload={"optimizer": opt, "trainable_variables": 50, "input_wait_seconds": 0.0},
