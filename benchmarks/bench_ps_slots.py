@@ -6,8 +6,9 @@ variables (a stack of Dense(8) layers) under three optimizers: SGD (no slot), SG
 momentum (one slot per variable) and Adam (two). Each round times a short and a long fit
 of each optimizer, interleaved; the per-step cost is the slope between the fastest short
 and the fastest long fit (free of the fit's fixed cost, and of the rounds a neighbour on
-this shared machine slowed, as `rung.bench.psbench` takes its figures). If each slot were read and updated remotely like its variable, momentum would
-add variables x 0.15 ms a step over SGD, and Adam twice that.
+this shared machine slowed, as `rung.bench.psbench` takes its figures). If each slot were
+read and updated remotely like its variable, momentum would add variables x 0.15 ms a
+step over SGD, and Adam twice that.
 
     python benchmarks/bench_ps_slots.py [--layers 64] [--rounds 5]
 
