@@ -371,9 +371,8 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     if len(stats.get("step_seconds_rounds") or []) > 1:
         shown = ", ".join(f"{x * 1e3:.1f}" for x in stats["step_seconds_rounds"])
         run["notes"] = list(run["notes"] or []) + [
-            f"per step: the median of {len(stats['step_seconds_rounds'])} pairs of a short and a long fit ({shown} ms; "
-            f"each fit also pays {stats['fit_fixed_seconds'] * 1e3:.0f} ms or so of fixed cost, which moves from "
-            "fit to fit)"]
+            f"per step: the median of {len(stats['step_seconds_rounds'])} epochs of one fit ({shown} ms), after a "
+            f"first epoch that also paid the fit's fixed cost ({stats['fit_fixed_seconds'] * 1e3:.0f} ms)"]
     attempts = getattr(outcome, "attempts", None) or []
     if attempts and attempts[0].get("ends") and spec.strategy != "parameter_server":
         # launch to the first step's end: import, cluster set-up, model, the first (traced) step

@@ -291,19 +291,16 @@ def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
     """Steps after warm-up: intervals between step ends; throughput over the same window."""
     if result.get("async"):
         steps, window = result["steps"], result["end"] - result["start"]
-        per = window / steps
-        short, short_steps = result.get("short_fit_seconds"), result.get("short_fit_steps") or 0
-        longs = result.get("fits_seconds") or [window]
-        shorts = result.get("short_fits_seconds") or ([short] if short is not None else [])
-        fixed, rounds = None, []
-        if shorts and steps > short_steps:
-            # every fit pays a fixed cost (scheduling its first steps, joining the last); the
-            # difference between a long and the short fit before it leaves the steps alone;
-            # the median over the rounds
-            window = statistics.median(longs)
-            rounds = [(long - s) / (steps - short_steps) for long, s in zip(longs, shorts)]
+        per, fixed, rounds = window / steps, None, []
+        ends = result.get("epoch_ends") or []
+        if len(ends) > 1:
+            # one fit of several epochs of `steps`: the interval between two epoch ends is one
+            # epoch's steps alone (each epoch joins them); the fit's fixed cost came before the
+            # first end. The median over the epochs
+            rounds = [(b - a) / steps for a, b in zip(ends, ends[1:])]
             per = max(statistics.median(rounds), 0.0) or window / steps
-            fixed = max(0.0, window - per * steps)
+            window = ends[-1] - ends[0]
+            fixed = max(0.0, ends[0] - result["start"] - per * steps)
         return {"steps_timed": steps, "window_seconds": window, "step_seconds_p50": per,
                 "step_seconds_p95": per, "step_seconds_mean": per, "fit_fixed_seconds": fixed,
                 "step_seconds_rounds": rounds, "examples_per_second": global_batch / per, "step_time_cv": None}

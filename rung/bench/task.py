@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 
-# A parameter-server run times this many pairs of a short and a long fit (`run`).
+# A parameter-server run times this many epochs of its steps, after one that pays the fit's fixed cost (`run`).
 PS_ROUNDS = 3
 # The probe of a multi-worker run (`_probe`): steps timed after a warm-up that traces.
 PROBE_STEPS = 20
@@ -215,30 +215,28 @@ def run(cfg) -> dict:
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
             "gradients": grads, "devices": devices, "jit_compile_off": xla_off}
     if not sync:
-        # PS fit takes no batch-level callbacks, and its steps finish asynchronously: time a
-        # whole fit (which joins every scheduled step) after a warm-up fit, and report
-        # progress from the optimizer's step counter, which lives on the parameter servers.
+        # PS fit takes no batch-level callbacks, and its steps finish asynchronously: time its
+        # epochs (each joins every step it scheduled) after a warm-up fit, and report progress
+        # from the optimizer's step counter, which lives on the parameter servers.
         stop = _poll_iterations(model, cfg)
-        shorts, longs = [], []
+        ends: list[float] = []
+        marker = tf.keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: ends.append(time.perf_counter()))
         try:
             model.fit(data, epochs=1, steps_per_epoch=max(1, cfg["warmup"]), verbose=0, callbacks=callbacks)
-            short_steps = max(2, cfg["warmup"])
-            # a short and a long fit, PS_ROUNDS times over: each pair's difference is the
-            # steps alone, and the median of the pairs keeps one slow fit (a fixed cost of
-            # 0.1-0.5 s that moves from fit to fit) from setting the figure
-            for _ in range(PS_ROUNDS):
-                t = time.perf_counter()
-                model.fit(data, epochs=1, steps_per_epoch=short_steps, verbose=0, callbacks=callbacks)
-                shorts.append(time.perf_counter() - t)
-                start = time.perf_counter()
-                model.fit(data, epochs=1, steps_per_epoch=cfg["steps"], verbose=0, callbacks=callbacks)
-                end = time.perf_counter()
-                longs.append(end - start)
+            # PS_ROUNDS + 1 epochs of the timed steps in one fit: every epoch joins its steps, so
+            # the interval between two epoch ends is one epoch's steps alone. A fit's own fixed
+            # cost (0.1-0.5 s, moving from fit to fit by more than 60 steps take here) falls
+            # before the first end; pairs of a short and a long fit, which paid it twice, put
+            # the median of one configuration 1.4-1.9x apart between repetitions, epoch ends
+            # 1.0-1.2x (benchmarks/bench_ps_timing.py)
+            start = time.perf_counter()
+            model.fit(data, epochs=PS_ROUNDS + 1, steps_per_epoch=cfg["steps"], verbose=0,
+                      callbacks=callbacks + [marker])
+            end = time.perf_counter()
         finally:
             stop.set()
         return {**info, "async": True, "ends": [], "start": start, "end": end, "steps": cfg["steps"],
-                "short_fit_seconds": statistics.median(shorts), "short_fit_steps": short_steps,
-                "short_fits_seconds": shorts, "fits_seconds": longs}
+                "epoch_ends": ends}
     # warm-up in whole calls: a model compiled with steps_per_execution=k traces its first
     # call of k steps, which must not leak into the timed steps
     k = counts.steps_per_execution(model)

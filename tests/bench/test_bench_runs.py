@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import pytest
 
@@ -45,7 +46,12 @@ def ps_costs(tmp_path_factory):
 
     m = _ps_costs({"where": "loopback"}, 2)
     if m is None:
-        pytest.fail("rung.bench.psbench 2 failed")
+        # psbench failed once here, 14 s in, and passed on every run after (its cause was
+        # not captured): measured again, and said in the summary
+        warnings.warn("rung.bench.psbench 2 failed once; measured again")
+        m = _ps_costs({"where": "loopback"}, 2)
+    if m is None:
+        pytest.fail("rung.bench.psbench 2 failed twice")
     f = tmp_path_factory.mktemp("ps") / "ps-costs-2.json"
     f.write_text(m.model_dump_json(exclude_none=True))
     return str(f)
@@ -190,10 +196,11 @@ def test_two_test_hosts_on_a_shaped_link(tmp_path):
 
 
 def test_a_straggler_slows_synchronous_steps_not_parameter_servers(ps_costs):
-    # Worker 1 at an eighth of its speed. A parameter-server run is timed by a long fit less a
-    # short one, and its pairs scatter by 30% or more on these two cores. With worker 1 at a
-    # quarter of its speed, seven benches of 60 steps kept 0.20-1.21 of PS throughput against
-    # 0.26-0.43 synchronous, and one of them (in CI) had PS below synchronous. At an eighth,
+    # Worker 1 at an eighth of its speed. A parameter-server run used to be timed by a long
+    # fit less a short one (now by epochs of one fit), and those pairs scattered by 30% or
+    # more on these two cores. With worker 1 at a quarter of its speed, seven benches of 60
+    # steps kept 0.20-1.21 of PS throughput against 0.26-0.43 synchronous, and one of them
+    # (a fresh clone's run of the suite) had PS below synchronous. At an eighth,
     # synchronous runs keep about 1/8 plus the fixed costs (0.18, 0.20 in two benches), while
     # PS keeps at least the fast worker's half of the fleet (0.80, 0.51): a wider gap for the
     # same noise. The synchronous slowdown shows at any length

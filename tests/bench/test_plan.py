@@ -325,22 +325,18 @@ def test_cross_device_ops_predictions_by_hand():
     assert comm["reduction"] == pytest.approx(6 * 16e6 / 5e9)
 
 
-def test_a_parameter_server_step_is_the_median_of_paired_fits():
+def test_a_parameter_server_step_is_the_median_of_the_epochs_of_one_fit():
     from rung.bench.run import step_stats
 
-    # 20-step fits after 3-step fits; each fit pays a fixed cost that moves (0.15-0.40 s).
-    # Pairs: (0.35-0.15)/17, (0.62-0.40)/17 and one whose short fit was the slow one
-    result = {"async": True, "steps": 20, "start": 0.0, "end": 0.35, "short_fit_steps": 3,
-              "short_fit_seconds": 0.2, "short_fits_seconds": [0.15, 0.40, 0.45],
-              "fits_seconds": [0.35, 0.62, 0.30]}
+    # one fit of 4 epochs of 20 steps, started at 0: the first epoch ends at 0.65 (its 20
+    # steps and the fit's fixed cost), then 0.20, 0.26 and 0.22 s an epoch
+    result = {"async": True, "steps": 20, "start": 0.0, "end": 1.35, "epoch_ends": [0.65, 0.85, 1.11, 1.33]}
     s = step_stats(result, 3, 32)
-    rounds = [0.20 / 17, 0.22 / 17, -0.15 / 17]
-    assert s["step_seconds_rounds"] == pytest.approx(rounds)
-    assert s["step_seconds_mean"] == pytest.approx(0.20 / 17)          # the median pair, not the mean of them
-    assert s["window_seconds"] == pytest.approx(0.35)                  # the median long fit
-    assert s["fit_fixed_seconds"] == pytest.approx(0.35 - 20 * 0.20 / 17)
-    assert s["examples_per_second"] == pytest.approx(32 * 17 / 0.20)
-    # a result of one short and one long fit (before the rounds) reads as before
-    one = step_stats({"async": True, "steps": 20, "start": 0.0, "end": 0.35, "short_fit_steps": 3,
-                      "short_fit_seconds": 0.15}, 3, 32)
-    assert one["step_seconds_mean"] == pytest.approx(0.20 / 17)
+    assert s["step_seconds_rounds"] == pytest.approx([0.20 / 20, 0.26 / 20, 0.22 / 20])
+    assert s["step_seconds_mean"] == pytest.approx(0.22 / 20)          # the median epoch, not the mean
+    assert s["window_seconds"] == pytest.approx(1.33 - 0.65)           # the timed epochs
+    assert s["fit_fixed_seconds"] == pytest.approx(0.65 - 20 * 0.22 / 20)
+    assert s["examples_per_second"] == pytest.approx(32 * 20 / 0.22)
+    # a fit whose epoch ends were not seen: the whole fit, per step
+    one = step_stats({"async": True, "steps": 20, "start": 0.0, "end": 0.5}, 3, 32)
+    assert one["step_seconds_mean"] == pytest.approx(0.5 / 20) and one["fit_fixed_seconds"] is None
