@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _ps_cluster import ps_strategy  # noqa: E402
 
 OPTIMIZERS = {"sgd": 0, "momentum": 1, "adam": 2}  # slots per variable
 
@@ -39,22 +39,9 @@ def main() -> int:
     ap.add_argument("--long", type=int, default=120)
     a = ap.parse_args()
 
-    from rung.bench.plan import free_ports
     from rung.model.comm import DEFAULT_LINKS
 
-    ports = free_ports(2)
-    cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
-    procs = [subprocess.Popen([sys.executable, "-m", "rung.bench.psbench", "serve", role, "0", json.dumps(cluster)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-             for role in ("ps", "worker")]
-    try:
-        os.environ["TF_USE_LEGACY_KERAS"] = "1"  # parameter servers need tf-keras
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        import tensorflow as tf
-
-        resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(tf.train.ClusterSpec(cluster),
-                                                                        rpc_layer="grpc")
-        strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    with ps_strategy(1) as (tf, strategy):
 
         def make(optimizer):
             with strategy.scope():
@@ -87,11 +74,6 @@ def main() -> int:
                 longs[name].append(fit(model, a.long))
             print(f"round {r + 1}: " + ", ".join(
                 f"{n} {(longs[n][-1] - shorts[n][-1]) / (a.long - a.short) * 1e3:.1f} ms" for n in models), flush=True)
-    finally:
-        for p in procs:
-            p.kill()
-        for p in procs:
-            p.wait(timeout=30)
 
     variables = 2 * a.layers
     step = {n: (min(longs[n]) - min(shorts[n])) / (a.long - a.short) for n in OPTIMIZERS}

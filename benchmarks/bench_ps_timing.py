@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _ps_cluster import ps_strategy  # noqa: E402
 
 
 def main() -> int:
@@ -36,22 +36,9 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
 
-    from rung.bench.plan import free_ports
-
-    ports = free_ports(4)
-    cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:3]]}
-    procs = [subprocess.Popen([sys.executable, "-m", "rung.bench.psbench", "serve", role, str(i), json.dumps(cluster)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-             for role, i in (("ps", 0), ("worker", 0), ("worker", 1))]
     rows = []
-    try:
-        os.environ["TF_USE_LEGACY_KERAS"] = "1"  # parameter servers need tf-keras
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        import tensorflow as tf
 
-        resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(tf.train.ClusterSpec(cluster),
-                                                                        rpc_layer="grpc")
-        strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    with ps_strategy(2) as (tf, strategy):
         with strategy.scope():
             inp = tf.keras.Input((784,))
             h = tf.keras.layers.Dense(256, activation="relu")(inp)
@@ -82,11 +69,6 @@ def main() -> int:
             print(f"rep {rep + 1}: pairs {', '.join(f'{x * 1e3:.1f}' for x in pairs)} ms "
                   f"(median {statistics.median(pairs) * 1e3:.1f}); epochs {', '.join(f'{x * 1e3:.1f}' for x in epochs)} "
                   f"ms (median {statistics.median(epochs) * 1e3:.1f})", flush=True)
-    finally:
-        for p in procs:
-            p.kill()
-        for p in procs:
-            p.wait(timeout=30)
 
     def spread(key: str) -> float:
         medians = [statistics.median(r[key]) for r in rows]
