@@ -43,6 +43,18 @@ def serve(role: str, index: int, cluster: dict) -> None:
     server.join()
 
 
+def start_servers(ports: list[int]) -> tuple[dict, list[subprocess.Popen]]:
+    """A local cluster over loopback: one PS task on ports[0] and a worker on each other
+    port, each a `tf.distribute.Server` in its own process (`serve`). Returns the cluster
+    spec and the processes (the caller kills them)."""
+    cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]}
+    tasks = [("ps", 0)] + [("worker", i) for i in range(len(ports) - 1)]
+    procs = [subprocess.Popen([sys.executable, "-m", "rung.bench.psbench", "serve", role, str(i), json.dumps(cluster)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+             for role, i in tasks]
+    return cluster, procs
+
+
 def _best(fn, steps: int, rounds: int = ROUNDS) -> float:
     """Seconds per step of fn(steps), best of `rounds` after one warm-up."""
     fn(max(2, steps // 4))
@@ -59,12 +71,7 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
     from rung.bench.plan import free_ports
     from rung.measure import tfenv
 
-    ports = free_ports(1 + workers)
-    cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]}
-    tasks = [("ps", 0)] + [("worker", i) for i in range(workers)]
-    procs = [subprocess.Popen([sys.executable, "-m", "rung.bench.psbench", "serve", role, str(i), json.dumps(cluster)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-             for role, i in tasks]
+    cluster, procs = start_servers(free_ports(1 + workers))
     try:
         os.environ["TF_USE_LEGACY_KERAS"] = "1"  # parameter servers need tf-keras (Keras 3 cannot run them)
         tf = tfenv.import_tensorflow(None)
