@@ -100,6 +100,9 @@ def rtt_loopback() -> float:
 
 if __name__ == "__main__":
     if sys.argv[1] == "serve":
+        from rung.bench.orphans import exit_with_parent
+
+        exit_with_parent()  # it waits for one probe: a bench that dies first must not leave it waiting
         serve(int(sys.argv[2]))
     else:
         print(json.dumps(probe(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))

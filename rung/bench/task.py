@@ -255,6 +255,9 @@ def run(cfg) -> dict:
 
 
 def main(argv=None) -> int:
+    from rung.bench.orphans import exit_with_parent
+
+    exit_with_parent()  # a bench that dies without ending its tasks does not leave them running
     path = (argv or sys.argv[1:])[0]
     with open(path) as f:
         cfg = json.load(f)

@@ -1,0 +1,35 @@
+"""A process the bench starts ends when the process that started it is gone.
+
+The bench's tasks and servers run in sessions of their own (so a straggler's SIGSTOP or a
+kill reaches one task's whole group), which also puts them out of reach of a signal to
+the bench's own group. The bench ends them itself (`rung.bench.run.Processes`, psbench's
+`finally`), but a bench that dies without running its `finally` (SIGKILL, an abort inside
+TensorFlow, `os._exit`) left them serving for ever: three psbench servers ran orphaned for
+49 minutes here. Each child therefore watches its parent and exits once it has been
+reparented (Linux gives an orphan to init or to a subreaper; `ip netns exec` execs its
+command, so a test host's task is still the bench's child).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+POLL_SECONDS = 0.5
+
+
+def exit_with_parent(poll_seconds: float = POLL_SECONDS) -> None:
+    """Exit this process (at once, status 1) when its parent is no longer the one it had
+    when this was called. Returns after starting the watch, a daemon thread."""
+    parent = os.getppid()
+    if parent == 1:  # already an orphan of init: whoever started us is gone
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll_seconds)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="rung-exit-with-parent", daemon=True).start()

@@ -1,0 +1,67 @@
+"""A child the bench starts ends when the bench dies without ending it (SIGKILL skips every
+`finally`): real processes, a real kill."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+# the parent: starts children in sessions of their own (as the bench does), prints their
+# pids, then waits to be killed
+PARENT = """
+import json, subprocess, sys, time
+mode = sys.argv[1]
+if mode == "plain":
+    child = "from rung.bench.orphans import exit_with_parent; exit_with_parent(0.1); import time; time.sleep(120)"
+    pids = [subprocess.Popen([sys.executable, "-c", child], start_new_session=True).pid]
+else:
+    from rung.bench.plan import free_ports
+    from rung.bench.psbench import start_servers
+    _, procs = start_servers(free_ports(2))
+    pids = [p.pid for p in procs]
+print(json.dumps(pids), flush=True)
+time.sleep(120)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return False
+
+
+def _orphans_after_killing_their_parent(mode: str, wait_seconds: float) -> list[int]:
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, mode], stdout=subprocess.PIPE, text=True)
+    pids = json.loads(parent.stdout.readline())
+    try:
+        time.sleep(0.5)
+        assert all(_alive(p) for p in pids)  # they run while their parent does
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + wait_seconds
+        while time.monotonic() < deadline and any(_alive(p) for p in pids):
+            time.sleep(0.1)
+        return [p for p in pids if _alive(p)]
+    finally:
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_a_child_exits_when_its_parent_is_killed():
+    assert _orphans_after_killing_their_parent("plain", 10) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_psbench_servers_end_when_psbench_is_killed():
+    """The servers (one PS task, one worker) started by psbench, which end in its `finally`:
+    a SIGKILL skips it, and they must end anyway, as soon as they notice."""
+    assert _orphans_after_killing_their_parent("servers", 30) == []
