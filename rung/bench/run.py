@@ -299,8 +299,9 @@ def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
             # first end. The median over the epochs
             rounds = [(b - a) / steps for a, b in zip(ends, ends[1:])]
             per = max(statistics.median(rounds), 0.0) or window / steps
-            window = ends[-1] - ends[0]
-            fixed = max(0.0, ends[0] - result["start"] - per * steps)
+            # the window holds every timed epoch, and so do the steps counted with it
+            window, steps = ends[-1] - ends[0], steps * len(rounds)
+            fixed = max(0.0, ends[0] - result["start"] - per * result["steps"])
         return {"steps_timed": steps, "window_seconds": window, "step_seconds_p50": per,
                 "step_seconds_p95": per, "step_seconds_mean": per, "fit_fixed_seconds": fixed,
                 "step_seconds_rounds": rounds, "examples_per_second": global_batch / per, "step_time_cv": None}

@@ -335,6 +335,7 @@ def test_a_parameter_server_step_is_the_median_of_the_epochs_of_one_fit():
     assert s["step_seconds_rounds"] == pytest.approx([0.20 / 20, 0.26 / 20, 0.22 / 20])
     assert s["step_seconds_mean"] == pytest.approx(0.22 / 20)          # the median epoch, not the mean
     assert s["window_seconds"] == pytest.approx(1.33 - 0.65)           # the timed epochs
+    assert s["steps_timed"] == 3 * 20                                  # and their steps
     assert s["fit_fixed_seconds"] == pytest.approx(0.65 - 20 * 0.22 / 20)
     assert s["examples_per_second"] == pytest.approx(32 * 20 / 0.22)
     # a fit whose epoch ends were not seen: the whole fit, per step
