@@ -5,10 +5,12 @@ for the network: a local cluster of one PS task and N workers (real
 - dispatch: one scheduled step that touches no variable (schedule, run on a worker,
   return), per step;
 - keras dispatch: Keras fit's own per-step cost on that cluster (a one-layer model of
-  two variables, SGD, so its compute is nil), the coordinator's share of every step: the
-  slope between a short and a long fit, since every fit also pays a fixed cost;
-- keras local step: the same model's step outside the strategy, on one device (the same
-  slope): Keras's work per step that a measured one-device step already holds;
+  two variables, SGD, so its compute is nil), the coordinator's share of every step:
+  timed by the epochs of one fit, as `rung bench` times a parameter-server run (every
+  epoch joins its steps, so the interval between two epoch ends is one epoch's steps
+  alone, without the fixed cost every fit also pays);
+- keras local step: the same model's step outside the strategy, on one device (timed
+  the same way): Keras's work per step that a measured one-device step already holds;
 - per variable: a step that reads and updates V small variables on the PS, at two
   values of V; the slope is one variable's remote read plus update;
 - transfer: a step that reads and updates a 4 MiB variable: the rate remote variable
@@ -24,12 +26,16 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
 
 STEPS = 40
 ROUNDS = 3
+# Keras's per-step costs: the median of this many epochs of STEPS steps, after the first
+# epoch of the same fit (which pays the fit's fixed cost)
+EPOCHS = 5
 VARIABLES = (4, 64)
 BIG_FLOATS = 1 << 20  # a 4 MiB variable
 
@@ -67,6 +73,19 @@ def _best(fn, steps: int, rounds: int = ROUNDS) -> float:
         fn(steps)
         out.append((time.perf_counter() - t) / steps)
     return min(out)
+
+
+def _epoch_step(fit, steps: int, epochs: int = EPOCHS) -> tuple[float, float]:
+    """Seconds per step of one fit of `epochs` + 1 epochs of `steps` (the median of the
+    intervals between epoch ends, each divided by `steps`), and the fit's fixed cost (its
+    start to the first epoch's end, less one epoch). On a shared machine the difference of
+    a short and a long fit scattered 1.4-1.9x between repetitions, epoch ends 1.0-1.2x
+    (`benchmarks/bench_ps_timing.py`)."""
+    ends: list[float] = []
+    start = time.perf_counter()
+    fit(steps, epochs + 1, lambda: ends.append(time.perf_counter()))
+    epoch = statistics.median(b - a for a, b in zip(ends, ends[1:]))
+    return epoch / steps, max(0.0, ends[0] - start - epoch)
 
 
 def measure(workers: int = 1, steps: int = STEPS) -> dict:
@@ -111,8 +130,12 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
         data = tf.keras.utils.experimental.DatasetCreator(
             lambda ctx: tf.data.Dataset.from_tensors((tf.zeros([8, 4]), tf.zeros([8, 4]))).repeat())
 
-        def fit(n):
-            model.fit(data, epochs=1, steps_per_epoch=n, verbose=0)
+        def fitter(m, d):
+            def fit(n, epochs=1, on_epoch_end=None):
+                callbacks = [tf.keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: on_epoch_end())] \
+                    if on_epoch_end else []
+                m.fit(d, epochs=epochs, steps_per_epoch=n, verbose=0, callbacks=callbacks)
+            return fit
 
         # the same model outside the strategy: Keras's own work per step on one device, which
         # the one-device step the model starts from already holds
@@ -121,19 +144,13 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
         local_model.compile("sgd", "mse")
         local_data = tf.data.Dataset.from_tensors((tf.zeros([8, 4]), tf.zeros([8, 4]))).repeat()
 
-        def fit_local(n):
-            local_model.fit(local_data, epochs=1, steps_per_epoch=n, verbose=0)
+        fit, fit_local = fitter(model, data), fitter(local_model, local_data)
 
         dispatch = _best(scheduled(nothing), steps)
-        # a fit pays a fixed cost besides its steps (scheduling the first, joining the last):
-        # the slope between a short and a long fit is the per-step cost alone
-        short = _best(fit, steps // 4) * (steps // 4)
-        long = _best(fit, steps * 2) * (steps * 2)
-        keras = max(0.0, (long - short) / (steps * 2 - steps // 4))
-        fit_fixed = max(0.0, short - keras * (steps // 4))
-        local_short = _best(fit_local, steps // 4) * (steps // 4)
-        local_long = _best(fit_local, steps * 2) * (steps * 2)
-        keras_local = max(0.0, (local_long - local_short) / (steps * 2 - steps // 4))
+        fit(max(2, steps // 4))  # warm-up: trace the step, connect to the workers
+        keras, fit_fixed = _epoch_step(fit, steps)
+        fit_local(max(2, steps // 4))
+        keras_local, _ = _epoch_step(fit_local, steps)
         times = {v: _best(scheduled(touching(vs)), steps) for v, vs in sets.items()}
         lo, hi = VARIABLES
         per_var = max(0.0, (times[hi] - times[lo]) / (hi - lo))
@@ -145,7 +162,7 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
                 "keras_fit_fixed_seconds": fit_fixed,
                 "variable_seconds": per_var, "remote_bytes_per_second": (1.0 / per_byte) if per_byte > 0 else None,
                 "step_seconds_by_variables": {str(k): v for k, v in times.items()},
-                "loopback_rtt_seconds": rtt_loopback(), "steps": steps, "rounds": ROUNDS, "cores": os.cpu_count()}
+                "loopback_rtt_seconds": rtt_loopback(), "steps": steps, "rounds": ROUNDS, "epochs": EPOCHS, "cores": os.cpu_count()}
     finally:
         for p in procs:
             p.kill()
