@@ -16,7 +16,8 @@ for the network: a local cluster of one PS task and N workers (real
 - transfer: a step that reads and updates a 4 MiB variable: the rate remote variable
   transfers reach (gRPC tensor transfer, below raw TCP).
 
-Each figure is the best of several rounds (the least disturbed on a shared machine).
+The scheduled-step figures are each the best of several rounds (the least disturbed on a
+shared machine); Keras's two are the median of the epochs of one fit.
 
     python -m rung.bench.psbench [WORKERS]   -> one JSON line
     python -m rung.bench.psbench serve ROLE INDEX CLUSTER_JSON   (the servers it starts)
