@@ -91,6 +91,30 @@ def tf_keras_imports(source: str) -> list[str]:
     return _imports_of(source, "tf_keras")
 
 
+def jit_compile_calls(source: str) -> list[str]:
+    """The calls of a workload file that pass `jit_compile=True` (Keras's `compile`, or a
+    `tf.function`), as "compile(jit_compile=True) (line 9)", in line order: an XLA step,
+    which a parameter-server worker cannot run (JIT_COMPILE). Read from the text, as the
+    imports are, so `rung init` knows without importing TensorFlow; only the literal True
+    is found (a flag set from a variable is not). Empty when the file cannot be parsed."""
+    import ast  # noqa: PLC0415 - only here
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for kw in node.keywords:
+            if kw.arg == "jit_compile" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "a call"
+                found.append((node.lineno, f"{name}(jit_compile=True) (line {node.lineno})"))
+    return [text for _, text in sorted(found)]
+
+
 def keras3_import_problem(imports: list[str]) -> str:
     """Why tf-keras cannot train the model of a file that imports Keras 3 itself, and the fix."""
     return (f"the file imports Keras 3 itself ({imports[0]}{', ...' if len(imports) > 1 else ''}), and tf-keras "

@@ -41,3 +41,19 @@ def test_imports_of_tf_keras_itself_are_found_apart_from_keras_3():
     assert tf_keras_imports(source) == ["import tf_keras (line 2)", "from tf_keras import layers (line 3)"]
     assert keras3_imports(source) == ["import keras (line 4)"]
     assert tf_keras_imports("from tensorflow import keras\n") == []
+
+
+def test_calls_that_compile_with_xla_are_found_with_their_lines():
+    from rung.kerasfit import jit_compile_calls
+
+    source = "\n".join([
+        "import tensorflow as tf",
+        "m.compile(optimizer='adam', loss='mse', jit_compile=True)",   # line 2
+        "m.compile(optimizer='adam', jit_compile=False)",              # off: not XLA
+        "m.compile(jit_compile=flag)",                                  # unknown until it runs: not claimed
+        "step = tf.function(train, jit_compile=True)",                 # line 5
+        "m.compile(jit_compile=None)",
+    ])
+    assert jit_compile_calls(source) == ["compile(jit_compile=True) (line 2)", "function(jit_compile=True) (line 5)"]
+    assert jit_compile_calls("m.compile(optimizer='adam')") == []
+    assert jit_compile_calls("def broken(:") == []

@@ -41,6 +41,10 @@ class Job:
     tf_keras_imports: list[str] = field(default_factory=list)
     # its own imports of Keras 3 (rung.kerasfit.keras3_imports): KERAS3_IMPORT
     keras3_imports: list[str] = field(default_factory=list)
+    # its calls with jit_compile=True (rung.kerasfit.jit_compile_calls), or the scenario's
+    # measured jit_compile: JIT_COMPILE under parameter servers
+    jit_compile_calls: list[str] = field(default_factory=list)
+    jit_compile: bool = False
 
     @property
     def strategy_class(self) -> str:
@@ -165,6 +169,19 @@ def keras3_import_note(job: Job) -> Optional[str]:
             f"{keras3_import_problem(job.keras3_imports)}")
 
 
+def jit_compile_note(job: Job) -> Optional[str]:
+    """JIT_COMPILE: train.py runs parameter servers and the model compiles its step with
+    XLA, which a worker cannot run against the ps tasks' variables; train.py turns XLA off
+    there (and says so when it does). None when that cannot happen."""
+    if job.script_verdict != "parameter_server" or not (job.jit_compile_calls or job.jit_compile):
+        return None
+    where = f": {job.jit_compile_calls[0]}{', ...' if len(job.jit_compile_calls) > 1 else ''};" \
+        if job.jit_compile_calls else " (the profile measured it so), and"
+    return (f"JIT_COMPILE: the model compiles its training step with XLA{where} an XLA step on a worker "
+            "cannot read the variables the ps tasks hold; train.py turns XLA off under ParameterServerStrategy "
+            "and says so, so the workers run the step without it")
+
+
 def readme(job: Job, workload: Path, files: list[str]) -> str:
     v = job.verdict
     size = {"multi_worker_mirrored": f"{job.workers} workers",
@@ -181,9 +198,9 @@ def readme(job: Job, workload: Path, files: list[str]) -> str:
         why = job.legacy_keras_why
         lines += [f"`train.py` sets `TF_USE_LEGACY_KERAS=1` before TensorFlow starts: {why}. "
                   "Install `tf-keras` beside `tensorflow`.", ""]
-    note = keras3_import_note(job)
-    if note:
-        lines += [f"**{note}**", ""]
+    for note in (keras3_import_note(job), jit_compile_note(job)):
+        if note:
+            lines += [f"**{note}**", ""]
     return "\n".join(lines)
 
 

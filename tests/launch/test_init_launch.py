@@ -371,3 +371,32 @@ def test_string_features_are_found_warned_and_run_mirrored_on_tf_keras(tmp_path)
     out = json.loads(r.stdout)
     assert out["keras"] == "tf_keras" and out["steps_completed"] == 4 and out["examples_per_second"] > 0
     assert 'os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in (tmp_path / "job" / "train.py").read_text()
+
+
+def test_init_warns_that_parameter_servers_run_an_xla_model_without_xla(tmp_path):
+    """compile(jit_compile=True) under parameter servers: train.py turns XLA off (a worker's
+    XLA step cannot read the ps tasks' variables). init says so before anything runs, with
+    the line, and only for that strategy; it reads the file, it does not import it."""
+    xla = HERE / "xla.py"
+    r = rung("init", str(xla), "--strategy", "parameter_server", "--out", str(tmp_path / "ps"))
+    assert r.returncode == 0, r.stderr
+    assert "warning: JIT_COMPILE" in r.stderr and "compile(jit_compile=True) (line 9)" in r.stderr
+    assert "JIT_COMPILE" in (tmp_path / "ps" / "README.md").read_text()
+    r = rung("init", str(xla), "--strategy", "multi_worker_mirrored", "--out", str(tmp_path / "mw"))
+    assert r.returncode == 0 and "JIT_COMPILE" not in r.stderr + (tmp_path / "mw" / "README.md").read_text()
+    r = rung("init", str(MLP), "--strategy", "parameter_server", "--out", str(tmp_path / "mlp"))
+    assert r.returncode == 0 and "JIT_COMPILE" not in r.stderr
+
+
+def test_init_from_a_scenario_whose_profile_measured_xla_warns_for_parameter_servers(tmp_path):
+    # the profile records compile(jit_compile=True) in the scenario; a file that sets it
+    # from a variable has no literal to read, and the scenario still says so
+    from tests.conftest import BUNDLED
+
+    s = yaml.safe_load((BUNDLED / "06-preemptible-fleet.yaml").read_text())
+    s["workload"]["jit_compile"] = True
+    path = tmp_path / "xla.yaml"
+    path.write_text(yaml.safe_dump(s))
+    r = rung("init", str(MLP), "--scenario", str(path), "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    assert "parameter_server" in r.stdout and "warning: JIT_COMPILE" in r.stderr and "the profile measured it" in r.stderr
