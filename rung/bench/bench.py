@@ -17,12 +17,14 @@ from typing import Callable, Optional
 
 from pydantic import ValidationError
 
+from rung import units as u
 from rung.bench import predict
 from rung.bench.netns import TestNet, check_can_make_hosts
 from rung.bench.plan import RunSpec, keras_for, plan_run
 from rung.bench.run import BenchError, execute, step_stats, workdir
 from rung.errors import InputError
 from rung.kerasfit import keras3_imports, keras3_mirrored_failures, source_of, tf_keras_imports
+from rung.model import comm as model_comm
 from rung.spec.benchresult import PsCosts
 
 SCHEMA = "rung/bench/v1"
@@ -54,21 +56,37 @@ def _link(net: Optional[TestNet], nbytes: int) -> dict:
     return m
 
 
-def _ps_costs(link: dict, workers: int, reuse: Optional[dict[str, PsCosts]] = None) -> Optional[PsCosts]:
+PSBENCH_TIMEOUT_SECONDS = 300
+
+
+def _ps_costs(link: dict, workers: int, reuse: Optional[dict[str, PsCosts]] = None,
+              failures: Optional[list[str]] = None) -> Optional[PsCosts]:
     """Parameter-server dispatch and remote-variable costs on this machine with `workers`
     workers (rung.bench.psbench, over loopback), or the ones `reuse` holds for that count
     (`--ps-costs`: measured by an earlier bench). Across test hosts each variable's read
-    and update also pay the link's extra round trip over loopback's."""
+    and update also pay the link's extra round trip over loopback's. None when psbench
+    failed; why is appended to `failures`."""
     m = (reuse or {}).get(str(workers))
     if m is None:
+        why = None
         try:
             # it ends with os._exit (and its servers are killed): TensorFlow's autograph files go
             # to a folder of its own, removed here
             with tempfile.TemporaryDirectory(prefix="rung-psbench-") as scratch:
                 out = subprocess.run([sys.executable, "-m", "rung.bench.psbench", str(workers)], capture_output=True,
-                                     text=True, timeout=300, check=True, env=dict(os.environ, TMPDIR=scratch))
+                                     text=True, timeout=PSBENCH_TIMEOUT_SECONDS, check=True,
+                                     env=dict(os.environ, TMPDIR=scratch))
             m = PsCosts.model_validate_json(out.stdout.strip().splitlines()[-1])
-        except (subprocess.SubprocessError, ValidationError, IndexError):
+        except subprocess.CalledProcessError as e:
+            last = [ln.strip() for ln in (e.stderr or "").splitlines() if ln.strip()]
+            why = f"exit code {e.returncode}" + (f": {last[-1][:300]}" if last else "")
+        except subprocess.TimeoutExpired:
+            why = f"no result within {PSBENCH_TIMEOUT_SECONDS} s"
+        except (ValidationError, IndexError):
+            why = "its output was not one line of costs"
+        if why is not None:
+            if failures is not None:
+                failures.append(f"rung.bench.psbench {workers} failed ({why})")
             return None
     loopback = m.variable_seconds if m.variable_seconds_loopback is None else m.variable_seconds_loopback
     on_link = loopback
@@ -166,8 +184,12 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     counts = {str(r.replicas) for r in runs if r.strategy == "parameter_server"}
                     on_run("reading parameter-server costs" if counts <= set(reuse_ps_costs or {})
                            else "measuring parameter-server costs")
-                ps_costs = {str(r.replicas): _ps_costs(link, r.replicas, reuse_ps_costs)
+                failures: list[str] = []
+                ps_costs = {str(r.replicas): _ps_costs(link, r.replicas, reuse_ps_costs, failures)
                             for r in runs if r.strategy == "parameter_server"}
+                default = u.seconds(model_comm.DEFAULT_LINKS.ps_dispatch_seconds)
+                notes.extend(f"{f}: its parameter-server runs are predicted with the model's default costs "
+                             f"({default} of dispatch a step, docs/model.md), not this machine's" for f in failures)
                 for n, m in ps_costs.items():
                     if m is not None and m.reused_from:
                         notes.append(f"parameter-server costs for {n} worker(s) reused from {m.reused_from} "

@@ -45,14 +45,15 @@ def ps_costs(tmp_path_factory):
     (`--ps-costs`, in the form `python -m rung.bench.psbench 2` prints)."""
     from rung.bench.bench import _ps_costs
 
-    m = _ps_costs({"where": "loopback"}, 2)
+    failures: list[str] = []
+    m = _ps_costs({"where": "loopback"}, 2, failures=failures)
     if m is None:
         # psbench failed once here, 14 s in, and passed on every run after (its cause was
-        # not captured): measured again, and said in the summary
-        warnings.warn("rung.bench.psbench 2 failed once; measured again")
-        m = _ps_costs({"where": "loopback"}, 2)
+        # not captured then): measured again, and said in the summary with the reason
+        warnings.warn(f"{failures[-1]}; measured again")
+        m = _ps_costs({"where": "loopback"}, 2, failures=failures)
     if m is None:
-        pytest.fail("rung.bench.psbench 2 failed twice")
+        pytest.fail("; ".join(failures))
     f = tmp_path_factory.mktemp("ps") / "ps-costs-2.json"
     f.write_text(m.model_dump_json(exclude_none=True))
     return str(f)
@@ -67,6 +68,16 @@ def test_parameter_server_costs_are_measured_here(ps_costs):
     assert m["keras_local_step_seconds"] > 0 and m["remote_bytes_per_second"] > 0
     # over loopback: no test link's round trip added
     assert m["variable_seconds_loopback"] == m["variable_seconds"]
+
+
+def test_a_failed_psbench_says_why():
+    """psbench in its own process fails (no workers): the bench gets no costs, and the
+    reason, TensorFlow's own last line, instead of a silent fallback to the defaults."""
+    from rung.bench.bench import _ps_costs
+
+    failures: list[str] = []
+    assert _ps_costs({"where": "loopback"}, 0, failures=failures) is None
+    assert failures == ["rung.bench.psbench 0 failed (exit code 1: ValueError: There must be at least one worker.)"]
 
 
 def reused(b: dict, path: str) -> bool:
