@@ -1,10 +1,11 @@
 """How should a parameter-server step be timed on this machine? Two ways, side by side.
 
-`rung bench` times a parameter-server run as the median of 3 pairs of a short and a
-long fit (`rung.bench.task`): each fit pays a fixed cost, and the pair's difference is
-the steps alone. The other way: one fit of several epochs, with an epoch-level callback
-(parameter-server fit takes those, not batch-level ones), and the interval between
-consecutive epoch ends per step (each epoch joins its scheduled steps).
+Pairs: the median of 3 pairs of a short and a long fit, the way `rung bench` timed a
+parameter-server run until `dc51b0a`: each fit pays a fixed cost, and the pair's
+difference is the steps alone. Epochs, the way it times one now (and psbench its Keras
+dispatch): one fit of several epochs, with an epoch-level callback (parameter-server fit
+takes those, not batch-level ones), and the interval between consecutive epoch ends per
+step (each epoch joins its scheduled steps).
 
 A local cluster of one PS task and two workers (real `tf.distribute.Server`s, as
 `rung.bench.psbench` starts them) and a coordinator here train the bundled mlp's shape
