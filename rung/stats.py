@@ -57,3 +57,15 @@ def mean_ci95(values: list[float], floor_at_min: bool = False) -> tuple[float, f
     half = t975(blocks - 1) * float(means.std(ddof=1)) / np.sqrt(blocks)
     low = max(mean - half, float(x.min())) if floor_at_min else mean - half
     return float(low), float(mean + half)
+
+
+def epoch_step_seconds(start: float, ends: list[float], steps: int) -> tuple[list[float], float, float]:
+    """One fit of several epochs of `steps` steps, timed by its epoch ends (a
+    parameter-server fit joins every epoch's steps, so the interval between two ends is one
+    epoch's steps alone): each later epoch's seconds per step, their median (at least 0),
+    and the fit's fixed cost, paid before the first end (the start to it, less one median
+    epoch; at least 0). How `rung bench` times a parameter-server run and psbench Keras's
+    dispatch, so the two agree. Needs two ends or more."""
+    rounds = [(b - a) / steps for a, b in zip(ends, ends[1:])]
+    per = max(float(np.median(rounds)), 0.0)
+    return rounds, per, max(0.0, ends[0] - start - per * steps)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -82,11 +81,13 @@ def _epoch_step(fit, steps: int, epochs: int = EPOCHS) -> tuple[float, float]:
     start to the first epoch's end, less one epoch). On a shared machine the difference of
     a short and a long fit scattered 1.4-1.9x between repetitions, epoch ends 1.0-1.2x
     (`benchmarks/bench_ps_timing.py`)."""
+    from rung.stats import epoch_step_seconds
+
     ends: list[float] = []
     start = time.perf_counter()
     fit(steps, epochs + 1, lambda: ends.append(time.perf_counter()))
-    epoch = statistics.median(b - a for a, b in zip(ends, ends[1:]))
-    return epoch / steps, max(0.0, ends[0] - start - epoch)
+    _, per, fixed = epoch_step_seconds(start, ends, steps)
+    return per, fixed
 
 
 def measure(workers: int = 1, steps: int = STEPS) -> dict:

@@ -18,7 +18,7 @@ from typing import Callable, Optional
 
 from rung.bench.plan import RunPlan, Task, task_command, task_environment
 from rung.errors import RunError
-from rung.stats import percentile
+from rung.stats import epoch_step_seconds, percentile
 
 STRAGGLE_PERIOD_SECONDS = 0.02  # duty cycle of SIGSTOP/SIGCONT that slows a straggler
 
@@ -294,14 +294,12 @@ def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
         per, fixed, rounds = window / steps, None, []
         ends = result.get("epoch_ends") or []
         if len(ends) > 1:
-            # one fit of several epochs of `steps`: the interval between two epoch ends is one
-            # epoch's steps alone (each epoch joins them); the fit's fixed cost came before the
-            # first end. The median over the epochs
-            rounds = [(b - a) / steps for a, b in zip(ends, ends[1:])]
-            per = max(statistics.median(rounds), 0.0) or window / steps
+            # one fit of several epochs of `steps`: the median epoch, per step, and the fit's
+            # fixed cost before the first end
+            rounds, per, fixed = epoch_step_seconds(result["start"], ends, steps)
+            per = per or window / steps
             # the window holds every timed epoch, and so do the steps counted with it
             window, steps = ends[-1] - ends[0], steps * len(rounds)
-            fixed = max(0.0, ends[0] - result["start"] - per * result["steps"])
         return {"steps_timed": steps, "window_seconds": window, "step_seconds_p50": per,
                 "step_seconds_p95": per, "step_seconds_mean": per, "fit_fixed_seconds": fixed,
                 "step_seconds_rounds": rounds, "examples_per_second": global_batch / per, "step_time_cv": None}
