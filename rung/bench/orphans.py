@@ -33,3 +33,33 @@ def exit_with_parent(poll_seconds: float = POLL_SECONDS) -> None:
                 os._exit(1)
 
     threading.Thread(target=watch, name="rung-exit-with-parent", daemon=True).start()
+
+
+# prctl(2): PR_SET_PDEATHSIG, the signal the kernel sends a process when its parent dies
+_PR_SET_PDEATHSIG = 1
+
+
+def killed_with_parent():
+    """A `preexec_fn` for a child that runs code of someone else's (the user's train.py,
+    which cannot be asked to watch its parent): the kernel sends it SIGKILL when the process
+    that started it dies, by any death, SIGKILL included (Linux's PR_SET_PDEATHSIG, which
+    survives exec). None where prctl is not there (not Linux): the caller's own `finally`
+    is then all there is.
+
+    Linux ties the signal to the *thread* that forked: start such children from a thread
+    that lives as long as they should (the launcher's main thread)."""
+    import ctypes
+    import signal
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here, not in the forked child
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died between fork and prctl: no signal will come
+            os._exit(1)
+
+    return preexec

@@ -44,7 +44,13 @@ class Outcome:
 class Processes:
     """Every child started, so that all of them are ended whatever happens."""
 
-    def __init__(self) -> None:
+    def __init__(self, killed_with_parent: bool = False) -> None:
+        """killed_with_parent: the kernel ends each child when this process dies, even by
+        SIGKILL (`rung.bench.orphans.killed_with_parent`), for children that do not watch
+        their parent themselves (the bench's own tasks do: `exit_with_parent`)."""
+        from rung.bench.orphans import killed_with_parent as preexec
+
+        self._preexec = preexec() if killed_with_parent else None
         self.procs: list[subprocess.Popen] = []
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -58,7 +64,7 @@ class Processes:
         env = dict(env, TMPDIR=str(scratch))
         log = open(log_path, "wb")
         p = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             start_new_session=True)
+                             start_new_session=True, preexec_fn=self._preexec)
         log.close()
         self.procs.append(p)
         return p

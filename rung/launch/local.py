@@ -1,6 +1,7 @@
 """`rung launch --engine local`: the generated train.py as real processes on this
 machine, each with its TF_CONFIG on loopback ports. What rung hands the team is what
-runs. Every process is ended on every path (success, failure, deadline, Ctrl-C)."""
+runs. Every process is ended on every path (success, failure, deadline, Ctrl-C, and
+the launcher's own death by SIGKILL)."""
 
 from __future__ import annotations
 
@@ -116,7 +117,9 @@ class LocalJob:
                  startup_seconds: float, deadline_seconds: float) -> None:
         self.job, self.out_dir, self.steps, self.epochs = job, out_dir, steps, epochs
         self.workdir, self.startup, self.deadline = workdir, startup_seconds, deadline_seconds
-        self.procs = Processes()
+        # the user's train.py cannot watch its parent: the kernel ends it if `rung launch`
+        # dies without its `finally` (SIGKILL, the OOM killer)
+        self.procs = Processes(killed_with_parent=True)
         self.cluster = cluster_for(job)
         self.killed: set[str] = set()
         self.kill_watch = False

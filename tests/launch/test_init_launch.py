@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -218,7 +219,6 @@ def test_launch_bad_input_is_exit_2_one_line(args, words):
 
 
 def _processes_mentioning(text: str) -> list[int]:
-    import os
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -232,7 +232,11 @@ def _processes_mentioning(text: str) -> list[int]:
 
 
 @pytest.mark.tf
-def test_ctrl_c_ends_every_task(tmp_path):
+@pytest.mark.parametrize("how", ["ctrl-c", "sigkill"])
+def test_every_task_ends_with_the_launcher(tmp_path, how):
+    """Ctrl-C: rung launch ends its tasks and says so. SIGKILL (or the OOM killer) skips
+    every `finally`: the tasks, the user's train.py in sessions of their own, used to train
+    on for as long as their steps lasted; the kernel now ends them with the launcher."""
     import signal
     import time
     out = tmp_path / "job"
@@ -243,13 +247,30 @@ def test_ctrl_c_ends_every_task(tmp_path):
     train = str(out / "train.py")
     while time.time() < deadline and len(_processes_mentioning(train)) < 2:
         time.sleep(0.5)
-    assert len(_processes_mentioning(train)) >= 2, "the workers never started"
+    tasks = _processes_mentioning(train)
+    assert len(tasks) >= 2, "the workers never started"
     time.sleep(3)  # let them join and train
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 130 and "interrupted" in err
-    time.sleep(1)
-    assert _processes_mentioning(train) == []
+    try:
+        if how == "ctrl-c":
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=60)
+            assert p.returncode == 130 and "interrupted" in err
+            time.sleep(1)  # rung launch waited for them: nothing to wait for
+            assert _processes_mentioning(train) == []
+        else:
+            p.send_signal(signal.SIGKILL)
+            p.communicate(timeout=60)
+            assert p.returncode == -signal.SIGKILL
+        deadline = time.time() + 10
+        while time.time() < deadline and _processes_mentioning(train):
+            time.sleep(0.2)
+        assert _processes_mentioning(train) == []
+    finally:
+        for pid in tasks:  # a failed assertion must not leave them training
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 @pytest.mark.tf
