@@ -105,6 +105,11 @@ _HINTS = (
      "the model is compiled with jit_compile=True, and XLA cannot compile a step whose variables sit on other "
      "devices (here the logical CPU devices a mirrored run uses): on this machine compile with "
      "jit_compile=False; XLA under MirroredStrategy on GPUs is not measured on this machine"),
+    # tf-keras's fit under parameter servers schedules graph functions on the workers
+    (("`run_eagerly` is not supported",),
+     "the model is compiled with run_eagerly=True, and tf-keras runs no eager step under "
+     "ParameterServerStrategy (the coordinator schedules graph functions on the workers): compile with "
+     "run_eagerly=False, or set model.run_eagerly = False after build_model() (rung init's train.py does)"),
     # tf-keras refuses a mean-reduced loss in a custom step under a strategy
     (("Reduction.SUM` or `tf.keras.losses.Reduction.NONE",),
      "a loss inside a custom train_step under a strategy must not average over the batch itself: create it "

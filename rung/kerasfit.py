@@ -97,6 +97,17 @@ def jit_compile_calls(source: str) -> list[str]:
     which a parameter-server worker cannot run (JIT_COMPILE). Read from the text, as the
     imports are, so `rung init` knows without importing TensorFlow; only the literal True
     is found (a flag set from a variable is not). Empty when the file cannot be parsed."""
+    return _calls_with_true(source, "jit_compile")
+
+
+def run_eagerly_calls(source: str) -> list[str]:
+    """The calls of a workload file that pass `run_eagerly=True` (Keras's `compile`), as
+    "compile(run_eagerly=True) (line 9)": fit then runs every step without a graph, and
+    tf-keras refuses it under parameter servers (RUN_EAGERLY). Read as `jit_compile_calls`."""
+    return _calls_with_true(source, "run_eagerly")
+
+
+def _calls_with_true(source: str, keyword: str) -> list[str]:
     import ast  # noqa: PLC0415 - only here
 
     try:
@@ -108,10 +119,10 @@ def jit_compile_calls(source: str) -> list[str]:
         if not isinstance(node, ast.Call):
             continue
         for kw in node.keywords:
-            if kw.arg == "jit_compile" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+            if kw.arg == keyword and isinstance(kw.value, ast.Constant) and kw.value.value is True:
                 f = node.func
                 name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "a call"
-                found.append((node.lineno, f"{name}(jit_compile=True) (line {node.lineno})"))
+                found.append((node.lineno, f"{name}({keyword}=True) (line {node.lineno})"))
     return [text for _, text in sorted(found)]
 
 

@@ -61,6 +61,11 @@ XLA_PS = ("Trying to access resource dense/kernel/0 located in device /job:ps/re
           "device /job:worker/replica:0/task:0/device:CPU:0")
 
 
+EAGER_PS = ("Traceback (most recent call last):\n  File \"/tmp/nc/ps_eager/train.py\", line 300, in main\n"
+            "    model.fit(make_input(tf, workload, strategy, args), epochs=args.epochs, steps_per_epoch=args.steps,\n"
+            "ValueError: When using `Model` with `ParameterServerStrategy`, `run_eagerly` is not supported.")
+
+
 def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "model.built = True" in hint(KERAS3_BUILD)[0]
     advice, line = hint(SLOTS)
@@ -75,6 +80,8 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     advice, line = hint(XLA_PS)
     assert "ps tasks" in advice and "on any hardware" in advice and "mirrored" not in advice
     assert line.startswith("Trying to access resource dense/kernel/0")
+    advice, line = hint(EAGER_PS)
+    assert "run_eagerly=False" in advice and "`run_eagerly` is not supported" in line
 
 
 def test_the_line_puts_the_hint_first_and_stays_short():

@@ -57,3 +57,17 @@ def test_calls_that_compile_with_xla_are_found_with_their_lines():
     assert jit_compile_calls(source) == ["compile(jit_compile=True) (line 2)", "function(jit_compile=True) (line 5)"]
     assert jit_compile_calls("m.compile(optimizer='adam')") == []
     assert jit_compile_calls("def broken(:") == []
+
+
+def test_calls_that_run_eagerly_are_found_with_their_lines():
+    from rung.kerasfit import jit_compile_calls, run_eagerly_calls
+
+    source = "\n".join([
+        "m.compile(optimizer='adam', run_eagerly=False)",
+        "m.compile(optimizer='adam', loss='mse',",
+        "          run_eagerly=True)",                                   # the call starts on line 2
+        "m.compile(run_eagerly=debug)",                                  # a variable: not claimed
+    ])
+    assert run_eagerly_calls(source) == ["compile(run_eagerly=True) (line 2)"]
+    assert jit_compile_calls(source) == []                               # each keyword its own
+    assert run_eagerly_calls("m.compile(jit_compile=True)") == [] and run_eagerly_calls("def broken(:") == []

@@ -390,6 +390,10 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
         run["notes"] = list(run["notes"] or []) + [
             "ran without XLA, as rung init's train.py runs it: the model's jit_compile=True step cannot read the "
             "variables the ps tasks hold (JIT_COMPILE)"]
+    if outcome.result.get("run_eagerly_off"):
+        run["notes"] = list(run["notes"] or []) + [
+            "ran with a graph, as rung init's train.py runs it: tf-keras refuses the model's run_eagerly=True under "
+            "parameter servers, while the one-device basis ran eagerly (RUN_EAGERLY)"]
     if len(stats.get("step_seconds_rounds") or []) > 1:
         shown = ", ".join(f"{x * 1e3:.1f}" for x in stats["step_seconds_rounds"])
         run["notes"] = list(run["notes"] or []) + [

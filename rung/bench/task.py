@@ -165,7 +165,7 @@ def _probe(tf, strategy, lead: bool) -> dict:
 
 def run(cfg) -> dict:
     from rung.measure import counts, shapes, tfenv
-    from rung.measure.timing import jit_compiled
+    from rung.measure.timing import jit_compiled, runs_eagerly
     from rung.measure.workload import build_checked_model, load_workload, make_checked_dataset
 
     tf = tfenv.import_tensorflow(None)  # the runner set TF_USE_LEGACY_KERAS as needed
@@ -186,6 +186,9 @@ def run(cfg) -> dict:
     xla_off = cfg["strategy"] == "parameter_server" and jit_compiled(model)
     if xla_off:  # as rung init's train.py does: an XLA step cannot read the ps tasks' variables
         model.jit_compile = False
+    eager_off = cfg["strategy"] == "parameter_server" and runs_eagerly(model)
+    if eager_off:  # as train.py does: tf-keras refuses run_eagerly under parameter servers
+        model.run_eagerly = False
     batch, replicas = cfg["batch"], cfg["replicas"]
     if cfg["strategy"] in ("single_device", "mirrored"):
         data = w.make_dataset(batch * replicas) if cfg["strategy"] == "mirrored" else w.make_dataset(batch)
@@ -213,7 +216,8 @@ def run(cfg) -> dict:
                  "string_inputs": bool(shapes.string_inputs(tf, one.element_spec)),
                  "steps_per_execution": counts.steps_per_execution(counted)}
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
-            "gradients": grads, "devices": devices, "jit_compile_off": xla_off}
+            "gradients": grads, "devices": devices, "jit_compile_off": xla_off,
+            "run_eagerly_off": eager_off}
     if not sync:
         # PS fit takes no batch-level callbacks, and its steps finish asynchronously: time its
         # epochs (each joins every step it scheduled) after a warm-up fit, and report progress

@@ -43,7 +43,8 @@ def job_from(args) -> Job:
         job = Job(d.verdict, workers=d.hosts or 1, ps_tasks=d.ps_tasks, batch=s.workload.per_device_batch,
                   devices_per_host=s.hardware.devices_per_host, takes_on=list(d.takes_on),
                   source=f"from {args.scenario}: {d.verdict}", string_inputs=s.workload.string_inputs,
-                  steps_per_execution=s.workload.steps_per_execution, jit_compile=bool(s.workload.jit_compile))
+                  steps_per_execution=s.workload.steps_per_execution, jit_compile=bool(s.workload.jit_compile),
+                  run_eagerly=bool(s.workload.run_eagerly))
         if args.workers:
             job.workers = args.workers
         if args.ps_tasks:
@@ -54,13 +55,15 @@ def job_from(args) -> Job:
         ps = args.ps_tasks if args.ps_tasks is not None else (1 if v == "parameter_server" else 0)
         job = Job(v, workers=workers, ps_tasks=ps, source=f"--strategy {v}")
     # the file's own imports of tf_keras (it runs on tf-keras everywhere) and of Keras 3
-    # (tf-keras cannot train it), and its literal jit_compile=True (parameter servers run it
+    # (tf-keras cannot train it), its literal run_eagerly=True (fit runs without a graph;
+    # train.py turns it off under parameter servers), and its literal jit_compile=True (parameter servers run it
     # without XLA): read once, here
-    from rung.kerasfit import jit_compile_calls, keras3_imports, source_of, tf_keras_imports
+    from rung.kerasfit import jit_compile_calls, keras3_imports, run_eagerly_calls, source_of, tf_keras_imports
 
     source = source_of(args.workload)
     job.tf_keras_imports, job.keras3_imports = tf_keras_imports(source), keras3_imports(source)
     job.jit_compile_calls = jit_compile_calls(source)
+    job.run_eagerly_calls = run_eagerly_calls(source)
     if args.batch:
         job.batch = args.batch
     for flag, value in (("--workers", args.workers), ("--ps-tasks", args.ps_tasks), ("--batch", args.batch)):

@@ -184,6 +184,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     other_keras = _step_on_other_keras(ctx, d)
     if other_keras is not None:
         d.warnings.append(other_keras)
+    eagerly = _run_eagerly(ctx, d)
+    if eagerly is not None:
+        d.warnings.insert(0, eagerly)
     if d.verdict == "parameter_server" and ctx.s.workload.jit_compile:
         d.warnings.append(Finding(C.JIT_COMPILE,
             "the model compiles its training step with XLA (compile(jit_compile=True)), and an XLA step on a "
@@ -199,6 +202,25 @@ def _finish(ctx: Context, d: Decision) -> Decision:
         d.review, d.proposal_prediction, extra = review(ctx)
         d.warnings.extend(extra)
     return d
+
+
+def _run_eagerly(ctx: Context, d: Decision):
+    """RUN_EAGERLY: the model is compiled with run_eagerly=True, so Keras's fit runs every
+    step op by op in Python; the plan's numbers are those of the graph step. Under
+    parameter servers tf-keras refuses it, and rung's train.py turns it off."""
+    w = ctx.s.workload
+    if not w.run_eagerly:
+        return None
+    measured = ""
+    if w.eager_step_seconds:
+        measured = (f" (rung profile timed an eager step at {u.seconds(w.eager_step_seconds)}, "
+                    f"{w.eager_step_seconds / w.step_seconds:.1f}x the graph step of {u.seconds(w.step_seconds)})")
+    where = ("; tf-keras refuses run_eagerly under ParameterServerStrategy (\"`run_eagerly` is not supported\"), "
+             "so rung init's train.py turns it off there and says so" if d.verdict == "parameter_server" else
+             ": remove run_eagerly=True from compile() before training at scale")
+    return Finding(C.RUN_EAGERLY,
+                   "the model is compiled with run_eagerly=True, so Keras's fit runs every step op by op in Python, "
+                   f"without a graph{measured}; this plan's throughput is that of the graph step{where}")
 
 
 def _heavy_tails(ctx: Context, d: Decision):

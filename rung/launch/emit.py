@@ -45,6 +45,10 @@ class Job:
     # measured jit_compile: JIT_COMPILE under parameter servers
     jit_compile_calls: list[str] = field(default_factory=list)
     jit_compile: bool = False
+    # its calls with run_eagerly=True (rung.kerasfit.run_eagerly_calls), or the scenario's
+    # measured run_eagerly: RUN_EAGERLY
+    run_eagerly_calls: list[str] = field(default_factory=list)
+    run_eagerly: bool = False
 
     @property
     def strategy_class(self) -> str:
@@ -145,8 +149,10 @@ def train_py(job: Job, workload: Path) -> str:
             "    return report.last  # the last epoch's report"]
     if v == "parameter_server":
         body.insert(body.index("    check_model(tf, model)") + 1, "    without_xla(model)")
-        body = ["    if serve(tf):", "        return None"] + body[:9] + [
-            "    watching = watch_progress(model)", "    try:"] + ["    " + line for line in body[9:]] + [
+        body.insert(body.index("    without_xla(model)") + 1, "    with_a_graph(model)")
+        fit = next(i for i, line in enumerate(body) if line.startswith("    model.fit("))
+        body = ["    if serve(tf):", "        return None"] + body[:fit] + [
+            "    watching = watch_progress(model)", "    try:"] + ["    " + line for line in body[fit:]] + [
             "    finally:", "        watching.set()"]
     about = "\n".join(f"- {t}" for t in job.takes_on) + ("\n" if job.takes_on else "")
     if job.verdict == "fix_input_pipeline":
@@ -182,6 +188,21 @@ def jit_compile_note(job: Job) -> Optional[str]:
             "and says so, so the workers run the step without it")
 
 
+def run_eagerly_note(job: Job) -> Optional[str]:
+    """RUN_EAGERLY: the model is compiled with run_eagerly=True, so fit runs every step op by
+    op, on any strategy; under parameter servers tf-keras refuses it and train.py turns it
+    off (and says so when it does). None when the file does not ask for it."""
+    if not (job.run_eagerly_calls or job.run_eagerly):
+        return None
+    where = f": {job.run_eagerly_calls[0]}{', ...' if len(job.run_eagerly_calls) > 1 else ''};" \
+        if job.run_eagerly_calls else " (the profile measured it so), and"
+    then = ("tf-keras refuses it under ParameterServerStrategy, so train.py turns it off there and says so"
+            if job.script_verdict == "parameter_server" else
+            "train.py keeps it, as the model asks: remove it from compile() to train with a graph")
+    return (f"RUN_EAGERLY: the model is compiled with run_eagerly=True{where} Keras's fit runs every step op "
+            f"by op in Python, without a graph; {then}")
+
+
 def readme(job: Job, workload: Path, files: list[str]) -> str:
     v = job.verdict
     size = {"multi_worker_mirrored": f"{job.workers} workers",
@@ -198,7 +219,7 @@ def readme(job: Job, workload: Path, files: list[str]) -> str:
         why = job.legacy_keras_why
         lines += [f"`train.py` sets `TF_USE_LEGACY_KERAS=1` before TensorFlow starts: {why}. "
                   "Install `tf-keras` beside `tensorflow`.", ""]
-    for note in (keras3_import_note(job), jit_compile_note(job)):
+    for note in (keras3_import_note(job), run_eagerly_note(job), jit_compile_note(job)):
         if note:
             lines += [f"**{note}**", ""]
     return "\n".join(lines)

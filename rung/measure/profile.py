@@ -191,6 +191,11 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
                        lambda: checkpoint.checkpoint_save(tf, model, g.optimizers or counts.optimizers_of(model)),
                        notes, default={})
         summary = summarize(times)
+        eager = None
+        if timing.runs_eagerly(model):
+            phase(f"timing {timing.EAGER_STEPS} steps eagerly, as fit runs them with run_eagerly=True")
+            eager = timing.time_steps(tf, model, ds, timing.EAGER_STEPS, 1, w.where, batch,
+                                      step_fn=model.train_step, repeats=repeats)
         fixes = None
         if try_fixes:
             phase(f"the pipeline as written against rung's fixes, {FIX_ROUNDS} alternating rounds")
@@ -210,6 +215,11 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         notes.append("checkpoint_seconds is one save of the model and its optimizer (as BackupAndRestore makes "
                      "it) to this machine's disk: a job saving to a bucket or network file system pays that "
                      "storage's rate (set fleet.checkpoint_seconds in the scenario to it)")
+    if eager is not None:
+        notes.append(f"the model is compiled with run_eagerly=True, so Keras's fit runs each step op by op: "
+                     f"{statistics.median(eager.totals) / summary['step_seconds']:.1f}x the graph step timed above "
+                     f"(median of {timing.EAGER_STEPS} eager steps). rung plans with the graph step, which is what "
+                     "fit runs once run_eagerly=True is removed (RUN_EAGERLY)")
     notes.append(f"input wait is net of the iterator's fixed cost ({times.iterator_overhead * 1e3:.3f} ms per "
                  "next() on an in-memory prefetched dataset of the same structure)")
     return {
@@ -244,6 +254,8 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "string_input_details": strings,
         "steps_per_execution": counts.steps_per_execution(model),
         "jit_compile": timing.jit_compiled(model),
+        "run_eagerly": eager is not None,
+        "eager_step_seconds": statistics.median(eager.totals) if eager is not None else None,
         "keras3_imports": keras3_imports(source_of(path)),
         "gradient_bytes_dense": g.dense_bytes,
         "gradient_bytes_sparse": g.sparse_bytes,

@@ -45,6 +45,20 @@ def jit_compiled(model) -> bool:
     return bool(getattr(model, "jit_compile", False) or getattr(model, "_jit_compile", False))
 
 
+def runs_eagerly(model) -> bool:
+    """Whether the model is compiled with run_eagerly=True: Keras's fit then runs every
+    step op by op in Python, without a graph (tf-keras's property refuses to answer under
+    parameter servers, so its attribute is read too)."""
+    try:
+        return bool(getattr(model, "run_eagerly", False))
+    except ValueError:
+        return bool(getattr(model, "_run_eagerly", False))
+
+
+# Steps timed eagerly (after one warm-up) when the model runs eagerly: enough for a factor.
+EAGER_STEPS = 5
+
+
 def make_step_function(tf, model):
     """The model's own train_step as one graph function, compiled as the model says."""
     return tf.function(model.train_step, reduce_retracing=True, jit_compile=jit_compiled(model))

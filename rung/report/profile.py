@@ -74,6 +74,12 @@ def render(p: dict, console: Console | None = None) -> None:
     if p.get("jit_compile"):
         t.add_row("XLA", "the step is compiled with XLA (jit_compile=True); parameter-server workers cannot run it on "
                          "the ps tasks' variables, and run without it (JIT_COMPILE)")
+    if p.get("run_eagerly"):
+        eager = p.get("eager_step_seconds")
+        t.add_row("run eagerly", "compile(run_eagerly=True): fit runs each step op by op"
+                  + (f", {u.seconds(eager)} a step ({eager / p['step_seconds']:.1f}x the graph step above)"
+                     if eager else "")
+                  + "; rung plans with the graph step (RUN_EAGERLY)")
     t.add_row("dynamic shapes", "; ".join(p["dynamic_shape_details"]) if p["dynamic_shapes"] else "none")
     if p.get("string_inputs"):
         t.add_row("string inputs", f"{', '.join(p.get('string_input_details') or [])}: Keras 3's fit fails on them "

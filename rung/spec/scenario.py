@@ -111,6 +111,13 @@ class Workload(_Block):
     # the variables the ps tasks hold: JIT_COMPILE, and rung init's train.py turns XLA
     # off under ParameterServerStrategy. `rung profile` reads it.
     jit_compile: bool = False
+    # v1 extension (optional): the model is compiled with run_eagerly=True, so Keras's fit
+    # runs every step op by op in Python, and `eager_step_seconds` is such a step as
+    # `rung profile` timed it. Plans use `step_seconds`, the graph step fit runs without it:
+    # RUN_EAGERLY. tf-keras refuses run_eagerly under ParameterServerStrategy; rung init's
+    # train.py turns it off there. `rung profile` sets both.
+    run_eagerly: bool = False
+    eager_step_seconds: Optional[Positive] = None
 
 
 class Hardware(_Block):

@@ -141,6 +141,28 @@ def test_jit_compile_is_a_warning_of_parameter_server_plans_only():
     assert "JIT_COMPILE" not in decide(**ps).codes
 
 
+def test_run_eagerly_is_a_warning_of_every_plan_with_the_measured_factor():
+    # a 200 ms graph step, 1.6 s eager: the factor is the scenario's own two numbers
+    d = decide(workload={"run_eagerly": True, "eager_step_seconds": 1.6, "step_seconds": 0.2},
+               goal={"target_examples_per_second": 20000})
+    [f] = [f for f in d.warnings if f.code == "RUN_EAGERLY"]
+    assert d.verdict == "multi_worker_mirrored" and "8.0x the graph step of 200 ms" in f.message
+    assert "remove run_eagerly=True" in f.message and "train.py turns it off" not in f.message
+    one = decide(workload={"run_eagerly": True}, goal={"target_examples_per_second": 10})
+    [f] = [f for f in one.warnings if f.code == "RUN_EAGERLY"]
+    assert one.verdict == "single_device" and "timed an eager step" not in f.message  # no factor declared
+    ps = dict(workload={"params": 100e6, "embedding_params": 95e6, "optimizer": "adagrad", "per_device_batch": 512,
+                        "step_seconds": 0.05, "activation_bytes_per_example": 1e4,
+                        "sparse_gradient_bytes_per_example": 2560, "run_eagerly": True},
+              hardware={"device": "T4", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 1,
+                        "max_hosts": 64},
+              goal={"target_examples_per_second": 2e6})
+    d = decide(**ps)
+    assert d.verdict == "parameter_server"
+    assert "train.py turns it off" in next(f.message for f in d.warnings if f.code == "RUN_EAGERLY")
+    assert "RUN_EAGERLY" not in decide(workload={"run_eagerly": False}, goal={"target_examples_per_second": 20000}).codes
+
+
 PREEMPTIBLE_SMALL_MODEL = dict(
     workload={"params": 20e6, "optimizer": "adagrad", "per_device_batch": 512, "step_seconds": 0.25,
               "activation_bytes_per_example": 0},

@@ -421,3 +421,22 @@ def test_init_from_a_scenario_whose_profile_measured_xla_warns_for_parameter_ser
     r = rung("init", str(MLP), "--scenario", str(path), "--out", str(tmp_path / "o"))
     assert r.returncode == 0, r.stderr
     assert "parameter_server" in r.stdout and "warning: JIT_COMPILE" in r.stderr and "the profile measured it" in r.stderr
+
+
+@pytest.mark.tf
+def test_a_model_that_runs_eagerly_trains_with_a_graph_under_parameter_servers(tmp_path):
+    """compile(run_eagerly=True): tf-keras refuses it under ParameterServerStrategy (the chief
+    failed: "`run_eagerly` is not supported"). init warns for every strategy, with the line;
+    train.py turns it off under parameter servers, says so, and trains."""
+    eager = HERE / "eager.py"
+    for strategy, then in (("parameter_server", "train.py turns it off"), ("multi_worker_mirrored", "remove it")):
+        r = rung("init", str(eager), "--strategy", strategy, "--out", str(tmp_path / strategy))
+        assert r.returncode == 0, r.stderr
+        assert "warning: RUN_EAGERLY" in r.stderr and "compile(run_eagerly=True) (line 10)" in r.stderr
+        assert then in r.stderr and "RUN_EAGERLY" in (tmp_path / strategy / "README.md").read_text()
+    assert "RUN_EAGERLY" not in rung("init", str(MLP), "--strategy", "parameter_server",
+                                     "--out", str(tmp_path / "mlp")).stderr
+    r = launch("--strategy", "parameter_server", "--workers", "2", "--engine", "local", "--steps", "4", workload=eager)
+    assert r["steps_completed"] == 4
+    assert r["notes"] == ["run_eagerly=True turned off: parameter-server training runs each step as a graph function "
+                          "on the workers"]

@@ -130,6 +130,20 @@ def test_an_xla_compiled_step_is_measured_and_carried_to_the_plan(profiles):
     assert profiles["ftrl"]["jit_compile"] is False
 
 
+def test_a_model_that_runs_eagerly_is_timed_both_ways_and_carried_to_the_plan():
+    """compile(run_eagerly=True): fit runs each step op by op. The profile times the graph
+    step (what the plan uses) and a few eager steps, which take longer (here a 0.7 ms
+    graph step of a small MLP took 5.7 ms eagerly, as fit's own epochs did)."""
+    from rung.measure.profile import profile
+    from rung.spec.profile import Profile, workload_block
+    p = profile(HERE.parent.parent / "launch" / "eager.py", steps=4, warmup=1)
+    assert p["run_eagerly"] is True and p["eager_step_seconds"] > 1.5 * p["step_seconds"]
+    block = workload_block(Profile.model_validate(p))
+    assert block["run_eagerly"] is True and block["eager_step_seconds"] == p["eager_step_seconds"]
+    plain = profile(HERE.parent.parent / "launch" / "xla.py", steps=2, warmup=1)
+    assert plain["run_eagerly"] is False and plain["eager_step_seconds"] is None
+
+
 def test_verdicts_are_stable_over_repeated_profiles():
     """Profile the same model three times; plan each for a fixed fleet and targets whose
     margins are wide (one device at half its speed; 3x one device on 8 hosts): the verdict
