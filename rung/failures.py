@@ -59,6 +59,16 @@ def message_line(message: str, kind: str = "") -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
 
 
+# Why a pipeline that runs Python cannot feed parameter-server workers (the generated
+# train.py and the bench stop on it; advise warns PYTHON_PIPELINE).
+PS_PYTHON_PROBLEM = (
+    "the input pipeline runs Python (from_generator, py_function or numpy_function), and under "
+    "ParameterServerStrategy that Python runs only in the coordinator's process: every worker takes its "
+    "examples from the chief over RPC, and the chief did not exit after its last epoch here (TensorFlow 2.21; "
+    "tensorflow#48957). Build the pipeline from TensorFlow ops (TFRecord files, from_tensor_slices, "
+    "tf.data maps) for parameter servers")
+
+
 _HINTS = (
     # Keras 3 builds the model under a strategy by calling it on a batch
     (("Unable to automatically build the model",),

@@ -107,6 +107,31 @@ def run_eagerly_calls(source: str) -> list[str]:
     return _calls_with_true(source, "run_eagerly")
 
 
+# The calls that put Python into a tf.data pipeline.
+PYTHON_INPUT_CALLS = ("from_generator", "py_function", "numpy_function", "py_func")
+
+
+def python_input_calls(source: str) -> list[str]:
+    """The calls of a workload file that put Python into its pipeline (`from_generator`,
+    `py_function`, `numpy_function`), as "from_generator (line 12)", in line order: under
+    parameter servers that Python runs on the coordinator alone (PYTHON_PIPELINE). Read from
+    the text, as `jit_compile_calls`; a call in a file the pipeline does not use is found too."""
+    import ast  # noqa: PLC0415 - only here
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if name in PYTHON_INPUT_CALLS:
+                found.append((node.lineno, f"{name} (line {node.lineno})"))
+    return [text for _, text in sorted(found)]
+
+
 def _calls_with_true(source: str, keyword: str) -> list[str]:
     import ast  # noqa: PLC0415 - only here
 

@@ -59,6 +59,22 @@ def test_calls_that_compile_with_xla_are_found_with_their_lines():
     assert jit_compile_calls("def broken(:") == []
 
 
+def test_calls_that_put_python_into_a_pipeline_are_found_with_their_lines():
+    from rung.kerasfit import python_input_calls
+
+    source = "\n".join([
+        "import tensorflow as tf",
+        "ds = tf.data.Dataset.from_generator(gen, output_signature=spec)",       # line 2
+        "ds = ds.map(lambda x: tf.py_function(f, [x], tf.float32))",             # line 3
+        "ds = ds.map(lambda x: tf.numpy_function(f, [x], tf.float32))",          # line 4
+        "ds = ds.map(lambda x: x * 2, num_parallel_calls=tf.data.AUTOTUNE)",     # TensorFlow ops only
+    ])
+    assert python_input_calls(source) == ["from_generator (line 2)", "py_function (line 3)",
+                                          "numpy_function (line 4)"]
+    assert python_input_calls("ds = tf.data.Dataset.from_tensor_slices(x)") == []
+    assert python_input_calls("def broken(:") == []
+
+
 def test_calls_that_run_eagerly_are_found_with_their_lines():
     from rung.kerasfit import jit_compile_calls, run_eagerly_calls
 

@@ -61,9 +61,9 @@ def run(args) -> int:
     if out.is_dir() and any(out.iterdir()) and not args.force:
         raise InputError(str(out), None, "is not empty; choose another --out or pass --force")
     written = write_files(job, workload, out, args.k8s, args.image)
-    from rung.launch.emit import jit_compile_note, keras3_import_note, run_eagerly_note
+    from rung.launch.emit import jit_compile_note, keras3_import_note, python_pipeline_note, run_eagerly_note
 
-    for note in (keras3_import_note(job), run_eagerly_note(job), jit_compile_note(job)):
+    for note in (keras3_import_note(job), python_pipeline_note(job), run_eagerly_note(job), jit_compile_note(job)):
         if note:
             print(f"rung init: warning: {note}", file=sys.stderr)
     print(f"wrote {out}/: {', '.join(written)}  ({job.verdict}"

@@ -49,6 +49,10 @@ class Job:
     # measured run_eagerly: RUN_EAGERLY
     run_eagerly_calls: list[str] = field(default_factory=list)
     run_eagerly: bool = False
+    # its calls that put Python into the pipeline (rung.kerasfit.python_input_calls), or the
+    # scenario's measured python_in_pipeline: PYTHON_PIPELINE under parameter servers
+    python_input_calls: list[str] = field(default_factory=list)
+    python_in_pipeline: bool = False
 
     @property
     def strategy_class(self) -> str:
@@ -150,6 +154,7 @@ def train_py(job: Job, workload: Path) -> str:
     if v == "parameter_server":
         body.insert(body.index("    check_model(tf, model)") + 1, "    without_xla(model)")
         body.insert(body.index("    without_xla(model)") + 1, "    with_a_graph(model)")
+        body.insert(body.index("    with_a_graph(model)") + 1, "    without_python_input(tf, workload, args)")
         fit = next(i for i, line in enumerate(body) if line.startswith("    model.fit("))
         body = ["    if serve(tf):", "        return None"] + body[:fit] + [
             "    watching = watch_progress(model)", "    try:"] + ["    " + line for line in body[fit:]] + [
@@ -203,6 +208,20 @@ def run_eagerly_note(job: Job) -> Optional[str]:
             f"by op in Python, without a graph; {then}")
 
 
+def python_pipeline_note(job: Job) -> Optional[str]:
+    """PYTHON_PIPELINE: train.py runs parameter servers and the pipeline runs Python, which
+    only the coordinator can run; train.py stops before training (where rung is installed).
+    None when that cannot happen."""
+    if job.script_verdict != "parameter_server" or not (job.python_input_calls or job.python_in_pipeline):
+        return None
+    from rung.failures import PS_PYTHON_PROBLEM
+
+    where = (f" (the file calls {', '.join(job.python_input_calls)})" if job.python_input_calls
+             else " (the profile found it)")
+    return (f"PYTHON_PIPELINE{where}: {PS_PYTHON_PROBLEM}. train.py stops before training on such a pipeline "
+            "where rung is installed")
+
+
 def readme(job: Job, workload: Path, files: list[str]) -> str:
     v = job.verdict
     size = {"multi_worker_mirrored": f"{job.workers} workers",
@@ -219,7 +238,7 @@ def readme(job: Job, workload: Path, files: list[str]) -> str:
         why = job.legacy_keras_why
         lines += [f"`train.py` sets `TF_USE_LEGACY_KERAS=1` before TensorFlow starts: {why}. "
                   "Install `tf-keras` beside `tensorflow`.", ""]
-    for note in (keras3_import_note(job), run_eagerly_note(job), jit_compile_note(job)):
+    for note in (keras3_import_note(job), python_pipeline_note(job), run_eagerly_note(job), jit_compile_note(job)):
         if note:
             lines += [f"**{note}**", ""]
     return "\n".join(lines)

@@ -38,6 +38,20 @@ def dataset_ops(tf, ds) -> list[str]:
     return [n.op for n in gd.node if "Dataset" in n.op]
 
 
+def _runs_python(gd) -> bool:
+    lib_ops = {n.op for f in gd.library.function for n in f.node_def}
+    return bool(lib_ops & _PYTHON_OPS) or any(n.op == "GeneratorDataset" for n in gd.node)
+
+
+def python_in_pipeline(tf, ds) -> bool:
+    """Whether the pipeline runs Python (from_generator, py_function, numpy_function).
+    False when it cannot be serialised (advice, never fatal)."""
+    try:
+        return _runs_python(_graph_def(tf, ds))
+    except Exception:  # noqa: BLE001 - inspection is advice, never fatal
+        return False
+
+
 def inspect_pipeline(tf, ds) -> dict:
     """Findings with codes: NO_PREFETCH, SEQUENTIAL_MAP, SEQUENTIAL_INTERLEAVE,
     PYTHON_IN_PIPELINE, NO_CACHE (a small in-memory source mapped on every epoch)."""
@@ -46,7 +60,6 @@ def inspect_pipeline(tf, ds) -> dict:
     except Exception as e:  # noqa: BLE001 - inspection is advice, never fatal
         return {"ops": [], "findings": [], "error": f"could not inspect the pipeline: {type(e).__name__}"}
     ops = [n.op for n in gd.node if n.op.endswith("Dataset") or n.op.startswith("Dataset") or "Dataset" in n.op]
-    lib_ops = {n.op for f in gd.library.function for n in f.node_def}
     by_name = {n.name: n for n in gd.node}
     findings = []
     if not any(op.startswith("PrefetchDataset") for op in ops):
@@ -58,7 +71,7 @@ def inspect_pipeline(tf, ds) -> dict:
     if any(op in _SEQUENTIAL_INTERLEAVE for op in ops):
         findings.append(("SEQUENTIAL_INTERLEAVE", "an interleave without num_parallel_calls reads one file at "
                                                   "a time; pass num_parallel_calls=tf.data.AUTOTUNE"))
-    if lib_ops & _PYTHON_OPS or "GeneratorDataset" in ops:
+    if _runs_python(gd):
         findings.append(("PYTHON_IN_PIPELINE", "Python code in the pipeline (py_function, numpy_function or "
                                                "from_generator) holds the GIL and does not parallelise; "
                                                "rewrite it with TensorFlow ops"))

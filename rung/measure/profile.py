@@ -254,6 +254,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "string_input_details": strings,
         "steps_per_execution": counts.steps_per_execution(model),
         "jit_compile": timing.jit_compiled(model),
+        "python_in_pipeline": any(f["code"] == "PYTHON_IN_PIPELINE" for f in pipe.get("findings", [])),
         "run_eagerly": eager is not None,
         "eager_step_seconds": statistics.median(eager.totals) if eager is not None else None,
         "keras3_imports": keras3_imports(source_of(path)),

@@ -23,7 +23,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "dynamic_shapes", "sparse_gradient_bytes_per_example", "optimizer_slot_bytes",
                  "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95", "trainable_variables",
                  "loss_scaled_for_replicas", "string_inputs", "steps_per_execution", "keras3_import",
-                 "jit_compile", "run_eagerly", "eager_step_seconds")
+                 "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline")
 _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -55,6 +55,7 @@ class Profile(BaseModel):
     steps_per_execution: int = 1
     jit_compile: bool = False        # the model's step compiled with XLA (rung.measure.timing.jit_compiled)
     run_eagerly: bool = False        # compile(run_eagerly=True): fit runs each step without a graph
+    python_in_pipeline: bool = False  # the pipeline runs Python (from_generator, py_function, numpy_function)
     eager_step_seconds: Optional[float] = None  # such a step, timed eagerly (the median of a few)
     keras3_imports: list[str] = []   # the file's own imports of Keras 3 (rung.kerasfit.keras3_imports)
     keras: Optional[Literal["keras3", "tf_keras"]] = None  # the Keras the step was measured on

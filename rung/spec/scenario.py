@@ -118,6 +118,11 @@ class Workload(_Block):
     # train.py turns it off there. `rung profile` sets both.
     run_eagerly: bool = False
     eager_step_seconds: Optional[Positive] = None
+    # v1 extension (optional): the input pipeline runs Python (from_generator, py_function,
+    # numpy_function). Under ParameterServerStrategy that Python runs only in the
+    # coordinator's process (tensorflow#48957): PYTHON_PIPELINE, and rung's train.py and
+    # bench stop on it there. `rung profile` sets it.
+    python_in_pipeline: bool = False
 
 
 class Hardware(_Block):

@@ -360,6 +360,21 @@ def test_a_failed_run_does_not_lose_the_others():
     assert len(lines) == 1 and lines[0].startswith("rung bench: multi_worker_mirrored:2")
 
 
+def test_a_pipeline_that_runs_python_fails_its_parameter_server_run_alone(ps_costs):
+    """from_generator under parameter servers runs in the chief alone, which then did not
+    exit after training (tensorflow#48957): the bench's PS run stops before training, as
+    train.py does, says why, and the one-device runs stand."""
+    gen = os.path.join(os.path.dirname(__file__), "..", "launch", "generator.py")
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", gen, "--runs", "single_device,parameter_server:2",
+                        "--steps", "4", "--warmup", "1", "--ps-costs", ps_costs, "--json"],
+                       capture_output=True, text=True, timeout=400)
+    assert r.returncode == 1, r.stderr[-2000:]
+    out = BenchResult.model_validate(json.loads(r.stdout))
+    assert [x.label for x in out.runs] == ["single_device"]
+    (failed,) = out.failed
+    assert failed.strategy == "parameter_server" and "runs only in the coordinator's process" in failed.error
+
+
 def test_steps_per_execution_is_timed_per_step_and_mirrored_runs_on_tf_keras():
     # Keras calls the batch hooks once per 4 steps: before, the bench timed 3 "steps" of 4
     # each (a quarter of the throughput); and Keras 3's mirrored fit of it fails. A warm-up

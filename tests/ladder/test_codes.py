@@ -163,6 +163,23 @@ def test_run_eagerly_is_a_warning_of_every_plan_with_the_measured_factor():
     assert "RUN_EAGERLY" not in decide(workload={"run_eagerly": False}, goal={"target_examples_per_second": 20000}).codes
 
 
+def test_a_pipeline_that_runs_python_is_a_warning_of_parameter_server_plans_only():
+    ps = dict(workload={"params": 100e6, "embedding_params": 95e6, "optimizer": "adagrad", "per_device_batch": 512,
+                        "step_seconds": 0.05, "activation_bytes_per_example": 1e4,
+                        "sparse_gradient_bytes_per_example": 2560, "python_in_pipeline": True},
+              hardware={"device": "T4", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 1,
+                        "max_hosts": 64},
+              goal={"target_examples_per_second": 2e6})
+    d = decide(**ps)
+    assert d.verdict == "parameter_server"
+    [f] = [f for f in d.warnings if f.code == "PYTHON_PIPELINE"]
+    assert "tensorflow#48957" in f.message and "stop before training" in f.message
+    sync = decide(workload={"python_in_pipeline": True}, goal={"target_examples_per_second": 20000})
+    assert sync.verdict == "multi_worker_mirrored" and "PYTHON_PIPELINE" not in sync.codes
+    ps["workload"]["python_in_pipeline"] = False
+    assert "PYTHON_PIPELINE" not in decide(**ps).codes
+
+
 PREEMPTIBLE_SMALL_MODEL = dict(
     workload={"params": 20e6, "optimizer": "adagrad", "per_device_batch": 512, "step_seconds": 0.25,
               "activation_bytes_per_example": 0},

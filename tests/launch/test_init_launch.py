@@ -440,3 +440,22 @@ def test_a_model_that_runs_eagerly_trains_with_a_graph_under_parameter_servers(t
     assert r["steps_completed"] == 4
     assert r["notes"] == ["run_eagerly=True turned off: parameter-server training runs each step as a graph function "
                           "on the workers"]
+
+
+@pytest.mark.tf
+def test_a_pipeline_that_runs_python_stops_parameter_servers_in_one_line(tmp_path):
+    """Dataset.from_generator under parameter servers: the generator runs in the chief alone,
+    and the chief trained every step and then never exited (a 2-epoch launch of this model
+    and the same with an LSTM hung until killed, TF 2.21). init warns, with the call's line;
+    train.py stops before training, exit 2, one line; multi-worker trains it."""
+    gen = HERE / "generator.py"
+    r = rung("init", str(gen), "--strategy", "parameter_server", "--out", str(tmp_path / "ps"))
+    assert r.returncode == 0 and "warning: PYTHON_PIPELINE (the file calls from_generator (line 23))" in r.stderr
+    r = rung("init", str(gen), "--strategy", "multi_worker_mirrored", "--out", str(tmp_path / "mw"))
+    assert r.returncode == 0 and "PYTHON_PIPELINE" not in r.stderr
+    r = rung("launch", str(gen), "--strategy", "parameter_server", "--workers", "2", "--engine", "local",
+             "--steps", "3", timeout=300)
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
+    assert "runs only in the coordinator's process" in r.stderr and "generator.py" in r.stderr
+    assert launch("--strategy", "multi_worker_mirrored", "--workers", "2", "--engine", "local", "--steps", "3",
+                  workload=gen)["steps_completed"] == 3

@@ -325,3 +325,22 @@ def test_cli_scenario_out_writes_nothing_when_the_profile_fails(tmp_path):
     r = run_cli("profile", str(bad), "--scenario-out", str(out))
     assert r.returncode == 2 and not out.exists()
     assert not list(tmp_path.glob(".s.yaml.*"))
+
+
+def test_python_in_a_pipeline_is_found_and_carried_to_the_plan():
+    """from_generator, py_function and numpy_function put Python into the pipeline (under
+    parameter servers only the coordinator runs it); TensorFlow maps do not."""
+    import tensorflow as tf
+
+    from rung.measure.pipeline import python_in_pipeline
+    from rung.spec.profile import Profile, workload_block
+
+    base = tf.data.Dataset.from_tensor_slices(tf.zeros((8, 2)))
+    gen = tf.data.Dataset.from_generator(lambda: iter([[0.0, 1.0]]), output_signature=tf.TensorSpec((2,)))
+    assert python_in_pipeline(tf, gen)
+    assert python_in_pipeline(tf, base.map(lambda x: tf.py_function(lambda y: y, [x], tf.float32)))
+    assert python_in_pipeline(tf, base.map(lambda x: tf.numpy_function(lambda y: y, [x], tf.float32)))
+    assert not python_in_pipeline(tf, base.map(lambda x: x * 2, num_parallel_calls=tf.data.AUTOTUNE).batch(4))
+    from rung.measure.profile import profile
+    p = profile(Path(__file__).parent.parent / "launch" / "generator.py", steps=2, warmup=1)
+    assert p["python_in_pipeline"] is True and workload_block(Profile.model_validate(p))["python_in_pipeline"]
