@@ -116,6 +116,27 @@ def python_input_calls(source: str) -> list[str]:
     `py_function`, `numpy_function`), as "from_generator (line 12)", in line order: under
     parameter servers that Python runs on the coordinator alone (PYTHON_PIPELINE). Read from
     the text, as `jit_compile_calls`; a call in a file the pipeline does not use is found too."""
+    def named(node, name):
+        return f"{name} (line {node.lineno})" if name in PYTHON_INPUT_CALLS else None
+
+    return _calls(source, named)
+
+
+def _calls_with_true(source: str, keyword: str) -> list[str]:
+    import ast  # noqa: PLC0415 - only here
+
+    def passes_true(node, name):
+        if any(kw.arg == keyword and isinstance(kw.value, ast.Constant) and kw.value.value is True
+               for kw in node.keywords):
+            return f"{name or 'a call'}({keyword}=True) (line {node.lineno})"
+        return None
+
+    return _calls(source, passes_true)
+
+
+def _calls(source: str, describe) -> list[str]:
+    """`describe(call, its name)` of every call in a file's text that it describes (not
+    None), in line order; empty when the file cannot be parsed."""
     import ast  # noqa: PLC0415 - only here
 
     try:
@@ -126,28 +147,9 @@ def python_input_calls(source: str) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-            if name in PYTHON_INPUT_CALLS:
-                found.append((node.lineno, f"{name} (line {node.lineno})"))
-    return [text for _, text in sorted(found)]
-
-
-def _calls_with_true(source: str, keyword: str) -> list[str]:
-    import ast  # noqa: PLC0415 - only here
-
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        for kw in node.keywords:
-            if kw.arg == keyword and isinstance(kw.value, ast.Constant) and kw.value.value is True:
-                f = node.func
-                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "a call"
-                found.append((node.lineno, f"{name}({keyword}=True) (line {node.lineno})"))
+            text = describe(node, f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None)
+            if text:
+                found.append((node.lineno, text))
     return [text for _, text in sorted(found)]
 
 
