@@ -256,7 +256,13 @@ def test_every_task_ends_with_the_launcher(tmp_path, how):
         time.sleep(0.5)
     tasks = _processes_mentioning(train)
     assert len(tasks) >= 2, "the workers never started"
-    time.sleep(3)  # let them join and train
+    def training():  # train.py writes the step count to its progress file when training begins
+        return any(f.read_text().strip().isdigit() for f in (out / "run").glob("*.progress"))
+
+    while time.time() < deadline and not training():  # they joined: the group formed
+        time.sleep(0.2)
+    assert training(), "the workers never began training"
+    time.sleep(0.5)
     try:
         if how == "ctrl-c":
             p.send_signal(signal.SIGINT)
