@@ -125,13 +125,18 @@ def test_interconnect_bound_says_when_more_hosts_do_not_pay():
     assert f"more than {d.prediction.hosts} of the 64 hosts on offer do not pay" in f.message
 
 
+def embedding_fleet(**workload) -> dict:
+    """An embedding-dominated model on one-T4 hosts of 1 Gb/s: a parameter-server plan."""
+    return dict(workload={"params": 100e6, "embedding_params": 95e6, "optimizer": "adagrad", "per_device_batch": 512,
+                          "step_seconds": 0.05, "activation_bytes_per_example": 1e4,
+                          "sparse_gradient_bytes_per_example": 2560, **workload},
+                hardware={"device": "T4", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 1,
+                          "max_hosts": 64},
+                goal={"target_examples_per_second": 2e6})
+
+
 def test_jit_compile_is_a_warning_of_parameter_server_plans_only():
-    ps = dict(workload={"params": 100e6, "embedding_params": 95e6, "optimizer": "adagrad", "per_device_batch": 512,
-                        "step_seconds": 0.05, "activation_bytes_per_example": 1e4,
-                        "sparse_gradient_bytes_per_example": 2560, "jit_compile": True},
-              hardware={"device": "T4", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 1,
-                        "max_hosts": 64},
-              goal={"target_examples_per_second": 2e6})
+    ps = embedding_fleet(jit_compile=True)
     d = decide(**ps)
     assert d.verdict == "parameter_server" and "JIT_COMPILE" in warnings(d)
     assert "train.py turns XLA off" in next(f.message for f in d.warnings if f.code == "JIT_COMPILE")
@@ -151,12 +156,7 @@ def test_run_eagerly_is_a_warning_of_every_plan_with_the_measured_factor():
     one = decide(workload={"run_eagerly": True}, goal={"target_examples_per_second": 10})
     [f] = [f for f in one.warnings if f.code == "RUN_EAGERLY"]
     assert one.verdict == "single_device" and "timed an eager step" not in f.message  # no factor declared
-    ps = dict(workload={"params": 100e6, "embedding_params": 95e6, "optimizer": "adagrad", "per_device_batch": 512,
-                        "step_seconds": 0.05, "activation_bytes_per_example": 1e4,
-                        "sparse_gradient_bytes_per_example": 2560, "run_eagerly": True},
-              hardware={"device": "T4", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 1,
-                        "max_hosts": 64},
-              goal={"target_examples_per_second": 2e6})
+    ps = embedding_fleet(run_eagerly=True)
     d = decide(**ps)
     assert d.verdict == "parameter_server"
     assert "train.py turns it off" in next(f.message for f in d.warnings if f.code == "RUN_EAGERLY")
@@ -164,12 +164,7 @@ def test_run_eagerly_is_a_warning_of_every_plan_with_the_measured_factor():
 
 
 def test_a_pipeline_that_runs_python_is_a_warning_of_parameter_server_plans_only():
-    ps = dict(workload={"params": 100e6, "embedding_params": 95e6, "optimizer": "adagrad", "per_device_batch": 512,
-                        "step_seconds": 0.05, "activation_bytes_per_example": 1e4,
-                        "sparse_gradient_bytes_per_example": 2560, "python_in_pipeline": True},
-              hardware={"device": "T4", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 1,
-                        "max_hosts": 64},
-              goal={"target_examples_per_second": 2e6})
+    ps = embedding_fleet(python_in_pipeline=True)
     d = decide(**ps)
     assert d.verdict == "parameter_server"
     [f] = [f for f in d.warnings if f.code == "PYTHON_PIPELINE"]
