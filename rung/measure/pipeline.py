@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rung import units as u
+
 # A source this small (bytes of in-graph tensors) can be cached in memory.
 SMALL_DATA_BYTES = 1 << 30
 
@@ -81,7 +83,7 @@ def inspect_pipeline(tf, ds) -> dict:
                        and by_name[i.split(":")[0].lstrip("^")].op == "Const")
     mapped = any(op in ("MapDataset",) or op in _PARALLEL_MAP for op in ops)
     if source_bytes and source_bytes < SMALL_DATA_BYTES and mapped and not any(op in _CACHE for op in ops):
-        findings.append(("NO_CACHE", f"the source holds {source_bytes / 2**20:.0f} MiB in memory and is "
+        findings.append(("NO_CACHE", f"the source holds {u.gib(source_bytes)} in memory and is "
                                      "mapped again every epoch; .cache() after deterministic maps"))
     return {"ops": ops, "findings": [{"code": c, "message": m} for c, m in findings]}
 

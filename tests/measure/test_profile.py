@@ -344,3 +344,17 @@ def test_python_in_a_pipeline_is_found_and_carried_to_the_plan():
     from rung.measure.profile import profile
     p = profile(Path(__file__).parent.parent / "launch" / "generator.py", steps=2, warmup=1)
     assert p["python_in_pipeline"] is True and workload_block(Profile.model_validate(p))["python_in_pipeline"]
+
+
+def test_a_small_source_mapped_every_epoch_is_named_with_its_size():
+    """NO_CACHE on 1,000 float32 values (3.91 KiB): the size in a unit that shows it (it read
+    "0 MiB" for any source under half a mebibyte)."""
+    import tensorflow as tf
+
+    from rung.measure.pipeline import inspect_pipeline
+
+    ds = tf.data.Dataset.from_tensor_slices(tf.zeros((1000,))).map(lambda x: x + 1).batch(10)
+    [found] = [f for f in inspect_pipeline(tf, ds)["findings"] if f["code"] == "NO_CACHE"]
+    assert "the source holds 3.91 KiB in memory" in found["message"]
+    cached = tf.data.Dataset.from_tensor_slices(tf.zeros((1000,))).map(lambda x: x + 1).cache().batch(10)
+    assert "NO_CACHE" not in {f["code"] for f in inspect_pipeline(tf, cached)["findings"]}
