@@ -91,7 +91,9 @@ def reused(b: dict, path: str) -> bool:
 @pytest.fixture(autouse=True)
 def nothing_left_behind():
     yield
-    time.sleep(0.5)
+    deadline = time.monotonic() + 5  # an ended task may take a moment to leave /proc
+    while task_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert task_processes() == [], "bench tasks still running"
     if os.geteuid() == 0:
         assert leftovers() == [], "test hosts left behind"
