@@ -256,6 +256,7 @@ def test_every_task_ends_with_the_launcher(tmp_path, how):
         time.sleep(0.5)
     tasks = _processes_mentioning(train)
     assert len(tasks) >= 2, "the workers never started"
+
     def training():  # train.py writes the step count to its progress file when training begins
         return any(f.read_text().strip().isdigit() for f in (out / "run").glob("*.progress"))
 
