@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from rung import units as u
 
 # A source this small (bytes of in-graph tensors) can be cached in memory.
@@ -23,12 +25,34 @@ def _graph_def(tf, ds):
     return gd
 
 
+_DT_STRING = 7
+
+
 def _const_bytes(node) -> int:
     t = node.attr["value"].tensor
+    if t.dtype == _DT_STRING:  # its bytes (a length prefix each, then the strings), not a width per element
+        return len(t.tensor_content) + sum(len(s) for s in t.string_val)
     n = 1
     for d in t.tensor_shape.dim:
         n *= max(0, d.size)
     return n * {1: 4, 2: 8, 3: 4, 9: 8, 19: 2, 14: 2}.get(t.dtype, 4)
+
+
+def _file_names(tf, node) -> list[str]:
+    """The file names a string constant holds (TensorFlow's own decoding of the tensor)."""
+    try:
+        names = tf.io.parse_tensor(node.attr["value"].tensor.SerializeToString(), tf.string).numpy()
+    except Exception:  # noqa: BLE001 - inspection is advice, never fatal
+        return []
+    return [n.decode(errors="replace") for n in names.reshape(-1)]
+
+
+def _local_bytes(files: list[str]) -> int:
+    """What the files hold on this machine's disk; 0 when any of them is not a local file
+    (a bucket's gs:// path, say): a size rung cannot read is no reason to advise."""
+    if not files or not all(os.path.isfile(f) for f in files):
+        return 0
+    return sum(os.path.getsize(f) for f in set(files))
 
 
 def dataset_ops(tf, ds) -> list[str]:
@@ -77,14 +101,25 @@ def inspect_pipeline(tf, ds) -> dict:
         findings.append(("PYTHON_IN_PIPELINE", "Python code in the pipeline (py_function, numpy_function or "
                                                "from_generator) holds the GIL and does not parallelise; "
                                                "rewrite it with TensorFlow ops"))
-    source_bytes = sum(_const_bytes(by_name[i.split(":")[0].lstrip("^")])
-                       for n in gd.node if n.op in _SOURCES for i in n.input
-                       if by_name.get(i.split(":")[0].lstrip("^")) is not None
-                       and by_name[i.split(":")[0].lstrip("^")].op == "Const")
+    sources = [by_name[i.split(":")[0].lstrip("^")] for n in gd.node if n.op in _SOURCES for i in n.input
+               if by_name.get(i.split(":")[0].lstrip("^")) is not None
+               and by_name[i.split(":")[0].lstrip("^")].op == "Const"]
+    # TensorFlow marks a tensor of file names (TFRecordDataset, TextLineDataset, ...) with
+    # a FileIdentity node: its source is what the files hold, not the names' bytes.
+    named_files = {i.split(":")[0].lstrip("^") for n in gd.node if n.name.startswith("FileIdentity") for i in n.input}
+    files = [f for c in sources if c.name in named_files for f in _file_names(tf, c)]
+    in_memory = sum(_const_bytes(c) for c in sources if c.name not in named_files)
+    on_disk = _local_bytes(files)
     mapped = any(op in ("MapDataset",) or op in _PARALLEL_MAP for op in ops)
-    if source_bytes and source_bytes < SMALL_DATA_BYTES and mapped and not any(op in _CACHE for op in ops):
-        findings.append(("NO_CACHE", f"the source holds {u.gib(source_bytes)} in memory and is "
-                                     "mapped again every epoch; .cache() after deterministic maps"))
+    if mapped and not any(op in _CACHE for op in ops):
+        if in_memory and in_memory < SMALL_DATA_BYTES and not files:
+            findings.append(("NO_CACHE", f"the source holds {u.gib(in_memory)} in memory and is "
+                                         "mapped again every epoch; .cache() after deterministic maps"))
+        elif on_disk and on_disk < SMALL_DATA_BYTES:
+            k = len(set(files))
+            findings.append(("NO_CACHE", f"the source, {k} file{'s' if k != 1 else ''} of {u.gib(on_disk)} "
+                                         "on this disk, is read and mapped again every "
+                                         "epoch; .cache() after deterministic maps"))
     return {"ops": ops, "findings": [{"code": c, "message": m} for c, m in findings]}
 
 

@@ -358,3 +358,34 @@ def test_a_small_source_mapped_every_epoch_is_named_with_its_size():
     assert "the source holds 3.91 KiB in memory" in found["message"]
     cached = tf.data.Dataset.from_tensor_slices(tf.zeros((1000,))).map(lambda x: x + 1).cache().batch(10)
     assert "NO_CACHE" not in {f["code"] for f in inspect_pipeline(tf, cached)["findings"]}
+
+
+def test_a_source_read_from_files_is_named_by_what_the_files_hold(tmp_path):
+    """A TFRecord pipeline's source is a tensor of file names: NO_CACHE said "the source holds
+    4 B in memory" (the name's 4 B a string element was counted as) for a 340 KiB file. It
+    names the files' size on disk; in-memory strings count their bytes; a file rung cannot
+    stat (a bucket) is no reason to advise."""
+    import tensorflow as tf
+
+    from rung.measure.pipeline import inspect_pipeline
+
+    def no_cache(ds):
+        return [f["message"] for f in inspect_pipeline(tf, ds)["findings"] if f["code"] == "NO_CACHE"]
+
+    path = tmp_path / "train.tfrecord"
+    with tf.io.TFRecordWriter(str(path)) as w:
+        for _ in range(100):
+            w.write(b"x" * 1000)  # 100 records of 1,000 B, plus 16 B of framing each: 101,600 B
+    assert path.stat().st_size == 101_600
+    [msg] = no_cache(tf.data.TFRecordDataset([str(path)]).map(tf.strings.length))
+    assert "1 file of 99.2 KiB" in msg, msg
+    [msg] = no_cache(tf.data.TFRecordDataset([str(path), str(path)]).map(tf.strings.length))
+    assert "1 file of 99.2 KiB" in msg, msg  # the same file named twice is read twice, held once
+    text = tmp_path / "lines.txt"
+    text.write_text("a line of text\n" * 2048)  # 30,720 B
+    [msg] = no_cache(tf.data.TextLineDataset(str(text)).map(tf.strings.length))
+    assert "1 file of 30 KiB" in msg, msg
+    assert no_cache(tf.data.TFRecordDataset("gs://a-bucket/train.tfrecord").map(tf.strings.length)) == []
+    # 300 strings of 11 bytes: 3,300 B and a one-byte length each (3,600 B), not 300 x 4
+    [msg] = no_cache(tf.data.Dataset.from_tensor_slices(["hello world"] * 300).map(tf.strings.length))
+    assert "holds 3.52 KiB in memory" in msg, msg
