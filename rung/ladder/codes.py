@@ -86,3 +86,5 @@ OFFER_NOT_GIVEN = "OFFER_NOT_GIVEN"              # a workload planned with 1 dev
 PYTHON_PIPELINE = "PYTHON_PIPELINE"              # Python in the input pipeline runs on the PS coordinator alone
 RUN_EAGERLY = "RUN_EAGERLY"                      # compile(run_eagerly=True): fit runs every step without a graph
 JIT_COMPILE = "JIT_COMPILE"                      # an XLA step on a parameter-server worker cannot read the ps tasks' variables
+INPUT_NOT_SHARDED = "INPUT_NOT_SHARDED"          # every worker's pipeline yields the same batches
+EMPTY_SHARD = "EMPTY_SHARD"                      # one worker's pipeline yields nothing

@@ -187,6 +187,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     eagerly = _run_eagerly(ctx, d)
     if eagerly is not None:
         d.warnings.insert(0, eagerly)
+    shards = _worker_input(ctx, d)
+    if shards is not None:
+        d.warnings.insert(0, shards)
     if d.verdict == "parameter_server" and ctx.s.workload.python_in_pipeline:
         from rung.failures import PS_PYTHON_PROBLEM
 
@@ -207,6 +210,30 @@ def _finish(ctx: Context, d: Decision) -> Decision:
         d.review, d.proposal_prediction, extra = review(ctx)
         d.warnings.extend(extra)
     return d
+
+
+def _worker_input(ctx: Context, d: Decision):
+    """INPUT_NOT_SHARDED and EMPTY_SHARD: a plan of several workers, each with its own
+    pipeline from make_dataset(batch, InputContext), where `rung profile` found every
+    worker's pipeline the same, or one of them empty."""
+    state = ctx.s.workload.worker_input
+    if d.verdict not in ("multi_worker_mirrored", "parameter_server") or state not in ("identical", "empty"):
+        return None
+    workers = d.prediction.hosts if d.prediction is not None else None
+    many = f"all {workers} workers" if workers and workers > 1 else "every worker"
+    if state == "identical":
+        what = ("the global batch is one worker's batch repeated, so the average of the workers' gradients is one worker's"
+                if d.verdict == "multi_worker_mirrored" else
+                "each example's update is applied once per worker")
+        return Finding(C.INPUT_NOT_SHARDED,
+            f"make_dataset takes the InputContext and does not use it, and draws nothing at random: {many} would "
+            f"read the same batches in the same order ({what}); the plan's examples per second count each example "
+            "once per worker. Shard the pipeline: ds.shard(input_context.num_input_pipelines, "
+            "input_context.input_pipeline_id), or shuffle it without a seed")
+    return Finding(C.EMPTY_SHARD,
+        "make_dataset(batch, InputContext) yields no batch on worker 1 of 2 (a shard of fewer files than workers?): "
+        f"{many} need a pipeline of their own, and a run cannot train with an empty one. Shard after the files "
+        "are read (by data), or give every worker files")
 
 
 def _run_eagerly(ctx: Context, d: Decision):

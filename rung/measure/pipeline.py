@@ -26,6 +26,7 @@ def _graph_def(tf, ds):
 
 
 _DT_STRING = 7
+_DT_RESOURCE = 20
 
 
 def _const_bytes(node) -> int:
@@ -133,3 +134,118 @@ def apply_fixes(tf, ds):
     opts.experimental_optimization.parallel_batch = True
     fixed = ds.with_options(opts).prefetch(tf.data.AUTOTUNE)
     return fixed, ["map_parallelization", "parallel_batch", "autotune", "prefetch(AUTOTUNE)"]
+
+
+# How many workers' pipelines `worker_input` builds.
+WORKERS_CHECKED = 2
+# Dataset ops that draw at random, and where their two seeds are among their inputs.
+_SEEDED_DATASETS = {"ShuffleDataset": 2, "ShuffleDatasetV2": None, "ShuffleDatasetV3": 2,
+                    "ShuffleAndRepeatDataset": 2, "ShuffleAndRepeatDatasetV2": 2,
+                    "RandomDataset": 0, "RandomDatasetV2": 0}
+
+
+def _graph_signature(gd):
+    """What a pipeline computes, without the names TensorFlow numbers per trace: every op of
+    its graph and of its functions, with the value of every constant but a resource handle's
+    (a shuffle's seed generator, named per pipeline)."""
+    nodes = list(gd.node) + [n for f in gd.library.function for n in f.node_def]
+    return sorted((n.op, n.attr["value"].SerializeToString()
+                   if n.op == "Const" and n.attr["value"].tensor.dtype != _DT_RESOURCE else b"") for n in nodes)
+
+
+def _draws_unseeded(gd) -> bool:
+    """Whether the pipeline draws random numbers without a seed (a shuffle, Dataset.random or a
+    random op in a map with seed and seed2 both 0): each process then draws its own."""
+    by_name = {n.name: n for n in gd.node}
+
+    def value(name):
+        c = by_name.get(name.split(":")[0].lstrip("^"))
+        return list(c.attr["value"].tensor.int64_val) if c is not None and c.op == "Const" else None
+
+    for n in gd.node:
+        if n.op in _SEEDED_DATASETS:
+            at = _SEEDED_DATASETS[n.op]
+            if at is None or len(n.input) < at + 2:  # seeds held in a resource: taken as unseeded
+                return True
+            if value(n.input[at]) in ([0], []) and value(n.input[at + 1]) in ([0], []):
+                return True
+    for n in list(gd.node) + [n for f in gd.library.function for n in f.node_def]:
+        if ("seed" in n.attr and "seed2" in n.attr and not n.op.startswith("Stateless")
+                and n.attr["seed"].i == 0 and n.attr["seed2"].i == 0):
+            return True
+    return False
+
+
+def worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]:
+    """What each worker's pipeline yields when make_dataset takes the InputContext (as rung's
+    train.py and bench then call it): built for worker 0 and worker 1 of 2 in this process.
+
+    "empty": worker 1's pipeline yields no batch (a shard of fewer files than workers, say);
+    "distinct": the two pipelines differ (sharded, or data drawn at random in make_dataset);
+    "own_order": the same pipeline on both (the context is not used), drawing at random
+    without a seed: every worker reads all the data, each in its own order;
+    "identical": the same pipeline on both, with nothing drawn without a seed: every worker
+    reads the same examples in the same order, in its own process as here.
+    None with a reason when it cannot be told: make_dataset takes no InputContext (rung's
+    train.py shards such a pipeline by data itself), or building, reading or serialising a
+    pipeline failed. Randomness seeded from TensorFlow's global seed in make_dataset's own
+    code (not the pipeline's graph) is not seen."""
+    import inspect  # noqa: PLC0415
+
+    params = inspect.signature(make_dataset).parameters
+    if "input_context" not in params and len(params) < 2:
+        return None, "make_dataset takes no InputContext: rung's train.py shards it by data"
+    try:
+        built = [make_dataset(batch_size, tf.distribute.InputContext(WORKERS_CHECKED, i, WORKERS_CHECKED))
+                 for i in range(WORKERS_CHECKED)]
+        if int(built[1].cardinality()) == 0 or next(iter(built[1].take(1)), None) is None:
+            return "empty", ""
+        graphs = [_graph_def(tf, ds) for ds in built]
+    except Exception as e:  # noqa: BLE001 - inspection is advice, never fatal
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+    if _graph_signature(graphs[0]) != _graph_signature(graphs[1]):
+        return "distinct", ""
+    if _runs_python(graphs[0]):
+        # what Python draws is not in the graph: read both, as two processes would
+        # (a generator or py_function starts afresh in each pipeline)
+        try:
+            first = [_first_batches(ds, PYTHON_BATCHES_COMPARED) for ds in built]
+        except Exception as e:  # noqa: BLE001 - inspection is advice, never fatal
+            return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+        return ("identical" if _same(*first) else "own_order"), ""
+    return ("own_order" if _draws_unseeded(graphs[0]) else "identical"), ""
+
+
+PYTHON_BATCHES_COMPARED = 2
+
+
+def _first_batches(ds, n: int) -> list:
+    import tensorflow as tf  # noqa: PLC0415 - only called with a dataset, so TensorFlow is loaded
+
+    return [[t.numpy() for t in tf.nest.flatten(b, expand_composites=True)] for b in ds.take(n)]
+
+
+def _same(a: list, b: list) -> bool:
+    import numpy as np  # noqa: PLC0415
+
+    return len(a) == len(b) and all(len(x) == len(y) and all(np.array_equal(p, q) for p, q in zip(x, y))
+                                    for x, y in zip(a, b))
+
+
+SHARD_IT = "ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)"
+
+
+def worker_input_findings(state: str | None) -> list[dict]:
+    """The pipeline findings a worker_input state gives (INPUT_NOT_SHARDED, EMPTY_SHARD)."""
+    if state == "identical":
+        return [{"code": "INPUT_NOT_SHARDED",
+                 "message": "make_dataset takes the InputContext and does not use it, and draws nothing at random: "
+                            "under multi-worker or parameter servers every worker reads the same batches in the "
+                            "same order, so N workers compute one worker's gradient N times; shard it: "
+                            f"{SHARD_IT}"}]
+    if state == "empty":
+        return [{"code": "EMPTY_SHARD",
+                 "message": f"with {WORKERS_CHECKED} workers, worker 1's make_dataset(batch, InputContext) yields "
+                            "no batch (a shard of fewer files than workers?): a multi-worker or parameter-server "
+                            "run cannot train on it; shard after the files are read, or give every worker files"}]
+    return []

@@ -186,6 +186,8 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model)
         strings = shapes.string_inputs(tf, ds.element_spec)
         pipe = pipeline.inspect_pipeline(tf, ds)
+        across, across_why = pipeline.worker_input(tf, w.make_dataset, batch)
+        pipe["findings"].extend(pipeline.worker_input_findings(across))
         phase("timing a checkpoint save")
         saved = _count("the checkpoint save's time",
                        lambda: checkpoint.checkpoint_save(tf, model, g.optimizers or counts.optimizers_of(model)),
@@ -255,6 +257,8 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "steps_per_execution": counts.steps_per_execution(model),
         "jit_compile": timing.jit_compiled(model),
         "python_in_pipeline": any(f["code"] == "PYTHON_IN_PIPELINE" for f in pipe.get("findings", [])),
+        "worker_input": across,
+        "worker_input_detail": across_why or None,
         "run_eagerly": eager is not None,
         "eager_step_seconds": statistics.median(eager.totals) if eager is not None else None,
         "keras3_imports": keras3_imports(source_of(path)),

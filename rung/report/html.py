@@ -178,6 +178,10 @@ def _profile_section(profile) -> str:
         from rung.report.profile import replica_line
 
         rows.append(["loss under replicas", replica_line(p.replica_check)])
+    if p.worker_input:
+        from rung.report.profile import worker_input_line
+
+        rows.append(["across workers", worker_input_line(p.worker_input, None)])
     return "<h2>Profile (measured on one device)</h2>" + _table(["", ""], rows, left=(0, 1))
 
 

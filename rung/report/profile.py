@@ -90,6 +90,8 @@ def render(p: dict, console: Console | None = None) -> None:
     rc = p.get("replica_check")
     if rc:
         t.add_row("loss under replicas", replica_line(rc))
+    if p.get("worker_input") or p.get("worker_input_detail"):
+        t.add_row("across workers", worker_input_line(p.get("worker_input"), p.get("worker_input_detail")))
     items = [t]
     if p.get("loss_scaled_for_replicas") is False:
         items.append(Text.assemble(("  • ", "yellow"), ("LOSS_NOT_SCALED", "bold yellow"),
@@ -115,6 +117,20 @@ def render(p: dict, console: Console | None = None) -> None:
     items.extend(Text(f"note: {n}", style="dim") for n in p["notes"])
     console.print(Panel(Group(*items), title=f"rung profile · {p['workload']}", title_align="left",
                         border_style="red" if bound else "green"))
+
+
+WORKER_INPUT = {
+    "distinct": "worker 0's and worker 1's make_dataset(batch, InputContext) differ (sharded, or drawn at random)",
+    "own_order": "make_dataset does not use the InputContext: every worker reads all the data, each in its own "
+                 "random order",
+    "identical": "every worker reads the same batches in the same order (INPUT_NOT_SHARDED)",
+    "empty": "worker 1 of 2 gets no batch (EMPTY_SHARD)",
+}
+
+
+def worker_input_line(state, detail) -> str:
+    """What each worker's pipeline yields, in words (rung.measure.pipeline.worker_input)."""
+    return WORKER_INPUT.get(state) or f"not checked: {detail}"
 
 
 def replica_line(rc: dict) -> str:

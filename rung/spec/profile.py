@@ -23,7 +23,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "dynamic_shapes", "sparse_gradient_bytes_per_example", "optimizer_slot_bytes",
                  "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95", "trainable_variables",
                  "loss_scaled_for_replicas", "string_inputs", "steps_per_execution", "keras3_import",
-                 "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline")
+                 "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "worker_input")
 _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -57,6 +57,9 @@ class Profile(BaseModel):
     run_eagerly: bool = False        # compile(run_eagerly=True): fit runs each step without a graph
     python_in_pipeline: bool = False  # the pipeline runs Python (from_generator, py_function, numpy_function)
     eager_step_seconds: Optional[float] = None  # such a step, timed eagerly (the median of a few)
+    # what make_dataset(batch, InputContext) yields on worker 0 and worker 1 of 2
+    # (rung.measure.pipeline.worker_input); None: not told (it takes no context)
+    worker_input: Optional[Literal["distinct", "own_order", "identical", "empty"]] = None
     keras3_imports: list[str] = []   # the file's own imports of Keras 3 (rung.kerasfit.keras3_imports)
     keras: Optional[Literal["keras3", "tf_keras"]] = None  # the Keras the step was measured on
     sparse_gradient_bytes_per_example: Optional[float] = None

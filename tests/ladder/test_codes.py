@@ -377,3 +377,22 @@ def test_the_bigger_host_not_offered_is_the_one_an_offer_would_have_chosen():
     data.pop("offers")
     alone = rung.advise(parse_scenario(data))
     assert alone.verdict == "multi_worker_mirrored" and "BIGGER_HOST_NOT_OFFERED" in warnings(alone)
+
+
+def test_workers_reading_the_same_batches_or_none_warn_plans_of_several_workers_only():
+    """INPUT_NOT_SHARDED and EMPTY_SHARD, from the profile's worker_input, on the plans where
+    each worker builds its own pipeline (multi-worker, parameter servers), not on one host."""
+    many = {"target_examples_per_second": 20000}  # 16 x one device's 1,219/s: several hosts
+    d = decide(workload={"worker_input": "identical"}, goal=many)
+    [f] = [f for f in d.warnings if f.code == "INPUT_NOT_SHARDED"]
+    assert d.verdict == "multi_worker_mirrored" and f"all {d.prediction.hosts} workers" in f.message
+    assert "one worker's batch repeated" in f.message and "input_context.input_pipeline_id" in f.message
+    d = decide(**embedding_fleet(worker_input="identical"))
+    [f] = [f for f in d.warnings if f.code == "INPUT_NOT_SHARDED"]
+    assert d.verdict == "parameter_server" and "applied once per worker" in f.message
+    d = decide(workload={"worker_input": "empty"}, goal=many)
+    assert d.verdict == "multi_worker_mirrored" and d.warnings[0].code == "EMPTY_SHARD"
+    one_host = decide(workload={"worker_input": "identical"}, goal={"target_examples_per_second": 5000})
+    assert one_host.verdict == "mirrored" and "INPUT_NOT_SHARDED" not in one_host.codes
+    for fine in ("distinct", "own_order", None):
+        assert not {"INPUT_NOT_SHARDED", "EMPTY_SHARD"} & set(decide(workload={"worker_input": fine}, goal=many).codes)

@@ -344,6 +344,9 @@ def test_python_in_a_pipeline_is_found_and_carried_to_the_plan():
     from rung.measure.profile import profile
     p = profile(Path(__file__).parent.parent / "launch" / "generator.py", steps=2, warmup=1)
     assert p["python_in_pipeline"] is True and workload_block(Profile.model_validate(p))["python_in_pipeline"]
+    # its make_dataset takes the InputContext and ignores it, and its generator is seeded
+    assert p["worker_input"] == "identical" and workload_block(Profile.model_validate(p))["worker_input"] == "identical"
+    assert "INPUT_NOT_SHARDED" in {f["code"] for f in p["pipeline"]["findings"]}
 
 
 def test_a_small_source_mapped_every_epoch_is_named_with_its_size():
@@ -389,3 +392,31 @@ def test_a_source_read_from_files_is_named_by_what_the_files_hold(tmp_path):
     # 300 strings of 11 bytes: 3,300 B and a one-byte length each (3,600 B), not 300 x 4
     [msg] = no_cache(tf.data.Dataset.from_tensor_slices(["hello world"] * 300).map(tf.strings.length))
     assert "holds 3.52 KiB in memory" in msg, msg
+
+
+def test_what_each_worker_reads_is_told_apart_as_two_processes_see_it():
+    """worker_input: a make_dataset that takes the InputContext and ignores it, drawing nothing
+    at random, gives every worker the same batches (INPUT_NOT_SHARDED); one that shards a list
+    of fewer files than workers gives one of them nothing (EMPTY_SHARD). The oracle: each
+    variant run for worker 0 and worker 1 in two processes of their own, as workers run it."""
+    import subprocess
+    import sys
+
+    import tensorflow as tf
+
+    from rung.measure.pipeline import worker_input, worker_input_findings
+    from tests.measure.workloads import worker_inputs as v
+
+    script = Path(v.__file__)
+    procs = [subprocess.Popen([sys.executable, str(script), str(i)], stdout=subprocess.PIPE, text=True,
+                              stderr=subprocess.DEVNULL) for i in (0, 1)]
+    digests = [dict(line.split() for line in p.communicate(timeout=120)[0].splitlines()) for p in procs]
+    for state, fns in v.VARIANTS.items():
+        for fn in fns:
+            assert worker_input(tf, fn, 8)[0] == state, fn.__name__
+            if state in ("identical", "own_order", "distinct"):
+                same = digests[0][fn.__name__] == digests[1][fn.__name__]
+                assert same == (state == "identical"), fn.__name__
+    codes = {s: [f["code"] for f in worker_input_findings(s)] for s in v.VARIANTS}
+    assert codes == {"identical": ["INPUT_NOT_SHARDED"], "empty": ["EMPTY_SHARD"], "own_order": [], "distinct": [],
+                     None: []}

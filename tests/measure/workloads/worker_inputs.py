@@ -1,0 +1,84 @@
+"""make_dataset variants as newcomers write them, each told apart by
+rung.measure.pipeline.worker_input; run as a script (`python worker_inputs.py ID`), it prints
+a digest of the first batches each variant yields for worker ID of 2, in its own process as
+a worker would: the oracle the in-process check is held to."""
+
+import hashlib
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+
+def _arrays():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(64, 4)).astype("float32"), rng.normal(size=(64, 1)).astype("float32")
+
+
+def ignores_context(batch_size, input_context=None):
+    return tf.data.Dataset.from_tensor_slices(_arrays()).repeat().batch(batch_size)
+
+
+def ignores_context_seeded_shuffle(batch_size, input_context=None):
+    return tf.data.Dataset.from_tensor_slices(_arrays()).shuffle(64, seed=7).repeat().batch(batch_size)
+
+
+def ignores_context_shuffled(batch_size, input_context=None):
+    return tf.data.Dataset.from_tensor_slices(_arrays()).shuffle(64).repeat().batch(batch_size)
+
+
+def shards(batch_size, input_context=None):
+    ds = tf.data.Dataset.from_tensor_slices(_arrays())
+    if input_context is not None:
+        ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    return ds.repeat().batch(batch_size)
+
+
+def generator_seeded(batch_size, input_context=None):
+    def examples():
+        rng = np.random.default_rng(0)
+        while True:
+            yield rng.normal(size=4).astype("float32"), np.float32(0)
+
+    spec = (tf.TensorSpec((4,), tf.float32), tf.TensorSpec((), tf.float32))
+    return tf.data.Dataset.from_generator(examples, output_signature=spec).batch(batch_size)
+
+
+def generator_unseeded(batch_size, input_context=None):
+    def examples():
+        rng = np.random.default_rng()
+        while True:
+            yield rng.normal(size=4).astype("float32"), np.float32(0)
+
+    spec = (tf.TensorSpec((4,), tf.float32), tf.TensorSpec((), tf.float32))
+    return tf.data.Dataset.from_generator(examples, output_signature=spec).batch(batch_size)
+
+
+def one_file_sharded(batch_size, input_context=None):
+    files = tf.data.Dataset.from_tensor_slices(["part-00000"])
+    if input_context is not None:
+        files = files.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    x, y = _arrays()
+    return files.flat_map(lambda f: tf.data.Dataset.from_tensor_slices((x, y))).repeat().batch(batch_size)
+
+
+def no_context(batch_size):
+    return tf.data.Dataset.from_tensor_slices(_arrays()).repeat().batch(batch_size)
+
+
+VARIANTS = {"identical": [ignores_context, ignores_context_seeded_shuffle, generator_seeded],
+            "own_order": [ignores_context_shuffled, generator_unseeded],
+            "distinct": [shards], "empty": [one_file_sharded], None: [no_context]}
+
+if __name__ == "__main__":
+    worker = int(sys.argv[1])
+    for fns in VARIANTS.values():
+        for fn in fns:
+            if fn is no_context:
+                continue
+            digest = hashlib.sha1()
+            ds = fn(8, tf.distribute.InputContext(2, worker, 2))
+            for batch in ds.take(2):
+                for t in tf.nest.flatten(batch):
+                    digest.update(t.numpy().tobytes())
+            print(fn.__name__, digest.hexdigest())
