@@ -9,7 +9,7 @@ Each hint was checked on such a GAN (TensorFlow 2.21; Keras 3 and tf-keras), the
 shard on `tests/bench/shard_one_file.py`, string features under Keras 3's mirrored fit on a
 StringLookup model (keras.io's text classification has one), an adapt in make_dataset under
 parameter servers, the bundled mlp compiled with jit_compile=True under mirrored and
-multi-worker runs on CPU."""
+multi-worker runs on CPU, a ragged and a sparse model under Keras 3's mirrored fit."""
 
 from __future__ import annotations
 
@@ -95,6 +95,13 @@ _HINTS = (
      "string features reached an op that sums over replicas: Keras 3's fit cannot run a model with string "
      "inputs under MirroredStrategy (tensorflow#80951): run it on tf-keras (TF_USE_LEGACY_KERAS=1), or map "
      "TextVectorization / StringLookup over the tf.data pipeline so the model takes integers"),
+    # Keras 3's mirrored fit splits a batch across replicas by each tensor's device
+    (("'RaggedTensor' object has no attribute 'device'",),
+     "ragged features: Keras 3's fit cannot split a batch of them across MirroredStrategy's replicas: run it "
+     "on tf-keras (TF_USE_LEGACY_KERAS=1), or make them dense in the pipeline (RaggedTensor.to_tensor())"),
+    (("'SparseTensor' object has no attribute 'device'",),
+     "sparse features: Keras 3's fit cannot split a batch of them across MirroredStrategy's replicas: run it "
+     "on tf-keras (TF_USE_LEGACY_KERAS=1), or make them dense in the pipeline (tf.sparse.to_dense)"),
     # parameter servers build each worker's dataset inside a tf.function
     (("Detected a call to `PreprocessingLayer.adapt` inside a `tf.function`",),
      "make_dataset adapts a preprocessing layer, and under parameter servers each worker's dataset is built "

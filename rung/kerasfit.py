@@ -7,9 +7,11 @@ from __future__ import annotations
 
 STRING_INPUTS = "STRING_INPUTS"
 STEPS_PER_EXECUTION = "STEPS_PER_EXECUTION"
+RAGGED_OR_SPARSE_INPUTS = "RAGGED_OR_SPARSE_INPUTS"
 
 
-def keras3_mirrored_failures(string_inputs: bool = False, steps_per_execution: int = 1) -> list[tuple[str, str]]:
+def keras3_mirrored_failures(string_inputs: bool = False, steps_per_execution: int = 1,
+                             ragged_or_sparse_inputs: bool = False) -> list[tuple[str, str]]:
     """(code, what fails) for each reason Keras 3's fit fails on this model under
     MirroredStrategy; empty when it runs."""
     out = []
@@ -22,6 +24,10 @@ def keras3_mirrored_failures(string_inputs: bool = False, steps_per_execution: i
                                          "and Keras 3's model.fit under MirroredStrategy fails with it (\"You "
                                          "must feed a value for placeholder tensor\" inside its step loop, "
                                          "keras-team/keras#19246)"))
+    if ragged_or_sparse_inputs:
+        out.append((RAGGED_OR_SPARSE_INPUTS, "the model takes ragged or sparse features, and Keras 3's model.fit "
+                                             "under MirroredStrategy fails on them as it splits the batch across "
+                                             "replicas (\"'RaggedTensor' object has no attribute 'device'\")"))
     return out
 
 
@@ -31,11 +37,13 @@ def keras3_mirrored_failures(string_inputs: bool = False, steps_per_execution: i
 TF_KERAS_STRATEGIES = ("multi_worker_mirrored", "parameter_server")
 
 
-def runs_on_tf_keras(verdict: str, string_inputs: bool = False, steps_per_execution: int = 1) -> bool:
+def runs_on_tf_keras(verdict: str, string_inputs: bool = False, steps_per_execution: int = 1,
+                     ragged_or_sparse_inputs: bool = False) -> bool:
     """Whether rung init's train.py runs `verdict` on tf-keras for a file written on tf.keras:
     the strategy needs it, or a mirrored model Keras 3's fit cannot run (`rung.launch.emit`)."""
     return verdict in TF_KERAS_STRATEGIES or (
-        verdict == "mirrored" and bool(keras3_mirrored_failures(string_inputs, steps_per_execution)))
+        verdict == "mirrored"
+        and bool(keras3_mirrored_failures(string_inputs, steps_per_execution, ragged_or_sparse_inputs)))
 
 
 def source_of(path) -> str:

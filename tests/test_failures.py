@@ -65,6 +65,13 @@ EAGER_PS = ("Traceback (most recent call last):\n  File \"/tmp/nc/ps_eager/train
             "    model.fit(make_input(tf, workload, strategy, args), epochs=args.epochs, steps_per_epoch=args.steps,\n"
             "ValueError: When using `Model` with `ParameterServerStrategy`, `run_eagerly` is not supported.")
 
+# Keras 3, model.fit under MirroredStrategy(2 logical CPUs) of a ragged bag of words and of a
+# sparse multi-hot model (2026-12-02), the traceback's last lines
+RAGGED = ("  File \"/venv/lib/python3.11/site-packages/tensorflow/python/distribute/values.py\", line 175, in "
+          "<genexpr>\n    return tuple(v.device for v in self._values)\n                 ^^^^^^^^\n"
+          "AttributeError: 'RaggedTensor' object has no attribute 'device'")
+SPARSE = RAGGED.replace("RaggedTensor", "SparseTensor")
+
 
 def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "model.built = True" in hint(KERAS3_BUILD)[0]
@@ -82,6 +89,10 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert line.startswith("Trying to access resource dense/kernel/0")
     advice, line = hint(EAGER_PS)
     assert "run_eagerly=False" in advice and "`run_eagerly` is not supported" in line
+    advice, line = hint(RAGGED)
+    assert advice.startswith("ragged features") and "to_tensor()" in advice and "TF_USE_LEGACY_KERAS=1" in advice
+    assert line == "AttributeError: 'RaggedTensor' object has no attribute 'device'"
+    assert "tf.sparse.to_dense" in hint(SPARSE)[0]
 
 
 def test_the_line_puts_the_hint_first_and_stays_short():

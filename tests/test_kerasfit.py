@@ -87,3 +87,17 @@ def test_calls_that_run_eagerly_are_found_with_their_lines():
     assert run_eagerly_calls(source) == ["compile(run_eagerly=True) (line 2)"]
     assert jit_compile_calls(source) == []                               # each keyword its own
     assert run_eagerly_calls("m.compile(jit_compile=True)") == [] and run_eagerly_calls("def broken(:") == []
+
+
+def test_ragged_or_sparse_inputs_put_a_mirrored_run_on_tf_keras():
+    """Keras 3's mirrored fit fails on ragged and sparse batches (reproduced with TF 2.21);
+    tf-keras runs them. Multi-worker and parameter servers are on tf-keras anyway."""
+    from rung.bench.plan import keras_for
+    from rung.kerasfit import keras3_mirrored_failures, runs_on_tf_keras
+
+    [(code, what)] = keras3_mirrored_failures(ragged_or_sparse_inputs=True)
+    assert code == "RAGGED_OR_SPARSE_INPUTS" and "'RaggedTensor' object has no attribute 'device'" in what
+    assert runs_on_tf_keras("mirrored", ragged_or_sparse_inputs=True) and not runs_on_tf_keras("mirrored")
+    assert not runs_on_tf_keras("single_device", ragged_or_sparse_inputs=True)
+    assert keras_for("mirrored", {"ragged_or_sparse_inputs": True}) == "tf_keras"
+    assert keras_for("mirrored", {"ragged_or_sparse_inputs": False}) == "keras3"

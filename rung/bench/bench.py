@@ -256,7 +256,8 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                         whole["throughput_kept"] = whole["examples_per_second"] / plain["examples_per_second"]
                 if spec.strategy == "single_device" and basis is None:
                     r0 = out_runs[-1]
-                    facts = {k: r0["_grads"].get(k) for k in ("string_inputs", "steps_per_execution")
+                    facts = {k: r0["_grads"].get(k) for k in ("string_inputs", "steps_per_execution",
+                                                              "ragged_or_sparse_inputs")
                              if r0["_grads"].get(k) is not None}
                     base["model"] = {**base.get("model", {}), **facts}
                     failures = keras3_mirrored_failures(**facts)

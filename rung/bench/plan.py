@@ -122,8 +122,8 @@ def keras_for(strategy: str, model: Optional[dict] = None) -> str:
     """The Keras a run uses: KERAS_FOR, except a mirrored run of a model Keras 3's fit
     cannot run under MirroredStrategy (rung.kerasfit; rung init does the same), and every
     run of a file that imports tf_keras itself, and the single-device run of a bench whose
-    other runs all use tf-keras. `model`: the single-device run's `string_inputs` and
-    `steps_per_execution`, `tf_keras_import` and `tf_keras_runs`."""
+    other runs all use tf-keras. `model`: the single-device run's `string_inputs`,
+    `steps_per_execution` and `ragged_or_sparse_inputs`, `tf_keras_import` and `tf_keras_runs`."""
     from rung.kerasfit import keras3_mirrored_failures
 
     m = model or {}
@@ -132,7 +132,8 @@ def keras_for(strategy: str, model: Optional[dict] = None) -> str:
     if m.get("tf_keras_runs"):  # every other run of the bench is on tf-keras: its basis is too
         return "tf_keras"
     if strategy == "mirrored" and keras3_mirrored_failures(m.get("string_inputs", False),
-                                                          m.get("steps_per_execution", 1)):
+                                                          m.get("steps_per_execution", 1),
+                                                          m.get("ragged_or_sparse_inputs", False)):
         return "tf_keras"
     return KERAS_FOR[strategy]
 

@@ -221,6 +221,7 @@ def run(cfg) -> dict:
         grads = {"dense": g.dense_bytes, "sparse": g.sparse_bytes, "params": g.params, "variables": g.variables,
                  "optimizer": counts.optimizer_info(counted, g.params, g.param_dtype, g.optimizers)["optimizer"],
                  "string_inputs": bool(shapes.string_inputs(tf, one.element_spec)),
+                 "ragged_or_sparse_inputs": bool(shapes.ragged_or_sparse_inputs(tf, one.element_spec)),
                  "steps_per_execution": counts.steps_per_execution(counted)}
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
             "gradients": grads, "devices": devices, "jit_compile_off": xla_off,

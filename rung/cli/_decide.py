@@ -100,7 +100,7 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
     scenario2, caveats2 = _plan.plan_scenario(other, args, where=args.hardware or "--device")
     decision2 = advise(scenario2, links)
     second = f"{other.step_seconds * 1e3:.3g} ms"
-    if runs_on_tf_keras(decision2.verdict, w.string_inputs, w.steps_per_execution):
+    if runs_on_tf_keras(decision2.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs):
         decision2.warnings.append(Finding(C.STEP_REMEASURED,
             f"{decision2.verdict} runs on tf-keras (rung init's train.py sets TF_USE_LEGACY_KERAS=1), so the step was "
             f"measured there too: {second} a step, against {first} on Keras 3. The plan rests on the tf-keras step"

@@ -44,6 +44,7 @@ def job_from(args) -> Job:
                   devices_per_host=s.hardware.devices_per_host, takes_on=list(d.takes_on),
                   source=f"from {args.scenario}: {d.verdict}", string_inputs=s.workload.string_inputs,
                   steps_per_execution=s.workload.steps_per_execution, jit_compile=bool(s.workload.jit_compile),
+                  ragged_or_sparse_inputs=bool(s.workload.ragged_or_sparse_inputs),
                   run_eagerly=bool(s.workload.run_eagerly), python_in_pipeline=bool(s.workload.python_in_pipeline))
         if args.workers:
             job.workers = args.workers

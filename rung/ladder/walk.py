@@ -140,10 +140,13 @@ def _keras3_cannot_run(ctx: Context, d: Decision) -> list:
         return [Finding(C.STRING_INPUTS, f"the model takes string features, and a TPU takes no string tensors: {layers}")]
     if d.verdict != "mirrored" or p.devices < 2:
         return []
-    fixes = {C.STRING_INPUTS: f", or {layers}", C.STEPS_PER_EXECUTION: ", or compile with steps_per_execution=1"}
+    fixes = {C.STRING_INPUTS: f", or {layers}", C.STEPS_PER_EXECUTION: ", or compile with steps_per_execution=1",
+             C.RAGGED_OR_SPARSE_INPUTS: ", or make them dense in the pipeline (RaggedTensor.to_tensor(), "
+                                        "tf.sparse.to_dense) so the model takes dense tensors"}
     return [Finding(code, f"{what}. Run it on tf-keras (TF_USE_LEGACY_KERAS=1 before TensorFlow starts; rung "
                           f"init's train.py sets it){fixes[code]}")
-            for code, what in keras3_mirrored_failures(w.string_inputs, w.steps_per_execution)]
+            for code, what in keras3_mirrored_failures(w.string_inputs, w.steps_per_execution,
+                                                       w.ragged_or_sparse_inputs)]
 
 
 def _step_on_other_keras(ctx: Context, d: Decision) -> Finding | None:
@@ -156,7 +159,7 @@ def _step_on_other_keras(ctx: Context, d: Decision) -> Finding | None:
 
     w = ctx.s.workload
     if w.step_keras != "keras3" or w.step_seconds_source != "measured" or w.keras3_import or d.prediction is None \
-            or not runs_on_tf_keras(d.verdict, w.string_inputs, w.steps_per_execution):
+            or not runs_on_tf_keras(d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs):
         return None
     return Finding(C.STEP_ON_OTHER_KERAS,
         f"the step ({w.step_seconds * 1e3:.3g} ms) was measured on Keras 3, and rung init's train.py runs "

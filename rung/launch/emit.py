@@ -36,6 +36,7 @@ class Job:
     # what Keras 3's mirrored fit cannot run (rung.kerasfit), from the profile: tf-keras can
     string_inputs: bool = False
     steps_per_execution: int = 1
+    ragged_or_sparse_inputs: bool = False
     # the workload file's own `import tf_keras` (rung.kerasfit.tf_keras_imports): its model
     # is a tf-keras model, so every strategy's train.py runs on tf-keras
     tf_keras_imports: list[str] = field(default_factory=list)
@@ -77,7 +78,7 @@ class Job:
 
     @property
     def keras3_failures(self) -> list[tuple[str, str]]:
-        return keras3_mirrored_failures(self.string_inputs, self.steps_per_execution)
+        return keras3_mirrored_failures(self.string_inputs, self.steps_per_execution, self.ragged_or_sparse_inputs)
 
     @property
     def script_verdict(self) -> str:

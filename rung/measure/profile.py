@@ -185,6 +185,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         kernels = _count("operations per step", lambda: counts.ops_per_step(tf, model, sample, graphs), notes)
         dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model)
         strings = shapes.string_inputs(tf, ds.element_spec)
+        composite = shapes.ragged_or_sparse_inputs(tf, ds.element_spec)
         pipe = pipeline.inspect_pipeline(tf, ds)
         across, across_why = pipeline.worker_input(tf, w.make_dataset, batch)
         pipe["findings"].extend(pipeline.worker_input_findings(across))
@@ -254,6 +255,8 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "dynamic_shape_details": dyn,
         "string_inputs": bool(strings),
         "string_input_details": strings,
+        "ragged_or_sparse_inputs": bool(composite),
+        "ragged_or_sparse_input_details": composite,
         "steps_per_execution": counts.steps_per_execution(model),
         "jit_compile": timing.jit_compiled(model),
         "python_in_pipeline": any(f["code"] == "PYTHON_IN_PIPELINE" for f in pipe.get("findings", [])),

@@ -61,3 +61,21 @@ def string_inputs(tf, element_spec) -> list[str]:
 
     walk(features, "features")
     return found
+
+
+def ragged_or_sparse_inputs(tf, element_spec) -> list[str]:
+    """The parts of the dataset's elements that are ragged or sparse tensors. Keras 3's fit
+    cannot split such a batch across MirroredStrategy's replicas ("'RaggedTensor' object has
+    no attribute 'device'", reproduced with TF 2.21 on a ragged bag of words and a sparse
+    multi-hot model); tf-keras runs both."""
+    names = ("features", "labels", "sample_weights")
+    parts = element_spec if isinstance(element_spec, tuple) else (element_spec,)
+    found = []
+    for part, spec in zip(names, parts):
+        flat = tf.nest.flatten(spec)
+        for i, s in enumerate(flat):
+            kind = ("ragged" if isinstance(s, tf.RaggedTensorSpec) else
+                    "sparse" if isinstance(s, tf.SparseTensorSpec) else None)
+            if kind:
+                found.append(f"{part}[{i}] is {kind}" if len(flat) > 1 else f"{part} is {kind}")
+    return found

@@ -84,6 +84,10 @@ def render(p: dict, console: Console | None = None) -> None:
     if p.get("string_inputs"):
         t.add_row("string inputs", f"{', '.join(p.get('string_input_details') or [])}: Keras 3's fit fails on them "
                                    "under MirroredStrategy (tensorflow#80951), a TPU takes none (STRING_INPUTS)")
+    if p.get("ragged_or_sparse_inputs"):
+        t.add_row("ragged/sparse", f"{', '.join(p.get('ragged_or_sparse_input_details') or [])}: Keras 3's fit fails "
+                                   "on them under MirroredStrategy; rung runs mirrored on tf-keras "
+                                   "(RAGGED_OR_SPARSE_INPUTS)")
     if p.get("keras3_imports"):
         t.add_row("Keras 3 import", f"{'; '.join(p['keras3_imports'])}: multi-worker and parameter-server fit run "
                                     "on tf-keras, which cannot train a model built from `keras` (KERAS3_IMPORT)")

@@ -23,7 +23,8 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "dynamic_shapes", "sparse_gradient_bytes_per_example", "optimizer_slot_bytes",
                  "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95", "trainable_variables",
                  "loss_scaled_for_replicas", "string_inputs", "steps_per_execution", "keras3_import",
-                 "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "worker_input")
+                 "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "worker_input",
+                 "ragged_or_sparse_inputs")
 _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -52,6 +53,7 @@ class Profile(BaseModel):
     input_wait_seconds_ci95: Optional[list[float]] = None
     dynamic_shapes: bool = False
     string_inputs: bool = False
+    ragged_or_sparse_inputs: bool = False  # ragged or sparse tensors in the dataset's elements
     steps_per_execution: int = 1
     jit_compile: bool = False        # the model's step compiled with XLA (rung.measure.timing.jit_compiled)
     run_eagerly: bool = False        # compile(run_eagerly=True): fit runs each step without a graph

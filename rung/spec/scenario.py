@@ -92,6 +92,10 @@ class Workload(_Block):
     # StringLookup inside it). Keras 3's fit fails on them under MirroredStrategy
     # (tensorflow#80951) and TPUs take no strings: STRING_INPUTS. `rung profile` sets it.
     string_inputs: bool = False
+    # v1 extension (optional): ragged or sparse tensors in the dataset's elements. Keras 3's
+    # model.fit under MirroredStrategy fails on them (reproduced with TF 2.21; tf-keras runs
+    # them): RAGGED_OR_SPARSE_INPUTS, and tf-keras in init and bench. `rung profile` sets it.
+    ragged_or_sparse_inputs: bool = False
     # v1 extension (optional): the model's compile(steps_per_execution=k). Keras 3's fit
     # fails with k > 1 under MirroredStrategy (keras-team/keras#19246, reproduced with TF
     # 2.21; tf-keras runs it): STEPS_PER_EXECUTION. `rung profile` reads it.

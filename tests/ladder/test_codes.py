@@ -396,3 +396,14 @@ def test_workers_reading_the_same_batches_or_none_warn_plans_of_several_workers_
     assert one_host.verdict == "mirrored" and "INPUT_NOT_SHARDED" not in one_host.codes
     for fine in ("distinct", "own_order", None):
         assert not {"INPUT_NOT_SHARDED", "EMPTY_SHARD"} & set(decide(workload={"worker_input": fine}, goal=many).codes)
+
+
+def test_ragged_or_sparse_inputs_warn_a_mirrored_plan_only():
+    d = decide(workload={"ragged_or_sparse_inputs": True}, hardware={"devices_per_host": 8},
+               goal={"target_examples_per_second": 5000})  # 4.1 devices of 1,219/s: one host
+    [f] = [f for f in d.warnings if f.code == "RAGGED_OR_SPARSE_INPUTS"]
+    assert d.verdict == "mirrored" and "TF_USE_LEGACY_KERAS=1" in f.message and "to_tensor()" in f.message
+    multi = decide(workload={"ragged_or_sparse_inputs": True}, goal={"target_examples_per_second": 20000})
+    assert multi.verdict == "multi_worker_mirrored" and "RAGGED_OR_SPARSE_INPUTS" not in multi.codes
+    assert "RAGGED_OR_SPARSE_INPUTS" not in decide(hardware={"devices_per_host": 8},
+                                                   goal={"target_examples_per_second": 5000}).codes

@@ -474,3 +474,29 @@ def test_a_pipeline_that_runs_python_stops_parameter_servers_in_one_line(tmp_pat
              "--steps", "3", timeout=300)
     assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
     assert "runs only in the coordinator's process" in r.stderr and "generator.py" in r.stderr
+
+
+def test_ragged_features_are_found_warned_and_run_mirrored_on_tf_keras(tmp_path):
+    # a ragged bag of words: Keras 3's mirrored fit fails on it ("'RaggedTensor' object has
+    # no attribute 'device'"; before, rung's train.py ran it there and exited 1). The profile
+    # finds it, the plan warns, and train.py runs mirrored on tf-keras, on 2 logical CPUs
+    ragged = HERE / "ragged.py"
+    p = rung("profile", str(ragged), "--steps", "4", "--warmup", "1", "--no-replica-check", "--json")
+    assert p.returncode == 0, p.stderr[-800:]
+    prof = json.loads(p.stdout)
+    assert prof["ragged_or_sparse_inputs"] and prof["ragged_or_sparse_input_details"] == ["features is ragged"]
+    assert prof["worker_input"] == "distinct"  # it shards itself
+    scenario = {"schema": "rung/scenario/v1",
+                "workload": {"params": prof["params"], "optimizer": "sgd", "per_device_batch": 32,
+                             "step_seconds": 0.05, "ragged_or_sparse_inputs": True},
+                "hardware": {"device": "custom", "device_memory_gib": 8, "devices_per_host": 2, "max_hosts": 1},
+                "goal": {"target_examples_per_second": 1.5 * 32 / 0.05}}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(scenario))
+    d = json.loads(rung("advise", "--scenario", str(path), "--json").stdout)
+    assert d["verdict"] == "mirrored" and "RAGGED_OR_SPARSE_INPUTS" in [w["code"] for w in d["warnings"]]
+    r = rung("launch", str(ragged), "--scenario", str(path), "--engine", "local", "--steps", "4", "--json",
+             "--out", str(tmp_path / "job"))
+    assert r.returncode == 0, r.stderr[-1500:]
+    out = json.loads(r.stdout)
+    assert out["keras"] == "tf_keras" and out["steps_completed"] == 4 and out["examples_per_second"] > 0

@@ -420,3 +420,17 @@ def test_what_each_worker_reads_is_told_apart_as_two_processes_see_it():
     codes = {s: [f["code"] for f in worker_input_findings(s)] for s in v.VARIANTS}
     assert codes == {"identical": ["INPUT_NOT_SHARDED"], "empty": ["EMPTY_SHARD"], "own_order": [], "distinct": [],
                      None: []}
+
+
+def test_ragged_and_sparse_parts_of_an_element_are_named():
+    import tensorflow as tf
+
+    from rung.measure.shapes import ragged_or_sparse_inputs
+
+    ragged = tf.RaggedTensorSpec([None, None], tf.int32)
+    sparse = tf.SparseTensorSpec([None, 100], tf.float32)
+    dense = tf.TensorSpec([None, 4], tf.float32)
+    assert ragged_or_sparse_inputs(tf, (ragged, dense)) == ["features is ragged"]
+    assert ragged_or_sparse_inputs(tf, ({"a": dense, "b": sparse}, dense)) == ["features[1] is sparse"]
+    assert ragged_or_sparse_inputs(tf, (dense, ragged)) == ["labels is ragged"]
+    assert ragged_or_sparse_inputs(tf, (dense, dense)) == [] and ragged_or_sparse_inputs(tf, dense) == []
