@@ -69,6 +69,15 @@ PS_PYTHON_PROBLEM = (
     "tf.data maps) for parameter servers")
 
 
+# Why every parameter-server worker reads the same batches from a pipeline that draws
+# nothing at random without a seed (profile finding and advise's INPUT_NOT_SHARDED).
+PS_SAME_INPUT = (
+    "under parameter servers make_dataset runs once, on the coordinator, with an InputContext of one pipeline "
+    "(a shard() by it keeps everything), and every worker runs a copy of that pipeline; this one draws nothing at "
+    "random without a seed, so every worker would read the same batches in the same order")
+PS_SAME_INPUT_FIX = "shuffle it without a seed (ds.shuffle(buffer)), so each worker draws its own order"
+
+
 _HINTS = (
     # Keras 3 builds the model under a strategy by calling it on a batch
     (("Unable to automatically build the model",),

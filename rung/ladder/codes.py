@@ -89,3 +89,4 @@ RUN_EAGERLY = "RUN_EAGERLY"                      # compile(run_eagerly=True): fi
 JIT_COMPILE = "JIT_COMPILE"                      # an XLA step on a parameter-server worker cannot read the ps tasks' variables
 INPUT_NOT_SHARDED = "INPUT_NOT_SHARDED"          # every worker's pipeline yields the same batches
 EMPTY_SHARD = "EMPTY_SHARD"                      # one worker's pipeline yields nothing
+BATCH_DIVIDED = "BATCH_DIVIDED"                  # make_dataset divides the per-replica batch by the replicas again

@@ -193,6 +193,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     shards = _worker_input(ctx, d)
     if shards is not None:
         d.warnings.insert(0, shards)
+    divided = _divides_batch(ctx, d)
+    if divided is not None:
+        d.warnings.insert(0, divided)
     if d.verdict == "parameter_server" and ctx.s.workload.python_in_pipeline:
         from rung.failures import PS_PYTHON_PROBLEM
 
@@ -215,19 +218,44 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     return d
 
 
+def _divides_batch(ctx: Context, d: Decision):
+    """BATCH_DIVIDED: make_dataset divides the batch by the InputContext's replicas, where
+    rung's train.py passes the per-replica batch. The context's replicas are every replica
+    under multi-worker, a worker's own devices under parameter servers (TensorFlow's
+    ParameterServerStrategy: its GPUs, else 1, which divides nothing)."""
+    w, p = ctx.s.workload, d.prediction
+    if not w.divides_batch or p is None or d.verdict not in ("multi_worker_mirrored", "parameter_server"):
+        return None
+    replicas = p.devices if d.verdict == "multi_worker_mirrored" else p.devices_per_host
+    if replicas < 2:
+        return None
+    b = w.per_device_batch
+    return Finding(C.BATCH_DIVIDED,
+        f"make_dataset divides the batch it is given by the replicas (input_context.get_per_replica_batch_size, as "
+        f"TensorFlow's multi-worker tutorial does for a global batch), and rung's train.py passes the per-replica "
+        f"batch ({b:,}): each of the {replicas} replicas would train on {b // replicas:,} examples a step, not the "
+        f"{b:,} this plan is predicted for, and rung launch would count {b:,}. Use batch_size as it is")
+
+
 def _worker_input(ctx: Context, d: Decision):
     """INPUT_NOT_SHARDED and EMPTY_SHARD: a plan of several workers, each with its own
     pipeline from make_dataset(batch, InputContext), where `rung profile` found every
     worker's pipeline the same, or one of them empty."""
-    state = ctx.s.workload.worker_input
+    ps = d.verdict == "parameter_server"
+    state = ctx.s.workload.ps_worker_input if ps else ctx.s.workload.worker_input
     if d.verdict not in ("multi_worker_mirrored", "parameter_server") or state not in ("identical", "empty"):
         return None
     workers = d.prediction.hosts if d.prediction is not None else None
     many = f"all {workers} workers" if workers and workers > 1 else "every worker"
+    if state == "identical" and ps:
+        from rung.failures import PS_SAME_INPUT, PS_SAME_INPUT_FIX
+
+        return Finding(C.INPUT_NOT_SHARDED,
+            f"{PS_SAME_INPUT}, and each batch's update would be applied once per worker"
+            + (f" ({workers} times)" if workers and workers > 1 else "")
+            + f". {PS_SAME_INPUT_FIX[0].upper()}{PS_SAME_INPUT_FIX[1:]}")
     if state == "identical":
-        what = ("the global batch is one worker's batch repeated, so the average of the workers' gradients is one worker's"
-                if d.verdict == "multi_worker_mirrored" else
-                "each example's update is applied once per worker")
+        what = "the global batch is one worker's batch repeated, so the average of the workers' gradients is one worker's"
         return Finding(C.INPUT_NOT_SHARDED,
             f"make_dataset takes the InputContext and does not use it, and draws nothing at random: {many} would "
             f"read the same batches in the same order ({what}); the plan's examples per second count each example "

@@ -249,3 +249,67 @@ def worker_input_findings(state: str | None) -> list[dict]:
                             "no batch (a shard of fewer files than workers?): a multi-worker or parameter-server "
                             "run cannot train on it; shard after the files are read, or give every worker files"}]
     return []
+
+
+def ps_same_batches() -> dict:
+    from rung.failures import PS_SAME_INPUT, PS_SAME_INPUT_FIX  # noqa: PLC0415
+
+    return {"code": "INPUT_NOT_SHARDED", "message": f"{PS_SAME_INPUT}; {PS_SAME_INPUT_FIX}"}
+
+
+def divides_batch_finding(batch_size: int) -> dict:
+    return {"code": "BATCH_DIVIDED",
+            "message": f"make_dataset({batch_size}, input_context) divides the batch by the replicas "
+                       "(input_context.get_per_replica_batch_size, as TensorFlow's tutorial does for a global "
+                       f"batch): rung passes the per-replica batch, so under multi-worker or parameter servers each "
+                       f"replica would train on {batch_size}/N examples a step, not {batch_size}; use batch_size as "
+                       "it is"}
+
+
+def divides_batch(tf, make_dataset, batch_size: int) -> bool:
+    """Whether make_dataset(batch_size, InputContext) batches by batch_size over the replicas
+    (input_context.get_per_replica_batch_size(batch_size), as TensorFlow's multi-worker
+    tutorial writes it for a global batch), where rung and its train.py pass the per-replica
+    batch already: built for 2 replicas, its first batch holds half. False when it cannot be
+    told (no InputContext taken, an odd batch, a failure: inspection is advice)."""
+    import inspect  # noqa: PLC0415
+
+    params = inspect.signature(make_dataset).parameters
+    if ("input_context" not in params and len(params) < 2) or batch_size % 2 or batch_size < 2:
+        return False
+    try:
+        ds = make_dataset(batch_size, tf.distribute.InputContext(1, 0, 2))
+        first = next(iter(ds.take(1)), None)
+        if first is None:
+            return False
+        lead = tf.nest.flatten(first, expand_composites=False)[0]
+        rows = int(lead.nrows()) if isinstance(lead, tf.RaggedTensor) else int(
+            lead.dense_shape[0] if isinstance(lead, tf.SparseTensor) else tf.shape(lead)[0])
+    except Exception:  # noqa: BLE001 - inspection is advice, never fatal
+        return False
+    return rows == batch_size // 2
+
+
+def ps_worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]:
+    """What each parameter-server worker's pipeline yields. Under ParameterServerStrategy
+    make_dataset runs once, on the coordinator, with an InputContext of one pipeline (id 0:
+    a shard() by it keeps everything), and every worker runs a copy of that pipeline; seen
+    here in a 2-worker launch, where both workers read 0, 1, 2, ... with a shard() by the
+    context and no shuffle. So the workers differ only where the pipeline draws at random
+    without a seed. "identical": nothing drawn without a seed; "own_order": otherwise.
+    None with a reason for a pipeline that runs Python (under parameter servers it runs in
+    the coordinator alone: PYTHON_PIPELINE) or one that cannot be built or serialised."""
+    import inspect  # noqa: PLC0415
+
+    params = inspect.signature(make_dataset).parameters
+    try:
+        if "input_context" in params or len(params) >= 2:
+            ds = make_dataset(batch_size, tf.distribute.InputContext(1, 0, 1))
+        else:
+            ds = make_dataset(batch_size)
+        gd = _graph_def(tf, ds)
+    except Exception as e:  # noqa: BLE001 - inspection is advice, never fatal
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+    if _runs_python(gd):
+        return None, "the pipeline runs Python, which under parameter servers runs in the coordinator alone"
+    return ("own_order" if _draws_unseeded(gd) else "identical"), ""

@@ -189,6 +189,12 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         pipe = pipeline.inspect_pipeline(tf, ds)
         across, across_why = pipeline.worker_input(tf, w.make_dataset, batch)
         pipe["findings"].extend(pipeline.worker_input_findings(across))
+        ps_across, ps_why = pipeline.ps_worker_input(tf, w.make_dataset, batch)
+        if ps_across == "identical":
+            pipe["findings"].append(pipeline.ps_same_batches())
+        divided = pipeline.divides_batch(tf, w.make_dataset, batch)
+        if divided:
+            pipe["findings"].append(pipeline.divides_batch_finding(batch))
         phase("timing a checkpoint save")
         saved = _count("the checkpoint save's time",
                        lambda: checkpoint.checkpoint_save(tf, model, g.optimizers or counts.optimizers_of(model)),
@@ -261,6 +267,9 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "jit_compile": timing.jit_compiled(model),
         "python_in_pipeline": any(f["code"] == "PYTHON_IN_PIPELINE" for f in pipe.get("findings", [])),
         "worker_input": across,
+        "ps_worker_input": ps_across,
+        "ps_worker_input_detail": ps_why or None,
+        "divides_batch": divided,
         "worker_input_detail": across_why or None,
         "run_eagerly": eager is not None,
         "eager_step_seconds": statistics.median(eager.totals) if eager is not None else None,

@@ -182,6 +182,10 @@ def _profile_section(profile) -> str:
         from rung.report.profile import worker_input_line
 
         rows.append(["across workers", worker_input_line(p.worker_input, None)])
+    if p.ps_worker_input:
+        from rung.report.profile import PS_WORKER_INPUT
+
+        rows.append(["across PS workers", PS_WORKER_INPUT[p.ps_worker_input]])
     return "<h2>Profile (measured on one device)</h2>" + _table(["", ""], rows, left=(0, 1))
 
 

@@ -96,6 +96,8 @@ def render(p: dict, console: Console | None = None) -> None:
         t.add_row("loss under replicas", replica_line(rc))
     if p.get("worker_input") or p.get("worker_input_detail"):
         t.add_row("across workers", worker_input_line(p.get("worker_input"), p.get("worker_input_detail")))
+    if p.get("ps_worker_input"):
+        t.add_row("across PS workers", PS_WORKER_INPUT[p["ps_worker_input"]])
     items = [t]
     if p.get("loss_scaled_for_replicas") is False:
         items.append(Text.assemble(("  • ", "yellow"), ("LOSS_NOT_SCALED", "bold yellow"),
@@ -124,11 +126,19 @@ def render(p: dict, console: Console | None = None) -> None:
 
 
 WORKER_INPUT = {
-    "distinct": "worker 0's and worker 1's make_dataset(batch, InputContext) differ (sharded, or drawn at random)",
-    "own_order": "make_dataset does not use the InputContext: every worker reads all the data, each in its own "
-                 "random order",
-    "identical": "every worker reads the same batches in the same order (INPUT_NOT_SHARDED)",
-    "empty": "worker 1 of 2 gets no batch (EMPTY_SHARD)",
+    "distinct": "multi-worker: worker 0's and worker 1's make_dataset(batch, InputContext) differ (sharded, or "
+                "drawn at random)",
+    "own_order": "multi-worker: make_dataset does not use the InputContext: every worker reads all the data, each "
+                 "in its own random order",
+    "identical": "multi-worker: every worker reads the same batches in the same order (INPUT_NOT_SHARDED)",
+    "empty": "multi-worker: worker 1 of 2 gets no batch (EMPTY_SHARD)",
+}
+
+
+PS_WORKER_INPUT = {
+    "own_order": "every worker runs a copy of the coordinator's pipeline, each in its own random order",
+    "identical": "every worker runs a copy of the coordinator's pipeline: the same batches in the same order "
+                 "(INPUT_NOT_SHARDED)",
 }
 
 

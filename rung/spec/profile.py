@@ -24,7 +24,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95", "trainable_variables",
                  "loss_scaled_for_replicas", "string_inputs", "steps_per_execution", "keras3_import",
                  "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "worker_input",
-                 "ragged_or_sparse_inputs")
+                 "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input")
 _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -62,6 +62,10 @@ class Profile(BaseModel):
     # what make_dataset(batch, InputContext) yields on worker 0 and worker 1 of 2
     # (rung.measure.pipeline.worker_input); None: not told (it takes no context)
     worker_input: Optional[Literal["distinct", "own_order", "identical", "empty"]] = None
+    divides_batch: bool = False  # make_dataset(b, InputContext) yields b / replicas (rung.measure.pipeline)
+    # the same under parameter servers, where make_dataset runs once and every worker runs
+    # a copy (rung.measure.pipeline.ps_worker_input)
+    ps_worker_input: Optional[Literal["own_order", "identical"]] = None
     keras3_imports: list[str] = []   # the file's own imports of Keras 3 (rung.kerasfit.keras3_imports)
     keras: Optional[Literal["keras3", "tf_keras"]] = None  # the Keras the step was measured on
     sparse_gradient_bytes_per_example: Optional[float] = None

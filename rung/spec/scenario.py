@@ -133,6 +133,15 @@ class Workload(_Block):
     # yields nothing (EMPTY_SHARD); "distinct" and "own_order" (the whole data, in each
     # worker's own random order) are fine. `rung profile` sets it.
     worker_input: Optional[Literal["distinct", "own_order", "identical", "empty"]] = None
+    # v1 extension (optional): make_dataset(batch, InputContext) divides the batch by the
+    # replicas (input_context.get_per_replica_batch_size), where rung passes the per-replica
+    # batch: BATCH_DIVIDED. `rung profile` sets it.
+    divides_batch: bool = False
+    # v1 extension (optional): the same under parameter servers, where make_dataset runs
+    # once, on the coordinator, with an InputContext of one pipeline, and every worker runs a
+    # copy of it: "identical" (nothing drawn at random without a seed: INPUT_NOT_SHARDED on a
+    # parameter-server plan) or "own_order". `rung profile` sets it.
+    ps_worker_input: Optional[Literal["own_order", "identical"]] = None
 
 
 class Hardware(_Block):

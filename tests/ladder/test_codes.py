@@ -387,9 +387,14 @@ def test_workers_reading_the_same_batches_or_none_warn_plans_of_several_workers_
     [f] = [f for f in d.warnings if f.code == "INPUT_NOT_SHARDED"]
     assert d.verdict == "multi_worker_mirrored" and f"all {d.prediction.hosts} workers" in f.message
     assert "one worker's batch repeated" in f.message and "input_context.input_pipeline_id" in f.message
-    d = decide(**embedding_fleet(worker_input="identical"))
+    # under parameter servers the pipeline is the coordinator's, copied to every worker:
+    # the profile's ps_worker_input, not worker_input, says what they read
+    d = decide(**embedding_fleet(ps_worker_input="identical", worker_input="distinct"))
     [f] = [f for f in d.warnings if f.code == "INPUT_NOT_SHARDED"]
     assert d.verdict == "parameter_server" and "applied once per worker" in f.message
+    assert "Shuffle it without a seed" in f.message
+    assert "INPUT_NOT_SHARDED" not in decide(**embedding_fleet(ps_worker_input="own_order",
+                                                              worker_input="identical")).codes
     d = decide(workload={"worker_input": "empty"}, goal=many)
     assert d.verdict == "multi_worker_mirrored" and d.warnings[0].code == "EMPTY_SHARD"
     one_host = decide(workload={"worker_input": "identical"}, goal={"target_examples_per_second": 5000})
@@ -407,3 +412,26 @@ def test_ragged_or_sparse_inputs_warn_a_mirrored_plan_only():
     assert multi.verdict == "multi_worker_mirrored" and "RAGGED_OR_SPARSE_INPUTS" not in multi.codes
     assert "RAGGED_OR_SPARSE_INPUTS" not in decide(hardware={"devices_per_host": 8},
                                                    goal={"target_examples_per_second": 5000}).codes
+
+
+def test_a_pipeline_that_divides_its_batch_again_warns_where_the_context_has_replicas():
+    """BATCH_DIVIDED: make_dataset(32, ctx) batches by ctx.get_per_replica_batch_size(32).
+    The context counts every replica under multi-worker, a worker's own devices under
+    parameter servers (TensorFlow's: its GPUs, else 1)."""
+    d = decide(workload={"divides_batch": True, "per_device_batch": 256},
+               goal={"target_examples_per_second": 20000})
+    [f] = [f for f in d.warnings if f.code == "BATCH_DIVIDED"]
+    replicas = d.prediction.hosts * d.prediction.devices_per_host
+    assert d.verdict == "multi_worker_mirrored" and replicas > 1
+    assert f"each of the {replicas} replicas would train on {256 // replicas} examples" in f.message
+    one_device_workers = embedding_fleet(divides_batch=True)
+    ps = decide(**one_device_workers)
+    assert ps.verdict == "parameter_server" and ps.prediction.devices_per_host == 1
+    assert "BATCH_DIVIDED" not in ps.codes  # a context of 1 replica divides nothing
+    four = embedding_fleet(divides_batch=True)
+    four["hardware"]["devices_per_host"] = 4
+    ps = decide(**four)
+    [f] = [f for f in ps.warnings if f.code == "BATCH_DIVIDED"]
+    assert ps.verdict == "parameter_server" and "each of the 4 replicas would train on 128 examples" in f.message
+    one_host = decide(workload={"divides_batch": True}, goal={"target_examples_per_second": 5000})
+    assert one_host.verdict == "mirrored" and "BATCH_DIVIDED" not in one_host.codes  # no context on one host

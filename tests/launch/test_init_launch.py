@@ -500,3 +500,29 @@ def test_ragged_features_are_found_warned_and_run_mirrored_on_tf_keras(tmp_path)
     assert r.returncode == 0, r.stderr[-1500:]
     out = json.loads(r.stdout)
     assert out["keras"] == "tf_keras" and out["steps_completed"] == 4 and out["examples_per_second"] > 0
+
+
+def test_parameter_server_workers_read_the_coordinators_pipeline_as_the_profile_says(tmp_path):
+    # the oracle of rung.measure.pipeline.ps_worker_input: in a real 2-worker parameter-server
+    # launch, a stream sharded by the InputContext is the same on both workers (make_dataset
+    # ran once, with a context of one pipeline), and an unseeded shuffle is each worker's own
+    import re
+
+    import tensorflow as tf
+
+    from rung.measure.pipeline import ps_worker_input
+    from tests.launch import ps_streams
+
+    r = rung("launch", str(HERE / "ps_streams.py"), "--strategy", "parameter_server", "--workers", "2",
+             "--engine", "local", "--steps", "3", "--batch", "4", "--out", str(tmp_path / "job"))
+    assert r.returncode == 0, r.stderr[-1500:]
+    streams = []
+    for i in (0, 1):
+        log = (tmp_path / "job" / "run" / f"worker{i}-a0.log").read_text()
+        pairs = re.findall(r"PLAIN (\d+) SHUFFLED (\d+)", log)[:8]
+        assert len(pairs) == 8, log[-1500:]
+        streams.append(pairs)
+    assert [p for p, _ in streams[0]] == [p for p, _ in streams[1]] == [str(i) for i in range(8)]
+    assert [s for _, s in streams[0]] != [s for _, s in streams[1]]
+    assert ps_worker_input(tf, ps_streams.make_dataset, 4)[0] == "own_order"  # it shuffles without a seed
+    assert ps_worker_input(tf, ps_streams.plain_stream, 4)[0] == "identical"  # its plain half alone

@@ -404,7 +404,7 @@ def test_what_each_worker_reads_is_told_apart_as_two_processes_see_it():
 
     import tensorflow as tf
 
-    from rung.measure.pipeline import worker_input, worker_input_findings
+    from rung.measure.pipeline import divides_batch, ps_worker_input, worker_input, worker_input_findings
     from tests.measure.workloads import worker_inputs as v
 
     script = Path(v.__file__)
@@ -417,6 +417,12 @@ def test_what_each_worker_reads_is_told_apart_as_two_processes_see_it():
             if state in ("identical", "own_order", "distinct"):
                 same = digests[0][fn.__name__] == digests[1][fn.__name__]
                 assert same == (state == "identical"), fn.__name__
+    for state, fns in v.PS_VARIANTS.items():
+        for fn in fns:
+            assert ps_worker_input(tf, fn, 8)[0] == state, fn.__name__
+    # the tutorial's get_per_replica_batch_size halves the per-replica batch rung passes
+    assert divides_batch(tf, v.tutorial_batch, 8)
+    assert not any(divides_batch(tf, fn, 8) for fns in v.VARIANTS.values() for fn in fns if fn is not v.tutorial_batch)
     codes = {s: [f["code"] for f in worker_input_findings(s)] for s in v.VARIANTS}
     assert codes == {"identical": ["INPUT_NOT_SHARDED"], "empty": ["EMPTY_SHARD"], "own_order": [], "distinct": [],
                      None: []}

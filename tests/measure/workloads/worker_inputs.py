@@ -62,13 +62,28 @@ def one_file_sharded(batch_size, input_context=None):
     return files.flat_map(lambda f: tf.data.Dataset.from_tensor_slices((x, y))).repeat().batch(batch_size)
 
 
+def tutorial_batch(batch_size, input_context=None):
+    """TensorFlow's multi-worker tutorial: the argument taken for the global batch."""
+    ds = tf.data.Dataset.from_tensor_slices(_arrays())
+    if input_context is not None:
+        batch_size = input_context.get_per_replica_batch_size(batch_size)
+        ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    return ds.repeat().batch(batch_size)
+
+
 def no_context(batch_size):
     return tf.data.Dataset.from_tensor_slices(_arrays()).repeat().batch(batch_size)
 
 
 VARIANTS = {"identical": [ignores_context, ignores_context_seeded_shuffle, generator_seeded],
             "own_order": [ignores_context_shuffled, generator_unseeded],
-            "distinct": [shards], "empty": [one_file_sharded], None: [no_context]}
+            "distinct": [shards, tutorial_batch], "empty": [one_file_sharded], None: [no_context]}
+# Under parameter servers every worker runs a copy of the coordinator's pipeline: the same
+# batches unless it draws at random without a seed (a 2-worker launch showed it:
+# tests/launch/ps_streams.py); None where Python runs in it (the coordinator's alone).
+PS_VARIANTS = {"identical": [ignores_context, ignores_context_seeded_shuffle, shards, tutorial_batch, no_context,
+                             one_file_sharded],
+               "own_order": [ignores_context_shuffled], None: [generator_seeded, generator_unseeded]}
 
 if __name__ == "__main__":
     worker = int(sys.argv[1])

@@ -1,0 +1,38 @@
+"""Two streams zipped, each element printed where it is produced (tf.print in a map runs on
+the worker that runs the pipeline): "plain" is sharded by the InputContext and not shuffled,
+"shuffled" is shuffled without a seed. Under parameter servers every worker runs a copy of
+the coordinator's pipeline, whose context is one pipeline: the plain stream is the same on
+every worker, the shuffled one each worker's own."""
+import tensorflow as tf
+
+
+def build_model():
+    m = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+    m.compile("sgd", "mse")
+    return m
+
+
+def _plain(input_context):
+    plain = tf.data.Dataset.range(1_000_000)
+    if input_context is not None:
+        plain = plain.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    return plain
+
+
+def plain_stream(batch_size, input_context=None):
+    """The plain stream alone, as a workload's make_dataset."""
+    return _plain(input_context).map(lambda p: (tf.cast([p, p], tf.float32), tf.cast(p, tf.float32))).repeat() \
+        .batch(batch_size)
+
+
+def make_dataset(batch_size, input_context=None):
+    plain = _plain(input_context)
+    shuffled = tf.data.Dataset.range(1_000_000).shuffle(10_000)
+
+    def example(p, s):
+        with tf.control_dependencies([tf.print("PLAIN", p, "SHUFFLED", s)]):
+            x = tf.cast(tf.stack([p, s]), tf.float32)
+        return x, tf.reduce_sum(x)
+
+    # prefetched, so each worker makes batches ahead however few steps the coordinator gives it
+    return tf.data.Dataset.zip((plain, shuffled)).map(example).repeat().batch(batch_size).prefetch(8)
