@@ -130,6 +130,16 @@ def python_input_calls(source: str) -> list[str]:
     return _calls(source, named)
 
 
+def per_replica_batch_calls(source: str) -> list[str]:
+    """The file's calls of `get_per_replica_batch_size`, as "get_per_replica_batch_size
+    (line 14)": TensorFlow's multi-worker tutorial divides a global batch by the replicas
+    with it, where rung passes make_dataset the per-replica batch (BATCH_DIVIDED)."""
+    def named(node, name):
+        return f"{name} (line {node.lineno})" if name == "get_per_replica_batch_size" else None
+
+    return _calls(source, named)
+
+
 def _calls_with_true(source: str, keyword: str) -> list[str]:
     import ast  # noqa: PLC0415 - only here
 

@@ -101,3 +101,16 @@ def test_ragged_or_sparse_inputs_put_a_mirrored_run_on_tf_keras():
     assert not runs_on_tf_keras("single_device", ragged_or_sparse_inputs=True)
     assert keras_for("mirrored", {"ragged_or_sparse_inputs": True}) == "tf_keras"
     assert keras_for("mirrored", {"ragged_or_sparse_inputs": False}) == "keras3"
+
+
+def test_calls_that_divide_the_batch_by_the_replicas_are_found_with_their_lines():
+    from rung.kerasfit import per_replica_batch_calls
+
+    source = "\n".join([
+        "def make_dataset(batch_size, input_context=None):",
+        "    if input_context:",
+        "        batch_size = input_context.get_per_replica_batch_size(batch_size)",  # line 3
+        "    return ds.batch(batch_size)",
+    ])
+    assert per_replica_batch_calls(source) == ["get_per_replica_batch_size (line 3)"]
+    assert per_replica_batch_calls("ds = ds.batch(batch_size)") == []

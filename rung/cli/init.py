@@ -61,11 +61,10 @@ def run(args) -> int:
     if out.is_dir() and any(out.iterdir()) and not args.force:
         raise InputError(str(out), None, "is not empty; choose another --out or pass --force")
     written = write_files(job, workload, out, args.k8s, args.image)
-    from rung.launch.emit import jit_compile_note, keras3_import_note, python_pipeline_note, run_eagerly_note
+    from rung.launch.emit import notes
 
-    for note in (keras3_import_note(job), python_pipeline_note(job), run_eagerly_note(job), jit_compile_note(job)):
-        if note:
-            print(f"rung init: warning: {note}", file=sys.stderr)
+    for note in notes(job):
+        print(f"rung init: warning: {note}", file=sys.stderr)
     print(f"wrote {out}/: {', '.join(written)}  ({job.verdict}"
           + (f", {job.workers} workers" if job.script_verdict in ("multi_worker_mirrored", "parameter_server") else "")
           + (f", {job.ps_tasks} ps" if job.script_verdict == "parameter_server" else "") + ")", file=sys.stdout)

@@ -54,6 +54,10 @@ class Job:
     # scenario's measured python_in_pipeline: PYTHON_PIPELINE under parameter servers
     python_input_calls: list[str] = field(default_factory=list)
     python_in_pipeline: bool = False
+    # its calls of get_per_replica_batch_size (rung.kerasfit.per_replica_batch_calls), or
+    # the scenario's measured divides_batch: BATCH_DIVIDED where the context has replicas
+    per_replica_batch_calls: list[str] = field(default_factory=list)
+    divides_batch: bool = False
 
     @property
     def strategy_class(self) -> str:
@@ -223,6 +227,29 @@ def python_pipeline_note(job: Job) -> Optional[str]:
             "where rung is installed")
 
 
+def batch_divided_note(job: Job) -> Optional[str]:
+    """BATCH_DIVIDED: train.py passes make_dataset the per-replica batch with an InputContext
+    of several replicas (multi-worker; parameter servers with several devices a worker), and
+    the file divides it by them (get_per_replica_batch_size). None when that cannot happen."""
+    replicas = (job.workers * job.devices_per_host if job.script_verdict == "multi_worker_mirrored" else
+                job.devices_per_host if job.script_verdict == "parameter_server" else 1)
+    if replicas < 2 or not (job.per_replica_batch_calls or job.divides_batch):
+        return None
+    where = (f" (the file calls {', '.join(job.per_replica_batch_calls)})" if job.per_replica_batch_calls
+             else " (the profile found it)")
+    return (f"BATCH_DIVIDED{where}: train.py passes make_dataset the per-replica batch ({job.batch}), and dividing "
+            f"it by the InputContext's {replicas} replicas, as TensorFlow's tutorial does for a global batch, trains "
+            f"each replica on {job.batch // replicas} examples a step while train.py counts {job.batch}: use "
+            "batch_size as it is")
+
+
+def notes(job: Job) -> list[str]:
+    """What rung init says about the job before anything runs (stderr, and the README)."""
+    found = (keras3_import_note(job), python_pipeline_note(job), run_eagerly_note(job), jit_compile_note(job),
+             batch_divided_note(job))
+    return [n for n in found if n]
+
+
 def readme(job: Job, workload: Path, files: list[str]) -> str:
     v = job.verdict
     size = {"multi_worker_mirrored": f"{job.workers} workers",
@@ -239,9 +266,8 @@ def readme(job: Job, workload: Path, files: list[str]) -> str:
         why = job.legacy_keras_why
         lines += [f"`train.py` sets `TF_USE_LEGACY_KERAS=1` before TensorFlow starts: {why}. "
                   "Install `tf-keras` beside `tensorflow`.", ""]
-    for note in (keras3_import_note(job), python_pipeline_note(job), run_eagerly_note(job), jit_compile_note(job)):
-        if note:
-            lines += [f"**{note}**", ""]
+    for note in notes(job):
+        lines += [f"**{note}**", ""]
     return "\n".join(lines)
 
 

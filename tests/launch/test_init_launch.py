@@ -526,3 +526,18 @@ def test_parameter_server_workers_read_the_coordinators_pipeline_as_the_profile_
     assert [s for _, s in streams[0]] != [s for _, s in streams[1]]
     assert ps_worker_input(tf, ps_streams.make_dataset, 4)[0] == "own_order"  # it shuffles without a seed
     assert ps_worker_input(tf, ps_streams.plain_stream, 4)[0] == "identical"  # its plain half alone
+
+
+def test_init_warns_of_a_batch_divided_by_the_replicas_where_the_context_has_them(tmp_path):
+    # TensorFlow's multi-worker tutorial: make_dataset(batch) divides it by the replicas,
+    # where train.py passes the per-replica batch. Read from the text, before anything runs
+    tutorial = HERE.parent / "measure" / "workloads" / "worker_inputs.py"
+    r = rung("init", str(tutorial), "--strategy", "multi_worker_mirrored", "--workers", "4", "--batch", "64",
+             "--out", str(tmp_path / "mw"))
+    line = next(x for x in r.stderr.splitlines() if "BATCH_DIVIDED" in x)
+    assert r.returncode == 0 and "get_per_replica_batch_size (line " in line
+    assert "4 replicas" in line and "16 examples a step while train.py counts 64" in line
+    assert "BATCH_DIVIDED" in (tmp_path / "mw" / "README.md").read_text()
+    for strategy in ("mirrored", "parameter_server"):  # no context of several replicas (1 device a worker)
+        r = rung("init", str(tutorial), "--strategy", strategy, "--out", str(tmp_path / strategy))
+        assert r.returncode == 0 and "BATCH_DIVIDED" not in r.stderr
