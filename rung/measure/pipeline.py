@@ -48,6 +48,21 @@ def _file_names(tf, node) -> list[str]:
     return [n.decode(errors="replace") for n in names.reshape(-1)]
 
 
+# At most this many strings are looked up on disk as file names.
+MAX_NAMES_LOOKED_UP = 100_000
+
+
+def _strings(node) -> int:
+    """How many strings a constant holds (0 when it is not a string tensor)."""
+    t = node.attr["value"].tensor
+    if t.dtype != _DT_STRING:
+        return 0
+    n = 1
+    for d in t.tensor_shape.dim:
+        n *= max(0, d.size)
+    return n
+
+
 def _local_bytes(files: list[str]) -> int:
     """What the files hold on this machine's disk; 0 when any of them is not a local file
     (a bucket's gs:// path, say): a size rung cannot read is no reason to advise."""
@@ -108,8 +123,15 @@ def inspect_pipeline(tf, ds) -> dict:
     # TensorFlow marks a tensor of file names (TFRecordDataset, TextLineDataset, ...) with
     # a FileIdentity node: its source is what the files hold, not the names' bytes.
     named_files = {i.split(":")[0].lstrip("^") for n in gd.node if n.name.startswith("FileIdentity") for i in n.input}
-    files = [f for c in sources if c.name in named_files for f in _file_names(tf, c)]
-    in_memory = sum(_const_bytes(c) for c in sources if c.name not in named_files)
+    files, in_memory = [], 0
+    for c in sources:
+        # a file reader's names, or strings that name this disk's files (the paths an
+        # image_dataset_from_directory pipeline reads in its map)
+        names = _file_names(tf, c) if c.name in named_files or 0 < _strings(c) <= MAX_NAMES_LOOKED_UP else []
+        if c.name in named_files or (names and os.path.isfile(names[0]) and all(map(os.path.isfile, names))):
+            files += names
+        else:
+            in_memory += _const_bytes(c)
     on_disk = _local_bytes(files)
     mapped = any(op in ("MapDataset",) or op in _PARALLEL_MAP for op in ops)
     if mapped and not any(op in _CACHE for op in ops):
@@ -235,26 +257,29 @@ def _same(a: list, b: list) -> bool:
 SHARD_IT = "ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)"
 
 
-def worker_input_findings(state: str | None) -> list[dict]:
-    """The pipeline findings a worker_input state gives (INPUT_NOT_SHARDED, EMPTY_SHARD)."""
-    if state == "identical":
-        return [{"code": "INPUT_NOT_SHARDED",
-                 "message": "make_dataset takes the InputContext and does not use it, and draws nothing at random: "
-                            "under multi-worker or parameter servers every worker reads the same batches in the "
-                            "same order, so N workers compute one worker's gradient N times; shard it: "
-                            f"{SHARD_IT}"}]
-    if state == "empty":
-        return [{"code": "EMPTY_SHARD",
-                 "message": f"with {WORKERS_CHECKED} workers, worker 1's make_dataset(batch, InputContext) yields "
-                            "no batch (a shard of fewer files than workers?): a multi-worker or parameter-server "
-                            "run cannot train on it; shard after the files are read, or give every worker files"}]
-    return []
-
-
-def ps_same_batches() -> dict:
+def worker_input_findings(state: str | None, ps_state: str | None = None) -> list[dict]:
+    """The pipeline findings of what the workers read (worker_input under multi-worker,
+    ps_worker_input under parameter servers): INPUT_NOT_SHARDED, once for both; EMPTY_SHARD
+    (multi-worker only: a parameter-server worker's context is one pipeline)."""
     from rung.failures import PS_SAME_INPUT, PS_SAME_INPUT_FIX  # noqa: PLC0415
 
-    return {"code": "INPUT_NOT_SHARDED", "message": f"{PS_SAME_INPUT}; {PS_SAME_INPUT_FIX}"}
+    multi = ("under multi-worker make_dataset takes the InputContext and does not use it, and draws nothing at "
+             "random: every worker reads the same batches in the same order, so N workers compute one worker's "
+             f"gradient N times; shard it: {SHARD_IT}")
+    if state == "identical" and ps_state == "identical":
+        return [{"code": "INPUT_NOT_SHARDED", "message": f"{multi}. And {PS_SAME_INPUT}; for them, "
+                                                         f"{PS_SAME_INPUT_FIX}"}]
+    if state == "identical":
+        return [{"code": "INPUT_NOT_SHARDED", "message": multi}]
+    found = []
+    if state == "empty":
+        found.append({"code": "EMPTY_SHARD",
+                      "message": f"with {WORKERS_CHECKED} workers, worker 1's make_dataset(batch, InputContext) "
+                                 "yields no batch (a shard of fewer files than workers?): a multi-worker run cannot "
+                                 "train on it; shard after the files are read, or give every worker files"})
+    if ps_state == "identical":
+        found.append({"code": "INPUT_NOT_SHARDED", "message": f"{PS_SAME_INPUT}; {PS_SAME_INPUT_FIX}"})
+    return found
 
 
 def divides_batch_finding(batch_size: int) -> dict:

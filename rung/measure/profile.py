@@ -188,10 +188,8 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         composite = shapes.ragged_or_sparse_inputs(tf, ds.element_spec)
         pipe = pipeline.inspect_pipeline(tf, ds)
         across, across_why = pipeline.worker_input(tf, w.make_dataset, batch)
-        pipe["findings"].extend(pipeline.worker_input_findings(across))
         ps_across, ps_why = pipeline.ps_worker_input(tf, w.make_dataset, batch)
-        if ps_across == "identical":
-            pipe["findings"].append(pipeline.ps_same_batches())
+        pipe["findings"].extend(pipeline.worker_input_findings(across, ps_across))
         divided = pipeline.divides_batch(tf, w.make_dataset, batch)
         if divided:
             pipe["findings"].append(pipeline.divides_batch_finding(batch))

@@ -397,6 +397,8 @@ def test_workers_reading_the_same_batches_or_none_warn_plans_of_several_workers_
                                                               worker_input="identical")).codes
     d = decide(workload={"worker_input": "empty"}, goal=many)
     assert d.verdict == "multi_worker_mirrored" and d.warnings[0].code == "EMPTY_SHARD"
+    # a parameter-server worker's context is one pipeline, which such a shard keeps whole
+    assert "EMPTY_SHARD" not in decide(**embedding_fleet(worker_input="empty")).codes
     one_host = decide(workload={"worker_input": "identical"}, goal={"target_examples_per_second": 5000})
     assert one_host.verdict == "mirrored" and "INPUT_NOT_SHARDED" not in one_host.codes
     for fine in ("distinct", "own_order", None):

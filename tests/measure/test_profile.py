@@ -389,6 +389,13 @@ def test_a_source_read_from_files_is_named_by_what_the_files_hold(tmp_path):
     [msg] = no_cache(tf.data.TextLineDataset(str(text)).map(tf.strings.length))
     assert "1 file of 30 KiB" in msg, msg
     assert no_cache(tf.data.TFRecordDataset("gs://a-bucket/train.tfrecord").map(tf.strings.length)) == []
+    # paths read in a map, as image_dataset_from_directory reads its images: 3 files of 1,024 B
+    images = []
+    for i in range(3):
+        images.append(tmp_path / f"{i}.jpg")
+        images[-1].write_bytes(b"\0" * 1024)
+    [msg] = no_cache(tf.data.Dataset.from_tensor_slices([str(f) for f in images]).map(tf.io.read_file))
+    assert "the source, 3 files of 3 KiB on this disk" in msg, msg
     # 300 strings of 11 bytes: 3,300 B and a one-byte length each (3,600 B), not 300 x 4
     [msg] = no_cache(tf.data.Dataset.from_tensor_slices(["hello world"] * 300).map(tf.strings.length))
     assert "holds 3.52 KiB in memory" in msg, msg
@@ -426,6 +433,10 @@ def test_what_each_worker_reads_is_told_apart_as_two_processes_see_it():
     codes = {s: [f["code"] for f in worker_input_findings(s)] for s in v.VARIANTS}
     assert codes == {"identical": ["INPUT_NOT_SHARDED"], "empty": ["EMPTY_SHARD"], "own_order": [], "distinct": [],
                      None: []}
+    [both] = worker_input_findings("identical", "identical")  # one finding, both fixes
+    assert "input_pipeline_id" in both["message"] and "shuffle it without a seed" in both["message"]
+    assert [f["code"] for f in worker_input_findings("distinct", "identical")] == ["INPUT_NOT_SHARDED"]
+    assert [f["code"] for f in worker_input_findings("empty", "identical")] == ["EMPTY_SHARD", "INPUT_NOT_SHARDED"]
 
 
 def test_ragged_and_sparse_parts_of_an_element_are_named():
