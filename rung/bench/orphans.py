@@ -39,12 +39,13 @@ def exit_with_parent(poll_seconds: float = POLL_SECONDS) -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def killed_with_parent():
+def killed_with_parent(sig: int | None = None):
     """A `preexec_fn` for a child that runs code of someone else's (the user's train.py,
-    which cannot be asked to watch its parent): the kernel sends it SIGKILL when the process
-    that started it dies, by any death, SIGKILL included (Linux's PR_SET_PDEATHSIG, which
-    survives exec). None where prctl is not there (not Linux): the caller's own `finally`
-    is then all there is.
+    which cannot be asked to watch its parent): the kernel sends it `sig` (SIGKILL unless
+    given; SIGTERM for a child that must clean up, as launch_ray.py shuts its Ray instance
+    down) when the process that started it dies, by any death, SIGKILL included (Linux's
+    PR_SET_PDEATHSIG, which survives exec). None where prctl is not there (not Linux): the
+    caller's own `finally` is then all there is.
 
     Linux ties the signal to the *thread* that forked: start such children from a thread
     that lives as long as they should (the launcher's main thread)."""
@@ -56,9 +57,10 @@ def killed_with_parent():
     except (OSError, AttributeError):
         return None
     parent = os.getpid()
+    signum = int(signal.SIGKILL if sig is None else sig)
 
     def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
         if os.getppid() != parent:  # the parent died between fork and prctl: no signal will come
             os._exit(1)
 

@@ -106,7 +106,11 @@ def run(args) -> int:
 
 def run_ray_launcher(out: Path, args, kill) -> dict:
     """The generated launch_ray.py as a child process (its own process group): on Ctrl-C or
-    a deadline it gets SIGTERM (so it shuts its Ray instance down), then SIGKILL."""
+    a deadline it gets SIGTERM (so it shuts its Ray instance down), then SIGKILL; and when
+    this launcher dies by any death, SIGKILL included, the kernel sends it SIGTERM
+    (PR_SET_PDEATHSIG), which Ray's driver turns into an exit that shuts Ray down."""
+    from rung.bench.orphans import killed_with_parent
+
     cmd = [sys.executable, str(out / "launch_ray.py"), "--steps", str(args.steps), "--epochs", str(args.epochs),
            "--checkpoint-dir", str(out / "checkpoints")]
     if args.address:
@@ -118,7 +122,8 @@ def run_ray_launcher(out: Path, args, kill) -> dict:
     log = out / "launch_ray.log"
     with open(log, "wb") as f:
         p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             start_new_session=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+                             start_new_session=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+                             preexec_fn=killed_with_parent(signal.SIGTERM))
     t0 = time.perf_counter()
     try:
         while p.poll() is None:

@@ -95,6 +95,50 @@ def test_an_address_nobody_answers_fails_in_seconds(no_ray_left):
     assert not set(Path(tempfile.gettempdir()).glob("rung-*")) - before  # nothing left behind on failure either
 
 
+def pids_running(marker: str) -> set[int]:
+    """Process ids whose command line names `marker` (a path of this test's own)."""
+    found = set()
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.add(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_launcher_killed_by_sigkill_ends_its_ray_job_and_instance(tmp_path, no_ray_left):
+    # Before, launch_ray.py ran on in its own session with the Ray instance it started (seen:
+    # both still up 15 s after `rung launch` was SIGKILLed, a 20,000-step job with no one to
+    # end it). The kernel now sends it SIGTERM when the launcher dies, which Ray's driver
+    # turns into an exit that shuts its instance down (no_ray_left checks the daemons)
+    import signal
+
+    before = ray_pids()
+    out = tmp_path / "job"
+    launcher = subprocess.Popen([sys.executable, "-m", "rung", "launch", str(MLP), "--engine", "ray", "--strategy",
+                                 "multi_worker_mirrored", "--workers", "2", "--steps", "400", "--epochs", "50",
+                                 "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        # training has begun: the chief's backup folder has its first files
+        while time.time() < deadline and not (any((out / "checkpoints").glob("**/*")) and ray_pids() - before):
+            assert launcher.poll() is None, "the launch ended before it could be killed"
+            time.sleep(0.2)
+        job = pids_running(str(out / "launch_ray.py"))
+        assert job, "launch_ray.py and its Ray instance did not start training within 120 s"
+        launcher.kill()
+        launcher.wait(timeout=10)
+        deadline = time.time() + 60
+        while time.time() < deadline and pids_running(str(out / "launch_ray.py")):
+            time.sleep(0.2)
+        assert not pids_running(str(out / "launch_ray.py")), "launch_ray.py outlived its launcher"
+    finally:
+        for pid in pids_running(str(out / "launch_ray.py")):  # this test's own job, if the check failed
+            os.killpg(pid, signal.SIGTERM)
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="test hosts need root")
 def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(no_ray_left):
     """A Ray head in one test host and a worker node in another, joined by a 200 Mbit/s
