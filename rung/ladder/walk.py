@@ -238,9 +238,11 @@ def _divides_batch(ctx: Context, d: Decision):
 
 
 def _worker_input(ctx: Context, d: Decision):
-    """INPUT_NOT_SHARDED and EMPTY_SHARD: a plan of several workers, each with its own
-    pipeline from make_dataset(batch, InputContext), where `rung profile` found every
-    worker's pipeline the same, or one of them empty."""
+    """INPUT_NOT_SHARDED and EMPTY_SHARD: a plan of several workers where `rung profile`
+    found that every worker would read the same batches, or one would read none. Under
+    multi-worker each worker builds its own pipeline from make_dataset(batch, InputContext)
+    (`worker_input`); under parameter servers every worker runs a copy of the coordinator's
+    (`ps_worker_input`), which is never empty."""
     ps = d.verdict == "parameter_server"
     state = ctx.s.workload.ps_worker_input if ps else ctx.s.workload.worker_input
     if d.verdict not in ("multi_worker_mirrored", "parameter_server") or state not in ("identical", "empty"):

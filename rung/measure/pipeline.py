@@ -291,6 +291,20 @@ def divides_batch_finding(batch_size: int) -> dict:
                        "it is"}
 
 
+def _outer_batch_size(gd) -> int | None:
+    """The batch size of the pipeline's last batching op (batch, padded_batch, ragged_batch,
+    a parallel batch), from its constant input; None when there is none or it is not a
+    constant (a generator that yields batches)."""
+    by_name = {n.name: n for n in gd.node}
+    ops = [n for n in gd.node if n.op in ("BatchDataset", "BatchDatasetV2", "PaddedBatchDataset",
+                                          "PaddedBatchDatasetV2", "ParallelBatchDataset")]
+    if not ops or len(ops[-1].input) < 2:
+        return None
+    c = by_name.get(ops[-1].input[1].split(":")[0].lstrip("^"))
+    values = list(c.attr["value"].tensor.int64_val) if c is not None and c.op == "Const" else []
+    return int(values[0]) if len(values) == 1 else None
+
+
 def divides_batch(tf, make_dataset, batch_size: int) -> bool:
     """Whether make_dataset(batch_size, InputContext) batches by batch_size over the replicas
     (input_context.get_per_replica_batch_size(batch_size), as TensorFlow's multi-worker
@@ -304,6 +318,9 @@ def divides_batch(tf, make_dataset, batch_size: int) -> bool:
         return False
     try:
         ds = make_dataset(batch_size, tf.distribute.InputContext(1, 0, 2))
+        batched = _outer_batch_size(_graph_def(tf, ds))
+        if batched is not None:  # the pipeline's own batch op says it, nothing read
+            return batched == batch_size // 2
         first = next(iter(ds.take(1)), None)
         if first is None:
             return False
