@@ -90,3 +90,18 @@ def interruptible() -> None:
     inherit that, and Python then installs no KeyboardInterrupt handler: a suite run as
     `... &` saw `rung bench` ignore the test's Ctrl-C and leave its workers running."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Process ids whose command line contains `text` (a path of a test's own, never a
+    program's name: nothing is ended by name)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if text.encode() in f.read():
+                        pids.append(int(entry))
+            except OSError:
+                pass
+    return pids

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from rung.examples import workload_examples
-from tests.conftest import interruptible, without_frameworks
+from tests.conftest import interruptible, processes_mentioning, without_frameworks
 
 MLP = workload_examples()["mlp"]
 HERE = Path(__file__).parent
@@ -225,19 +225,6 @@ def test_launch_bad_input_is_exit_2_one_line(args, words):
     assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
 
 
-def _processes_mentioning(text: str) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if text.encode() in f.read():
-                        pids.append(int(entry))
-            except OSError:
-                pass
-    return pids
-
-
 @pytest.mark.tf
 @pytest.mark.parametrize("how", ["ctrl-c", "sigkill"])
 def test_every_task_ends_with_the_launcher(tmp_path, how):
@@ -252,9 +239,9 @@ def test_every_task_ends_with_the_launcher(tmp_path, how):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     deadline = time.time() + 120
     train = str(out / "train.py")
-    while time.time() < deadline and len(_processes_mentioning(train)) < 2:
+    while time.time() < deadline and len(processes_mentioning(train)) < 2:
         time.sleep(0.5)
-    tasks = _processes_mentioning(train)
+    tasks = processes_mentioning(train)
     assert len(tasks) >= 2, "the workers never started"
 
     def training():  # train.py writes the step count to its progress file when training begins
@@ -270,15 +257,15 @@ def test_every_task_ends_with_the_launcher(tmp_path, how):
             _, err = p.communicate(timeout=60)
             assert p.returncode == 130 and "interrupted" in err
             time.sleep(1)  # rung launch waited for them: nothing to wait for
-            assert _processes_mentioning(train) == []
+            assert processes_mentioning(train) == []
         else:
             p.send_signal(signal.SIGKILL)
             p.communicate(timeout=60)
             assert p.returncode == -signal.SIGKILL
         deadline = time.time() + 10
-        while time.time() < deadline and _processes_mentioning(train):
+        while time.time() < deadline and processes_mentioning(train):
             time.sleep(0.2)
-        assert _processes_mentioning(train) == []
+        assert processes_mentioning(train) == []
     finally:
         for pid in tasks:  # a failed assertion must not leave them training
             try:
@@ -381,26 +368,35 @@ def test_a_port_in_use_is_named(tmp_path):
 
 
 @pytest.mark.tf
-def test_string_features_are_found_warned_and_run_mirrored_on_tf_keras(tmp_path):
-    # a model that looks its string columns up itself: Keras 3's mirrored fit fails on it
-    # (tensorflow#80951). The profile finds the strings, the plan warns, and the train.py
-    # rung writes for the mirrored verdict runs it on tf-keras, on 2 logical CPU devices
-    strings = HERE.parent / "measure" / "workloads" / "string_features.py"
-    p = rung("profile", str(strings), "--steps", "6", "--warmup", "2", "--json")
+@pytest.mark.parametrize("workload, field, details, code, also", [
+    # a model that looks its string columns up itself (tensorflow#80951)
+    (HERE.parent / "measure" / "workloads" / "string_features.py", "string_inputs", ["features/words"],
+     "STRING_INPUTS", {"params": 31}),
+    # a ragged bag of words ("'RaggedTensor' object has no attribute 'device'"; before, rung's
+    # train.py ran it on Keras 3 and exited 1); it shards itself
+    (HERE / "ragged.py", "ragged_or_sparse_inputs", ["features is ragged"], "RAGGED_OR_SPARSE_INPUTS",
+     {"worker_input": "distinct"}),
+], ids=["strings", "ragged"])
+def test_what_keras_3_mirrored_fit_cannot_take_is_found_warned_and_run_on_tf_keras(tmp_path, workload, field,
+                                                                                  details, code, also):
+    # Keras 3's mirrored fit fails on these models. The profile finds what they take, the
+    # plan warns, and the train.py rung writes for the mirrored verdict runs it on tf-keras,
+    # on 2 logical CPU devices
+    p = rung("profile", str(workload), "--steps", "4", "--warmup", "1", "--no-replica-check", "--json")
     assert p.returncode == 0, p.stderr[-800:]
     prof = json.loads(p.stdout)
-    assert prof["string_inputs"] and prof["string_input_details"] == ["features/words"]
-    assert prof["params"] == 31
+    assert prof[field] and prof[field.replace("inputs", "input_details")] == details
+    assert {k: prof[k] for k in also} == also
     scenario = {"schema": "rung/scenario/v1",
                 "workload": {"params": prof["params"], "optimizer": "sgd", "per_device_batch": 32,
-                             "step_seconds": 0.05, "string_inputs": True},
+                             "step_seconds": 0.05, field: True},
                 "hardware": {"device": "custom", "device_memory_gib": 8, "devices_per_host": 2, "max_hosts": 1},
                 "goal": {"target_examples_per_second": 1.5 * 32 / 0.05}}
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump(scenario))
     d = json.loads(rung("advise", "--scenario", str(path), "--json").stdout)
-    assert d["verdict"] == "mirrored" and "STRING_INPUTS" in [w["code"] for w in d["warnings"]]
-    r = rung("launch", str(strings), "--scenario", str(path), "--engine", "local", "--steps", "4", "--json",
+    assert d["verdict"] == "mirrored" and code in [w["code"] for w in d["warnings"]]
+    r = rung("launch", str(workload), "--scenario", str(path), "--engine", "local", "--steps", "4", "--json",
              "--out", str(tmp_path / "job"))
     assert r.returncode == 0, r.stderr[-1500:]
     out = json.loads(r.stdout)
@@ -474,32 +470,6 @@ def test_a_pipeline_that_runs_python_stops_parameter_servers_in_one_line(tmp_pat
              "--steps", "3", timeout=300)
     assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
     assert "runs only in the coordinator's process" in r.stderr and "generator.py" in r.stderr
-
-
-def test_ragged_features_are_found_warned_and_run_mirrored_on_tf_keras(tmp_path):
-    # a ragged bag of words: Keras 3's mirrored fit fails on it ("'RaggedTensor' object has
-    # no attribute 'device'"; before, rung's train.py ran it there and exited 1). The profile
-    # finds it, the plan warns, and train.py runs mirrored on tf-keras, on 2 logical CPUs
-    ragged = HERE / "ragged.py"
-    p = rung("profile", str(ragged), "--steps", "4", "--warmup", "1", "--no-replica-check", "--json")
-    assert p.returncode == 0, p.stderr[-800:]
-    prof = json.loads(p.stdout)
-    assert prof["ragged_or_sparse_inputs"] and prof["ragged_or_sparse_input_details"] == ["features is ragged"]
-    assert prof["worker_input"] == "distinct"  # it shards itself
-    scenario = {"schema": "rung/scenario/v1",
-                "workload": {"params": prof["params"], "optimizer": "sgd", "per_device_batch": 32,
-                             "step_seconds": 0.05, "ragged_or_sparse_inputs": True},
-                "hardware": {"device": "custom", "device_memory_gib": 8, "devices_per_host": 2, "max_hosts": 1},
-                "goal": {"target_examples_per_second": 1.5 * 32 / 0.05}}
-    path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump(scenario))
-    d = json.loads(rung("advise", "--scenario", str(path), "--json").stdout)
-    assert d["verdict"] == "mirrored" and "RAGGED_OR_SPARSE_INPUTS" in [w["code"] for w in d["warnings"]]
-    r = rung("launch", str(ragged), "--scenario", str(path), "--engine", "local", "--steps", "4", "--json",
-             "--out", str(tmp_path / "job"))
-    assert r.returncode == 0, r.stderr[-1500:]
-    out = json.loads(r.stdout)
-    assert out["keras"] == "tf_keras" and out["steps_completed"] == 4 and out["examples_per_second"] > 0
 
 
 def test_parameter_server_workers_read_the_coordinators_pipeline_as_the_profile_says(tmp_path):

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from rung.examples import workload_examples
+from tests.conftest import processes_mentioning
 
 pytestmark = [pytest.mark.tf, pytest.mark.skipif(__import__("importlib").util.find_spec("ray") is None,
                                                  reason="ray not installed (pip install 'rung[ray]')")]
@@ -95,19 +96,6 @@ def test_an_address_nobody_answers_fails_in_seconds(no_ray_left):
     assert not set(Path(tempfile.gettempdir()).glob("rung-*")) - before  # nothing left behind on failure either
 
 
-def pids_running(marker: str) -> set[int]:
-    """Process ids whose command line names `marker` (a path of this test's own)."""
-    found = set()
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    found.add(int(entry))
-        except OSError:
-            continue
-    return found
-
-
 def test_a_launcher_killed_by_sigkill_ends_its_ray_job_and_instance(tmp_path, no_ray_left):
     # Before, launch_ray.py ran on in its own session with the Ray instance it started (seen:
     # both still up 15 s after `rung launch` was SIGKILLed, a 20,000-step job with no one to
@@ -126,16 +114,16 @@ def test_a_launcher_killed_by_sigkill_ends_its_ray_job_and_instance(tmp_path, no
         while time.time() < deadline and not (any((out / "checkpoints").glob("**/*")) and ray_pids() - before):
             assert launcher.poll() is None, "the launch ended before it could be killed"
             time.sleep(0.2)
-        job = pids_running(str(out / "launch_ray.py"))
+        job = processes_mentioning(str(out / "launch_ray.py"))
         assert job, "launch_ray.py and its Ray instance did not start training within 120 s"
         launcher.kill()
         launcher.wait(timeout=10)
         deadline = time.time() + 60
-        while time.time() < deadline and pids_running(str(out / "launch_ray.py")):
+        while time.time() < deadline and processes_mentioning(str(out / "launch_ray.py")):
             time.sleep(0.2)
-        assert not pids_running(str(out / "launch_ray.py")), "launch_ray.py outlived its launcher"
+        assert not processes_mentioning(str(out / "launch_ray.py")), "launch_ray.py outlived its launcher"
     finally:
-        for pid in pids_running(str(out / "launch_ray.py")):  # this test's own job, if the check failed
+        for pid in processes_mentioning(str(out / "launch_ray.py")):  # this test's own job, if the check failed
             os.killpg(pid, signal.SIGTERM)
 
 
