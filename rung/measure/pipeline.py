@@ -29,14 +29,18 @@ _DT_STRING = 7
 _DT_RESOURCE = 20
 
 
+def _elements(t) -> int:
+    n = 1
+    for d in t.tensor_shape.dim:
+        n *= max(0, d.size)
+    return n
+
+
 def _const_bytes(node) -> int:
     t = node.attr["value"].tensor
     if t.dtype == _DT_STRING:  # its bytes (a length prefix each, then the strings), not a width per element
         return len(t.tensor_content) + sum(len(s) for s in t.string_val)
-    n = 1
-    for d in t.tensor_shape.dim:
-        n *= max(0, d.size)
-    return n * {1: 4, 2: 8, 3: 4, 9: 8, 19: 2, 14: 2}.get(t.dtype, 4)
+    return _elements(t) * {1: 4, 2: 8, 3: 4, 9: 8, 19: 2, 14: 2}.get(t.dtype, 4)
 
 
 def _file_names(tf, node) -> list[str]:
@@ -55,12 +59,7 @@ MAX_NAMES_LOOKED_UP = 100_000
 def _strings(node) -> int:
     """How many strings a constant holds (0 when it is not a string tensor)."""
     t = node.attr["value"].tensor
-    if t.dtype != _DT_STRING:
-        return 0
-    n = 1
-    for d in t.tensor_shape.dim:
-        n *= max(0, d.size)
-    return n
+    return _elements(t) if t.dtype == _DT_STRING else 0
 
 
 def _local_bytes(files: list[str]) -> int:
@@ -158,8 +157,23 @@ def apply_fixes(tf, ds):
     return fixed, ["map_parallelization", "parallel_batch", "autotune", "prefetch(AUTOTUNE)"]
 
 
-# How many workers' pipelines `worker_input` builds.
+# How many workers' pipelines `worker_input` builds, and how many batches of each it reads
+# where the pipeline runs Python (what Python draws is not in the graph).
 WORKERS_CHECKED = 2
+PYTHON_BATCHES_COMPARED = 2
+
+
+def _takes_context(make_dataset) -> bool:
+    """Whether make_dataset takes the InputContext (rung's train.py then passes it one)."""
+    import inspect  # noqa: PLC0415
+
+    params = inspect.signature(make_dataset).parameters
+    return "input_context" in params or len(params) >= 2
+
+
+def _why(e: Exception) -> str:
+    """An inspection's failure as a short reason (inspection is advice, never fatal)."""
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
 # Dataset ops that draw at random, and where their two seeds are among their inputs.
 _SEEDED_DATASETS = {"ShuffleDataset": 2, "ShuffleDatasetV2": None, "ShuffleDatasetV3": 2,
                     "ShuffleAndRepeatDataset": 2, "ShuffleAndRepeatDatasetV2": 2,
@@ -212,10 +226,7 @@ def worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]:
     train.py shards such a pipeline by data itself), or building, reading or serialising a
     pipeline failed. Randomness seeded from TensorFlow's global seed in make_dataset's own
     code (not the pipeline's graph) is not seen."""
-    import inspect  # noqa: PLC0415
-
-    params = inspect.signature(make_dataset).parameters
-    if "input_context" not in params and len(params) < 2:
+    if not _takes_context(make_dataset):
         return None, "make_dataset takes no InputContext: rung's train.py shards it by data"
     try:
         built = [make_dataset(batch_size, tf.distribute.InputContext(WORKERS_CHECKED, i, WORKERS_CHECKED))
@@ -224,7 +235,7 @@ def worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]:
             return "empty", ""
         graphs = [_graph_def(tf, ds) for ds in built]
     except Exception as e:  # noqa: BLE001 - inspection is advice, never fatal
-        return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+        return None, _why(e)
     if _graph_signature(graphs[0]) != _graph_signature(graphs[1]):
         return "distinct", ""
     if _runs_python(graphs[0]):
@@ -233,12 +244,10 @@ def worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]:
         try:
             first = [_first_batches(ds, PYTHON_BATCHES_COMPARED) for ds in built]
         except Exception as e:  # noqa: BLE001 - inspection is advice, never fatal
-            return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+            return None, _why(e)
         return ("identical" if _same(*first) else "own_order"), ""
     return ("own_order" if _draws_unseeded(graphs[0]) else "identical"), ""
 
-
-PYTHON_BATCHES_COMPARED = 2
 
 
 def _first_batches(ds, n: int) -> list:
@@ -311,10 +320,7 @@ def divides_batch(tf, make_dataset, batch_size: int) -> bool:
     tutorial writes it for a global batch), where rung and its train.py pass the per-replica
     batch already: built for 2 replicas, its first batch holds half. False when it cannot be
     told (no InputContext taken, an odd batch, a failure: inspection is advice)."""
-    import inspect  # noqa: PLC0415
-
-    params = inspect.signature(make_dataset).parameters
-    if ("input_context" not in params and len(params) < 2) or batch_size % 2 or batch_size < 2:
+    if not _takes_context(make_dataset) or batch_size % 2 or batch_size < 2:
         return False
     try:
         ds = make_dataset(batch_size, tf.distribute.InputContext(1, 0, 2))
@@ -341,17 +347,14 @@ def ps_worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]
     without a seed. "identical": nothing drawn without a seed; "own_order": otherwise.
     None with a reason for a pipeline that runs Python (under parameter servers it runs in
     the coordinator alone: PYTHON_PIPELINE) or one that cannot be built or serialised."""
-    import inspect  # noqa: PLC0415
-
-    params = inspect.signature(make_dataset).parameters
     try:
-        if "input_context" in params or len(params) >= 2:
+        if _takes_context(make_dataset):
             ds = make_dataset(batch_size, tf.distribute.InputContext(1, 0, 1))
         else:
             ds = make_dataset(batch_size)
         gd = _graph_def(tf, ds)
     except Exception as e:  # noqa: BLE001 - inspection is advice, never fatal
-        return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+        return None, _why(e)
     if _runs_python(gd):
         return None, "the pipeline runs Python, which under parameter servers runs in the coordinator alone"
     return ("own_order" if _draws_unseeded(gd) else "identical"), ""

@@ -187,6 +187,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         strings = shapes.string_inputs(tf, ds.element_spec)
         composite = shapes.ragged_or_sparse_inputs(tf, ds.element_spec)
         pipe = pipeline.inspect_pipeline(tf, ds)
+        phase("building each worker's pipeline as multi-worker and parameter-server runs would")
         across, across_why = pipeline.worker_input(tf, w.make_dataset, batch)
         ps_across, ps_why = pipeline.ps_worker_input(tf, w.make_dataset, batch)
         pipe["findings"].extend(pipeline.worker_input_findings(across, ps_across))
