@@ -127,7 +127,8 @@ class Workload(_Block):
     # coordinator's process (tensorflow#48957): PYTHON_PIPELINE, and rung's train.py and
     # bench stop on it there. `rung profile` sets it.
     python_in_pipeline: bool = False
-    # v1 extension (optional): what make_dataset(batch, InputContext) yields on two workers.
+    # v1 extension (optional): what make_dataset(batch, InputContext) yields on two workers of a
+    # multi-worker run.
     # "identical": it takes the context and does not use it, and draws nothing at random, so
     # every worker reads the same batches (INPUT_NOT_SHARDED); "empty": one worker's shard
     # yields nothing (EMPTY_SHARD); "distinct" and "own_order" (the whole data, in each
