@@ -314,6 +314,16 @@ def _outer_batch_size(gd) -> int | None:
     return int(values[0]) if len(values) == 1 else None
 
 
+def batch_size_of(tf, ds) -> int | None:
+    """The constant batch size of a pipeline's outermost batching op, or None (no such op,
+    not a constant, or a pipeline that cannot be serialised). The generated train.py asks
+    it of each worker's pipeline, where rung is installed."""
+    try:
+        return _outer_batch_size(_graph_def(tf, ds))
+    except Exception:  # noqa: BLE001 - inspection is advice, never fatal
+        return None
+
+
 def divides_batch(tf, make_dataset, batch_size: int) -> bool:
     """Whether make_dataset(batch_size, InputContext) batches by batch_size over the replicas
     (input_context.get_per_replica_batch_size(batch_size), as TensorFlow's multi-worker

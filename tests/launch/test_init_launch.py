@@ -498,16 +498,26 @@ def test_parameter_server_workers_read_the_coordinators_pipeline_as_the_profile_
     assert ps_worker_input(tf, ps_streams.plain_stream, 4)[0] == "identical"  # its plain half alone
 
 
-def test_init_warns_of_a_batch_divided_by_the_replicas_where_the_context_has_them(tmp_path):
+def test_a_batch_divided_by_the_replicas_is_warned_at_init_and_counted_as_trained(tmp_path):
     # TensorFlow's multi-worker tutorial: make_dataset(batch) divides it by the replicas,
-    # where train.py passes the per-replica batch. Read from the text, before anything runs
-    tutorial = HERE.parent / "measure" / "workloads" / "worker_inputs.py"
+    # where train.py passes the per-replica batch. init reads the call from the text, before
+    # anything runs; train.py says it and counts the batch that trained (before, a 2-worker
+    # launch at --batch 64 trained 32 a replica and counted 64)
+    tutorial = HERE / "tutorial_batch.py"
     r = rung("init", str(tutorial), "--strategy", "multi_worker_mirrored", "--workers", "4", "--batch", "64",
              "--out", str(tmp_path / "mw"))
     line = next(x for x in r.stderr.splitlines() if "BATCH_DIVIDED" in x)
-    assert r.returncode == 0 and "get_per_replica_batch_size (line " in line
+    assert r.returncode == 0 and "get_per_replica_batch_size (line 18)" in line
     assert "4 replicas" in line and "16 examples a step while train.py counts 64" in line
     assert "BATCH_DIVIDED" in (tmp_path / "mw" / "README.md").read_text()
     for strategy in ("mirrored", "parameter_server"):  # no context of several replicas (1 device a worker)
         r = rung("init", str(tutorial), "--strategy", strategy, "--out", str(tmp_path / strategy))
         assert r.returncode == 0 and "BATCH_DIVIDED" not in r.stderr
+    r = rung("launch", str(tutorial), "--strategy", "multi_worker_mirrored", "--workers", "2", "--batch", "64",
+             "--engine", "local", "--steps", "3", "--json", "--out", str(tmp_path / "job"))
+    assert r.returncode == 0, r.stderr[-1500:]
+    [note] = [n for n in json.loads(r.stdout)["notes"] if n.startswith("BATCH_DIVIDED")]
+    assert "make_dataset(64, ...) batches by 32" in note and "examples per second count 32" in note
+    log = (tmp_path / "job" / "run" / "worker0-a0.log").read_text().splitlines()
+    report = json.loads(next(x for x in reversed(log) if x.startswith('{"step"')))
+    assert report["global_batch"] == 2 * 32  # what the 2 replicas took a step, not 2 x 64
