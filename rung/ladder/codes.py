@@ -90,3 +90,4 @@ JIT_COMPILE = "JIT_COMPILE"                      # an XLA step on a parameter-se
 INPUT_NOT_SHARDED = "INPUT_NOT_SHARDED"          # every worker's pipeline yields the same batches
 EMPTY_SHARD = "EMPTY_SHARD"                      # one worker's pipeline yields nothing
 BATCH_DIVIDED = "BATCH_DIVIDED"                  # make_dataset divides the per-replica batch by the replicas again
+DENSE_EMBEDDING_GRADIENTS = "DENSE_EMBEDDING_GRADIENTS"  # embedding tables whose gradients are whole tables

@@ -196,6 +196,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     divided = _divides_batch(ctx, d)
     if divided is not None:
         d.warnings.insert(0, divided)
+    dense_tables = _dense_embedding_gradients(ctx, d)
+    if dense_tables is not None:
+        d.warnings.append(dense_tables)
     if d.verdict == "parameter_server" and ctx.s.workload.python_in_pipeline:
         from rung.failures import PS_PYTHON_PROBLEM
 
@@ -216,6 +219,25 @@ def _finish(ctx: Context, d: Decision) -> Decision:
         d.review, d.proposal_prediction, extra = review(ctx)
         d.warnings.extend(extra)
     return d
+
+
+def _dense_embedding_gradients(ctx: Context, d: Decision):
+    """DENSE_EMBEDDING_GRADIENTS: a plan that sends gradients between hosts, for a model whose
+    embedding tables get dense gradients (the profile saw them reach the optimizer whole):
+    every step moves the whole tables, where lookups alone would move the rows read."""
+    from rung.model.memory import BYTES_PER_DTYPE
+
+    w, p = ctx.s.workload, d.prediction
+    if not w.dense_embedding_params or p is None or d.verdict not in ("multi_worker_mirrored", "parameter_server"):
+        return None
+    table_bytes = w.dense_embedding_params * BYTES_PER_DTYPE.get(w.param_dtype, 4)
+    share = w.dense_embedding_params / w.params if w.params else 0
+    return Finding(C.DENSE_EMBEDDING_GRADIENTS,
+        f"{w.dense_embedding_params:,.0f} parameters ({share:.0%} of the model) are embedding tables whose gradient "
+        f"reaches the optimizer dense, so every step sends {u.gib(table_bytes)} of them between hosts where lookups "
+        "alone would send the rows read (rung profile names the tables). An embeddings_regularizer touches every row: "
+        "regularize the rows looked up instead (add_loss on the gathered embeddings), or drop it; a table tied to the "
+        "output layer is dense by design. The plan counts them dense, as measured")
 
 
 def _divides_batch(ctx: Context, d: Decision):

@@ -40,6 +40,9 @@ class GradientCounts:
     observed: bool = True
     optimizers: list = field(default_factory=list)  # those the step handed gradients to
     variables: int = 0  # trainable variable tensors (each a remote read and update under parameter servers)  # False: no gradient reached the optimizer; dense bytes assumed
+    # Embedding tables whose gradient reached the optimizer dense: (layer name, parameters,
+    # what made it dense when rung can tell, else "")
+    dense_tables: list = field(default_factory=list)
 
 
 def _is_optimizer(x) -> bool:
@@ -135,7 +138,28 @@ def gradient_counts(tf, model, batch, step_fn=None) -> GradientCounts:
     for _, _, opt in calls:
         if all(opt is not u for u in used):
             used.append(opt)
-    return GradientCounts(params, emb, dense, sparse, dtype, variables=len(variables), optimizers=used)
+    return GradientCounts(params, emb, dense, sparse, dtype, variables=len(variables), optimizers=used,
+                          dense_tables=_dense_tables(tf, model, calls))
+
+
+def _dense_tables(tf, model, calls) -> list:
+    """The Embedding layers whose table's gradient came dense: a lookup alone gives the
+    rows it read (IndexedSlices), and whatever else touches the whole table (an
+    embeddings_regularizer, the table used as a matrix) makes the gradient as large as the
+    table. (name, parameters, why) each, why "" when rung cannot tell."""
+    dense = [v for grads, tvars, _ in calls for v, g in zip(tvars, grads)
+             if g is not None and not isinstance(g, tf.IndexedSlices)]
+    out = []
+    layers = model._flatten_layers() if hasattr(model, "_flatten_layers") else []  # noqa: SLF001 - Keras's own walk
+    for layer in layers:
+        if not isinstance(layer, tf.keras.layers.Embedding):
+            continue
+        table = getattr(layer, "embeddings", None)
+        if table is None or not any(v is table for v in dense):
+            continue
+        why = ("embeddings_regularizer" if getattr(layer, "embeddings_regularizer", None) is not None else "")
+        out.append((layer.name, _n(table.shape), why))
+    return out
 
 
 def optimizer_info(model, params: int, param_dtype: str, used: list | None = None) -> dict:

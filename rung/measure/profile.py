@@ -239,6 +239,10 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "keras": tfenv.keras_flavor(tf),
         "params": g.params,
         "embedding_params": g.embedding_params,
+        # Embedding tables whose gradient came dense (an embeddings_regularizer, a tied output)
+        "dense_embedding_params": sum(n for _, n, _ in g.dense_tables),
+        "dense_embedding_tables": [f"{name} ({n:,} parameters{', ' + why if why else ''})"
+                                   for name, n, why in g.dense_tables],
         "trainable_variables": g.variables,
         "param_dtype": g.param_dtype,
         # Keras mixed precision keeps float32 variables (the master copy) and casts them

@@ -96,6 +96,11 @@ class Workload(_Block):
     # model.fit under MirroredStrategy fails on them (reproduced with TF 2.21; tf-keras runs
     # them): RAGGED_OR_SPARSE_INPUTS, and tf-keras in init and bench. `rung profile` sets it.
     ragged_or_sparse_inputs: bool = False
+    # v1 extension (optional): parameters of Embedding tables whose gradient reaches the
+    # optimizer dense (an embeddings_regularizer touches every row; a table tied to the
+    # output layer): they count as dense parameters, not embedding_params, and plans that
+    # exchange gradients across hosts say so (DENSE_EMBEDDING_GRADIENTS). `rung profile` sets it.
+    dense_embedding_params: NonNegative = 0.0
     # v1 extension (optional): the model's compile(steps_per_execution=k). Keras 3's fit
     # fails with k > 1 under MirroredStrategy (keras-team/keras#19246, reproduced with TF
     # 2.21; tf-keras runs it): STEPS_PER_EXECUTION. `rung profile` reads it.

@@ -437,3 +437,14 @@ def test_a_pipeline_that_divides_its_batch_again_warns_where_the_context_has_rep
     assert ps.verdict == "parameter_server" and "each of the 4 replicas would train on 128 examples" in f.message
     one_host = decide(workload={"divides_batch": True}, goal={"target_examples_per_second": 5000})
     assert one_host.verdict == "mirrored" and "BATCH_DIVIDED" not in one_host.codes  # no context on one host
+
+
+def test_dense_embedding_gradients_warn_plans_that_send_gradients_between_hosts():
+    # 20e6 of 25.6e6 parameters in tables with dense gradients: 80 MB of float32 a step
+    d = decide(workload={"dense_embedding_params": 20e6}, goal={"target_examples_per_second": 20000})
+    [f] = [f for f in d.warnings if f.code == "DENSE_EMBEDDING_GRADIENTS"]
+    assert d.verdict == "multi_worker_mirrored" and "20,000,000 parameters (78% of the model)" in f.message
+    assert "76.3 MiB" in f.message and "embeddings_regularizer" in f.message
+    one_host = decide(workload={"dense_embedding_params": 20e6}, goal={"target_examples_per_second": 5000})
+    assert one_host.verdict == "mirrored" and "DENSE_EMBEDDING_GRADIENTS" not in one_host.codes
+    assert "DENSE_EMBEDDING_GRADIENTS" not in decide(goal={"target_examples_per_second": 20000}).codes

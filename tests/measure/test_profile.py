@@ -451,3 +451,32 @@ def test_ragged_and_sparse_parts_of_an_element_are_named():
     assert ragged_or_sparse_inputs(tf, ({"a": dense, "b": sparse}, dense)) == ["features[1] is sparse"]
     assert ragged_or_sparse_inputs(tf, (dense, ragged)) == ["labels is ragged"]
     assert ragged_or_sparse_inputs(tf, (dense, dense)) == [] and ragged_or_sparse_inputs(tf, dense) == []
+
+
+def test_embedding_tables_whose_gradients_come_dense_are_named():
+    """keras.io's collaborative filtering puts an embeddings_regularizer on its tables: the
+    regularizer touches every row, so each table's gradient reaches the optimizer whole (a
+    1,000 x 8 table: 8,000 values a step, where the lookup of 4 ids gives 4 rows). A table
+    tied to the output layer is dense too; a plain lookup is not."""
+    import tensorflow as tf
+
+    from rung.measure.counts import gradient_counts
+
+    def model_of(regularizer=None, tied=False):
+        ids = tf.keras.Input((1,), dtype="int32")
+        table = tf.keras.layers.Embedding(1000, 8, embeddings_regularizer=regularizer, name="table")
+        x = tf.keras.layers.Flatten()(table(ids))
+        if tied:  # scores against every row: the table used as a matrix
+            x = tf.keras.layers.Lambda(lambda h: tf.matmul(h, table.embeddings, transpose_b=True))(x)
+        m = tf.keras.Model(ids, tf.keras.layers.Dense(1)(x))
+        m.compile("sgd", "mse")
+        return m
+
+    batch = (tf.constant([[1], [2], [3], [4]]), tf.zeros((4, 1)))
+    plain = gradient_counts(tf, model_of(), batch)
+    assert plain.dense_tables == [] and plain.embedding_params == 8000
+    reg = gradient_counts(tf, model_of(tf.keras.regularizers.l2(1e-6)), batch)
+    assert reg.dense_tables == [("table", 8000, "embeddings_regularizer")] and reg.embedding_params == 0
+    assert reg.dense_bytes == 4 * (8000 + 8 + 1)  # the table, then the Dense kernel and bias
+    tied = gradient_counts(tf, model_of(tied=True), batch)
+    assert tied.dense_tables == [("table", 8000, "")]
