@@ -517,7 +517,7 @@ def test_a_batch_divided_by_the_replicas_is_warned_at_init_and_counted_as_traine
              "--engine", "local", "--steps", "3", "--json", "--out", str(tmp_path / "job"))
     assert r.returncode == 0, r.stderr[-1500:]
     [note] = [n for n in json.loads(r.stdout)["notes"] if n.startswith("BATCH_DIVIDED")]
-    assert "make_dataset(64, ...) batches by 32" in note and "examples per second count 32" in note
+    assert "make_dataset(64, ...) batches by 32" in note and "examples per second count the 32 it makes" in note
     log = (tmp_path / "job" / "run" / "worker0-a0.log").read_text().splitlines()
     report = json.loads(next(x for x in reversed(log) if x.startswith('{"step"')))
     assert report["global_batch"] == 2 * 32  # what the 2 replicas took a step, not 2 x 64
