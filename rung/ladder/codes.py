@@ -91,3 +91,4 @@ INPUT_NOT_SHARDED = "INPUT_NOT_SHARDED"          # every worker's pipeline yield
 EMPTY_SHARD = "EMPTY_SHARD"                      # one worker's pipeline yields nothing
 BATCH_DIVIDED = "BATCH_DIVIDED"                  # make_dataset divides the per-replica batch by the replicas again
 DENSE_EMBEDDING_GRADIENTS = "DENSE_EMBEDDING_GRADIENTS"  # embedding tables whose gradients are whole tables
+SYNC_BATCH_NORM = "SYNC_BATCH_NORM"              # synchronized BatchNorm layers: collectives the prediction leaves out

@@ -199,6 +199,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     dense_tables = _dense_embedding_gradients(ctx, d)
     if dense_tables is not None:
         d.warnings.append(dense_tables)
+    sync_bn = _sync_batch_norm(ctx, d)
+    if sync_bn is not None:
+        d.warnings.append(sync_bn)
     if d.verdict == "parameter_server" and ctx.s.workload.python_in_pipeline:
         from rung.failures import PS_PYTHON_PROBLEM
 
@@ -219,6 +222,21 @@ def _finish(ctx: Context, d: Decision) -> Decision:
         d.review, d.proposal_prediction, extra = review(ctx)
         d.warnings.extend(extra)
     return d
+
+
+def _sync_batch_norm(ctx: Context, d: Decision):
+    """SYNC_BATCH_NORM: a synchronous plan of several replicas for a model with synchronized
+    BatchNormalization layers, whose statistics' all-reduces the predicted step leaves out."""
+    n, p = ctx.s.workload.sync_batch_norm_layers, d.prediction
+    if not n or p is None or d.verdict not in ("mirrored", "multi_worker_mirrored") or p.devices < 2:
+        return None
+    return Finding(C.SYNC_BATCH_NORM,
+        f"{n} BatchNormalization layer{'s' if n != 1 else ''} {'are' if n != 1 else 'is'} synchronized across "
+        f"replicas (synchronized=True): every step each all-reduces its batch statistics in the forward pass (sum, "
+        f"squared sum and count: {3 * n} small all-reduces a step in Keras's own code) and their gradients in the "
+        "backward pass, one after another and before the layers that follow can run. The predicted step leaves "
+        "them out (not measured here), so it is too fast by their latency"
+        + (", paid across the network between hosts" if p.hosts > 1 else ""))
 
 
 def _dense_embedding_gradients(ctx: Context, d: Decision):

@@ -142,6 +142,16 @@ def gradient_counts(tf, model, batch, step_fn=None) -> GradientCounts:
                           dense_tables=_dense_tables(tf, model, calls))
 
 
+def synchronized_batch_norms(tf, model) -> int:
+    """BatchNormalization layers with synchronized=True: under a synchronous strategy each
+    all-reduces its batch statistics in the forward pass (sum, squared sum and count, three
+    all-reduces in Keras's own code, TensorFlow backend and tf-keras alike) and their
+    gradients in the backward pass."""
+    layers = model._flatten_layers() if hasattr(model, "_flatten_layers") else []  # noqa: SLF001 - Keras's own walk
+    return sum(1 for layer in layers
+               if isinstance(layer, tf.keras.layers.BatchNormalization) and getattr(layer, "synchronized", False))
+
+
 def _dense_tables(tf, model, calls) -> list:
     """The Embedding layers whose table's gradient came dense: a lookup alone gives the
     rows it read (IndexedSlices), and whatever else touches the whole table (an

@@ -241,6 +241,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "embedding_params": g.embedding_params,
         # Embedding tables whose gradient came dense (an embeddings_regularizer, a tied output)
         "dense_embedding_params": sum(n for _, n, _ in g.dense_tables),
+        "sync_batch_norm_layers": counts.synchronized_batch_norms(tf, model),
         "dense_embedding_tables": [f"{name} ({n:,} parameters{', ' + why if why else ''})"
                                    for name, n, why in g.dense_tables],
         "trainable_variables": g.variables,

@@ -84,6 +84,10 @@ def render(p: dict, console: Console | None = None) -> None:
     if p.get("string_inputs"):
         t.add_row("string inputs", f"{', '.join(p.get('string_input_details') or [])}: Keras 3's fit fails on them "
                                    "under MirroredStrategy (tensorflow#80951), a TPU takes none (STRING_INPUTS)")
+    if p.get("sync_batch_norm_layers"):
+        t.add_row("sync batch norm", f"{p['sync_batch_norm_layers']} BatchNormalization layer(s) with "
+                                     "synchronized=True: all-reduces every step that the prediction leaves out "
+                                     "(SYNC_BATCH_NORM)")
     if p.get("dense_embedding_tables"):
         t.add_row("dense embeddings", f"{'; '.join(p['dense_embedding_tables'])}: their gradients reach the optimizer "
                                       "whole, not as the rows looked up (DENSE_EMBEDDING_GRADIENTS)")

@@ -24,7 +24,8 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95", "trainable_variables",
                  "loss_scaled_for_replicas", "string_inputs", "steps_per_execution", "keras3_import",
                  "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "worker_input",
-                 "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params")
+                 "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
+                 "sync_batch_norm_layers")
 _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -41,6 +42,7 @@ class Profile(BaseModel):
     params: float
     embedding_params: float = 0.0
     dense_embedding_params: float = 0.0  # Embedding tables whose gradient came dense (rung.measure.counts)
+    sync_batch_norm_layers: int = 0  # BatchNormalization(synchronized=True) layers (rung.measure.counts)
     param_dtype: str = "float32"
     mixed_precision: bool = False
     mixed_precision_policy: Optional[str] = None

@@ -101,6 +101,10 @@ class Workload(_Block):
     # output layer): they count as dense parameters, not embedding_params, and plans that
     # exchange gradients across hosts say so (DENSE_EMBEDDING_GRADIENTS). `rung profile` sets it.
     dense_embedding_params: NonNegative = 0.0
+    # v1 extension (optional): BatchNormalization layers with synchronized=True. Each
+    # all-reduces its batch statistics every step under a synchronous strategy, which the
+    # predicted exchange leaves out (SYNC_BATCH_NORM). `rung profile` counts them.
+    sync_batch_norm_layers: Annotated[int, Field(ge=0)] = 0
     # v1 extension (optional): the model's compile(steps_per_execution=k). Keras 3's fit
     # fails with k > 1 under MirroredStrategy (keras-team/keras#19246, reproduced with TF
     # 2.21; tf-keras runs it): STEPS_PER_EXECUTION. `rung profile` reads it.

@@ -448,3 +448,16 @@ def test_dense_embedding_gradients_warn_plans_that_send_gradients_between_hosts(
     one_host = decide(workload={"dense_embedding_params": 20e6}, goal={"target_examples_per_second": 5000})
     assert one_host.verdict == "mirrored" and "DENSE_EMBEDDING_GRADIENTS" not in one_host.codes
     assert "DENSE_EMBEDDING_GRADIENTS" not in decide(goal={"target_examples_per_second": 20000}).codes
+
+
+def test_synchronized_batch_norm_warns_synchronous_plans_of_several_replicas():
+    d = decide(workload={"sync_batch_norm_layers": 3}, goal={"target_examples_per_second": 20000})
+    [f] = [f for f in d.warnings if f.code == "SYNC_BATCH_NORM"]
+    assert d.verdict == "multi_worker_mirrored" and "9 small all-reduces a step" in f.message
+    assert "between hosts" in f.message
+    one_host = decide(workload={"sync_batch_norm_layers": 3}, goal={"target_examples_per_second": 5000})
+    [f] = [f for f in one_host.warnings if f.code == "SYNC_BATCH_NORM"]
+    assert one_host.verdict == "mirrored" and "between hosts" not in f.message
+    one = decide(workload={"sync_batch_norm_layers": 3}, goal={"target_examples_per_second": 100})
+    assert one.verdict == "single_device" and "SYNC_BATCH_NORM" not in one.codes
+    assert "SYNC_BATCH_NORM" not in decide(**embedding_fleet(sync_batch_norm_layers=3)).codes  # asynchronous
