@@ -147,8 +147,7 @@ def synchronized_batch_norms(tf, model) -> int:
     all-reduces its batch statistics in the forward pass (sum, squared sum and count, three
     all-reduces in Keras's own code, TensorFlow backend and tf-keras alike) and their
     gradients in the backward pass."""
-    layers = model._flatten_layers() if hasattr(model, "_flatten_layers") else []  # noqa: SLF001 - Keras's own walk
-    return sum(1 for layer in layers
+    return sum(1 for layer in _layers(model)
                if isinstance(layer, tf.keras.layers.BatchNormalization) and getattr(layer, "synchronized", False))
 
 
@@ -160,8 +159,7 @@ def _dense_tables(tf, model, calls) -> list:
     dense = [v for grads, tvars, _ in calls for v, g in zip(tvars, grads)
              if g is not None and not isinstance(g, tf.IndexedSlices)]
     out = []
-    layers = model._flatten_layers() if hasattr(model, "_flatten_layers") else []  # noqa: SLF001 - Keras's own walk
-    for layer in layers:
+    for layer in _layers(model):
         if not isinstance(layer, tf.keras.layers.Embedding):
             continue
         table = getattr(layer, "embeddings", None)
