@@ -9,7 +9,8 @@ Each hint was checked on such a GAN (TensorFlow 2.21; Keras 3 and tf-keras), the
 shard on `tests/bench/shard_one_file.py`, string features under Keras 3's mirrored fit on a
 StringLookup model (keras.io's text classification has one), an adapt in make_dataset under
 parameter servers, the bundled mlp compiled with jit_compile=True under mirrored and
-multi-worker runs on CPU, a ragged and a sparse model under Keras 3's mirrored fit."""
+multi-worker runs on CPU, a ragged and a sparse model under Keras 3's mirrored fit, a stateful
+GRU under tf-keras's strategies."""
 
 from __future__ import annotations
 
@@ -136,6 +137,11 @@ _HINTS = (
      "the model is compiled with run_eagerly=True, and tf-keras runs no eager step under "
      "ParameterServerStrategy (the coordinator schedules graph functions on the workers): compile with "
      "run_eagerly=False, or set model.run_eagerly = False after build_model() (rung init's train.py does)"),
+    # tf-keras builds no stateful RNN under a strategy (Keras 3 does)
+    (("Stateful RNNs (created with `stateful=True`) are not yet supported",),
+     "the model has recurrent layers with stateful=True, which tf-keras builds under no tf.distribute strategy, "
+     "and multi-worker and parameter-server runs (and a mirrored model Keras 3's fit cannot run) are tf-keras "
+     "runs: make the layers stateless (stateful=False) to distribute them (STATEFUL_RNN)"),
     # tf-keras refuses a mean-reduced loss in a custom step under a strategy
     (("Reduction.SUM` or `tf.keras.losses.Reduction.NONE",),
      "a loss inside a custom train_step under a strategy must not average over the batch itself: create it "

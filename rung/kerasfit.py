@@ -140,6 +140,13 @@ def per_replica_batch_calls(source: str) -> list[str]:
     return _calls(source, named)
 
 
+def stateful_calls(source: str) -> list[str]:
+    """The calls of a workload file that pass `stateful=True` (a recurrent layer that keeps
+    its state from batch to batch), as "GRU(stateful=True) (line 7)": tf-keras builds none
+    under a tf.distribute strategy (STATEFUL_RNN). Read as `jit_compile_calls`."""
+    return _calls_with_true(source, "stateful")
+
+
 def _calls_with_true(source: str, keyword: str) -> list[str]:
     import ast  # noqa: PLC0415 - only here
 
@@ -179,6 +186,15 @@ def keras3_import_problem(imports: list[str]) -> str:
 
 # What to change in a file that builds its model from Keras 3's own `import keras`.
 KERAS3_FIX = "build it from tf.keras (`from tensorflow import keras`; keras.ops and keras.random become tf.*)"
+
+
+# Why a model with stateful recurrent layers cannot run where rung runs tf-keras, and the fix
+# (reproduced with TF 2.21: tf-keras's build_model() raised it under OneDeviceStrategy,
+# MultiWorkerMirroredStrategy and ParameterServerStrategy; Keras 3 ran it mirrored).
+STATEFUL_RNN_PROBLEM = ("the model has recurrent layers with stateful=True, which tf-keras refuses to build under any "
+                        "tf.distribute strategy (\"Stateful RNNs (created with `stateful=True`) are not yet supported "
+                        "with tf.distribute.Strategy\"), so the job fails before its first step: make them stateless "
+                        "(stateful=False, the state carried in the data or reset every batch) before distributing")
 
 
 TF_KERAS_WHY = ("Keras 3's fit cannot run multi-worker or parameter-server training (tensorflow#72388, "

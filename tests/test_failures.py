@@ -72,6 +72,10 @@ RAGGED = ("  File \"/venv/lib/python3.11/site-packages/tensorflow/python/distrib
           "AttributeError: 'RaggedTensor' object has no attribute 'device'")
 SPARSE = RAGGED.replace("RaggedTensor", "SparseTensor")
 
+# tf-keras, rung bench's multi-worker task building a stateful GRU (2026-12-02)
+STATEFUL = ("InputError: /tmp/p8/fixed_batch.py: build_model() raised ValueError: Stateful RNNs (created with "
+            "`stateful=True`) are not yet supported with tf.distribute.Strategy. (line 7)")
+
 
 def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "model.built = True" in hint(KERAS3_BUILD)[0]
@@ -93,6 +97,8 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert advice.startswith("ragged features") and "to_tensor()" in advice and "TF_USE_LEGACY_KERAS=1" in advice
     assert line == "AttributeError: 'RaggedTensor' object has no attribute 'device'"
     assert "tf.sparse.to_dense" in hint(SPARSE)[0]
+    advice, line = hint(STATEFUL)
+    assert "stateful=False" in advice and "STATEFUL_RNN" in advice and "build_model() raised ValueError" in line
 
 
 def test_the_line_puts_the_hint_first_and_stays_short():

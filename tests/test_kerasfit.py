@@ -114,3 +114,14 @@ def test_calls_that_divide_the_batch_by_the_replicas_are_found_with_their_lines(
     ])
     assert per_replica_batch_calls(source) == ["get_per_replica_batch_size (line 3)"]
     assert per_replica_batch_calls("ds = ds.batch(batch_size)") == []
+
+
+def test_recurrent_layers_made_stateful_are_found_with_their_lines():
+    from rung.kerasfit import stateful_calls
+
+    source = "\n".join([
+        "x = tf.keras.layers.GRU(32, stateful=True)(inp)",
+        "y = tf.keras.layers.LSTM(8, stateful=False, return_sequences=True)(x)",
+        "z = keras.layers.SimpleRNN(4, stateful=STATEFUL)(y)",  # a name, not the literal: not read
+    ])
+    assert stateful_calls(source) == ["GRU(stateful=True) (line 1)"]

@@ -183,6 +183,7 @@ def run(cfg) -> dict:
     w = load_workload(cfg["workload"])
     with strategy.scope():
         model = build_checked_model(w, tf)
+    counts.check_batch(model, cfg["batch"])
     xla_off = cfg["strategy"] == "parameter_server" and jit_compiled(model)
     if xla_off:  # as rung init's train.py does: an XLA step cannot read the ps tasks' variables
         model.jit_compile = False

@@ -202,6 +202,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     sync_bn = _sync_batch_norm(ctx, d)
     if sync_bn is not None:
         d.warnings.append(sync_bn)
+    stateful = _stateful_rnn(ctx, d)
+    if stateful is not None:
+        d.warnings.insert(0, stateful)
     if d.verdict == "parameter_server" and ctx.s.workload.python_in_pipeline:
         from rung.failures import PS_PYTHON_PROBLEM
 
@@ -222,6 +225,19 @@ def _finish(ctx: Context, d: Decision) -> Decision:
         d.review, d.proposal_prediction, extra = review(ctx)
         d.warnings.extend(extra)
     return d
+
+
+def _stateful_rnn(ctx: Context, d: Decision):
+    """STATEFUL_RNN: the plan runs on tf-keras (rung.kerasfit.runs_on_tf_keras), which refuses
+    to build a stateful RNN under any tf.distribute strategy: the job fails before its
+    first step. (Keras 3 builds one under MirroredStrategy and OneDeviceStrategy.)"""
+    from rung.kerasfit import STATEFUL_RNN_PROBLEM, runs_on_tf_keras
+
+    w = ctx.s.workload
+    if not w.stateful_rnn_layers or d.prediction is None or not runs_on_tf_keras(
+            d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs):
+        return None
+    return Finding(C.STATEFUL_RNN, f"rung init's train.py runs {d.verdict} on tf-keras, and {STATEFUL_RNN_PROBLEM}")
 
 
 def _sync_batch_norm(ctx: Context, d: Decision):

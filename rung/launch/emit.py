@@ -58,6 +58,10 @@ class Job:
     # the scenario's measured divides_batch: BATCH_DIVIDED where the context has replicas
     per_replica_batch_calls: list[str] = field(default_factory=list)
     divides_batch: bool = False
+    # its calls with stateful=True (rung.kerasfit.stateful_calls), or the scenario's counted
+    # stateful_rnn_layers: STATEFUL_RNN where train.py runs on tf-keras
+    stateful_calls: list[str] = field(default_factory=list)
+    stateful_rnn: bool = False
 
     @property
     def strategy_class(self) -> str:
@@ -243,10 +247,22 @@ def batch_divided_note(job: Job) -> Optional[str]:
             "batch_size as it is")
 
 
+def stateful_rnn_note(job: Job) -> Optional[str]:
+    """STATEFUL_RNN: train.py runs on tf-keras, which builds no stateful RNN under a
+    tf.distribute strategy, and the model has one. None when that cannot happen."""
+    if not job.legacy_keras or not (job.stateful_calls or job.stateful_rnn):
+        return None
+    from rung.kerasfit import STATEFUL_RNN_PROBLEM
+
+    where = (f" (the file calls {', '.join(job.stateful_calls)})" if job.stateful_calls
+             else " (the profile counted them)")
+    return f"STATEFUL_RNN{where}: train.py runs {job.script_verdict} on tf-keras, and {STATEFUL_RNN_PROBLEM}"
+
+
 def notes(job: Job) -> list[str]:
     """What rung init says about the job before anything runs (stderr, and the README)."""
-    found = (keras3_import_note(job), python_pipeline_note(job), run_eagerly_note(job), jit_compile_note(job),
-             batch_divided_note(job))
+    found = (stateful_rnn_note(job), keras3_import_note(job), python_pipeline_note(job), run_eagerly_note(job),
+             jit_compile_note(job), batch_divided_note(job))
     return [n for n in found if n]
 
 

@@ -151,6 +151,14 @@ def synchronized_batch_norms(tf, model) -> int:
                if isinstance(layer, tf.keras.layers.BatchNormalization) and getattr(layer, "synchronized", False))
 
 
+def stateful_rnns(tf, model) -> int:
+    """Recurrent layers with stateful=True, which tf-keras refuses to build under any
+    tf.distribute strategy ("Stateful RNNs ... are not yet supported with
+    tf.distribute.Strategy"; Keras 3 builds them)."""
+    return sum(1 for layer in _layers(model)
+               if isinstance(layer, tf.keras.layers.RNN) and getattr(layer, "stateful", False))
+
+
 def _dense_tables(tf, model, calls) -> list:
     """The Embedding layers whose table's gradient came dense: a lookup alone gives the
     rows it read (IndexedSlices), and whatever else touches the whole table (an
@@ -354,15 +362,40 @@ def ops_per_step(tf, model, batch, graphs: TrainGraphs | None = None) -> int:
     return _kernels(tf, graph, loops)
 
 
+def fixed_batch(model) -> int | None:
+    """The batch size the model's inputs fix (`keras.Input(batch_size=N)`, which a stateful
+    RNN needs): the model runs at no other. None when its inputs leave it open, or when it
+    has no symbolic inputs (a subclassed model)."""
+    try:
+        inputs = model.inputs or []
+    except (AttributeError, ValueError):  # a subclassed model never called on symbolic inputs
+        return None
+    sizes = {t.shape[0] for t in inputs if len(t.shape) and t.shape[0] is not None}
+    return int(sizes.pop()) if len(sizes) == 1 else None
+
+
+def check_batch(model, batch: int) -> None:
+    """Refuse a per-replica batch the model cannot take (`fixed_batch`), before anything runs."""
+    fixed = fixed_batch(model)
+    if fixed is not None and batch != fixed:
+        raise InputError("--batch", None, f"received {batch}; the model fixes its batch at {fixed} (its inputs are "
+                                          f"keras.Input(batch_size={fixed}), as a stateful RNN's are): pass --batch "
+                                          f"{fixed} or leave the batch open in build_model()")
+
+
 def activation_bytes(tf, model, batch, graphs: TrainGraphs | None = None) -> tuple[int | None, int, int]:
     """Activations kept for the backward pass, per example: the train step traced at the
     real batch B and at 2B, and the difference divided by B, so what does not grow with
     the batch (16-bit casts of the weights under mixed precision, the loss's scalars) is
-    not counted per example. Returns (bytes per example or None when shapes are unknown,
-    bytes that do not grow with the batch, tensors counted at B)."""
+    not counted per example. A model that fixes its batch (`fixed_batch`) is traced at B
+    alone, what does not grow with the batch counted per example too. Returns (bytes per
+    example or None when shapes are unknown, bytes that do not grow with the batch,
+    tensors counted at B)."""
     b = int(tf.nest.flatten(features(batch))[0].shape[0])
     graphs = graphs or TrainGraphs(tf, model, batch)
     one, unknown, count = _kept_bytes(tf, graphs.at(b), b)
+    if fixed_batch(model) == b:
+        return (None if unknown and one == 0 else one // b), 0, count
     two, unknown2, _ = _kept_bytes(tf, graphs.at(2 * b), 2 * b)
     if (unknown or unknown2) and one == 0:
         return None, 0, count

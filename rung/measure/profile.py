@@ -86,6 +86,19 @@ def _count(what, fn, notes, default=None):
         return default
 
 
+def _batch_for(model, asked: Optional[int], default: int, notes: list) -> int:
+    """The batch to profile at: --batch, else the one the model fixes (`counts.fixed_batch`),
+    else the workload's default. A --batch the model cannot take is refused before anything runs."""
+    fixed = counts.fixed_batch(model)
+    batch = asked or fixed or default
+    counts.check_batch(model, batch)
+    if fixed is not None:
+        notes.append(f"the model fixes its batch at {fixed} (keras.Input(batch_size={fixed})): it was profiled at "
+                     f"{fixed} a device, and every strategy must give each replica exactly that (rung passes "
+                     "make_dataset the per-replica batch)")
+    return batch
+
+
 def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_STEPS,
             warmup: int = DEFAULT_WARMUP, keras: Optional[str] = None, try_fixes: bool = False,
             check_replicas: bool = False, on_phase: Optional[Callable[[str], None]] = None,
@@ -146,13 +159,13 @@ def add_replica_check(out: dict, check: dict) -> None:
 def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
     phase("loading the workload")
     w = load_workload(path)
-    batch = batch or w.default_batch
-    if batch < 1:
+    if batch is not None and batch < 1:
         raise InputError("--batch", None, f"expected a batch of at least 1, received {batch}")
     device = tfenv.device_description(tf)
     notes: list[str] = []
     with tf.device(device["device"]):
         model = build_checked_model(w, tf)
+        batch = _batch_for(model, batch, w.default_batch, notes)
         if not model.built and type(model).call is tf.keras.Model.call and tfenv.keras_flavor(tf) == "keras3":
             notes.append("the model is not built and has no call(): under any tf.distribute strategy (one device "
                          "included) Keras 3's fit builds a model by calling it on a batch, so fit fails there "
@@ -242,6 +255,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         # Embedding tables whose gradient came dense (an embeddings_regularizer, a tied output)
         "dense_embedding_params": sum(n for _, n, _ in g.dense_tables),
         "sync_batch_norm_layers": counts.synchronized_batch_norms(tf, model),
+        "stateful_rnn_layers": counts.stateful_rnns(tf, model),
         "dense_embedding_tables": [f"{name} ({n:,} parameters{', ' + why if why else ''})"
                                    for name, n, why in g.dense_tables],
         "trainable_variables": g.variables,

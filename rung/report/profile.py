@@ -88,6 +88,10 @@ def render(p: dict, console: Console | None = None) -> None:
         t.add_row("sync batch norm", f"{p['sync_batch_norm_layers']} BatchNormalization layer(s) with "
                                      "synchronized=True: all-reduces every step that the prediction leaves out "
                                      "(SYNC_BATCH_NORM)")
+    if p.get("stateful_rnn_layers"):
+        t.add_row("stateful RNN", f"{p['stateful_rnn_layers']} recurrent layer(s) with stateful=True: tf-keras builds "
+                                  "them under no tf.distribute strategy, so multi-worker and parameter servers "
+                                  "cannot run them (STATEFUL_RNN)")
     if p.get("dense_embedding_tables"):
         t.add_row("dense embeddings", f"{'; '.join(p['dense_embedding_tables'])}: their gradients reach the optimizer "
                                       "whole, not as the rows looked up (DENSE_EMBEDDING_GRADIENTS)")

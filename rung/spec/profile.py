@@ -25,7 +25,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "loss_scaled_for_replicas", "string_inputs", "steps_per_execution", "keras3_import",
                  "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "worker_input",
                  "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
-                 "sync_batch_norm_layers")
+                 "sync_batch_norm_layers", "stateful_rnn_layers")
 _FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -43,12 +43,13 @@ class Profile(BaseModel):
     embedding_params: float = 0.0
     dense_embedding_params: float = 0.0  # Embedding tables whose gradient came dense (rung.measure.counts)
     sync_batch_norm_layers: int = 0  # BatchNormalization(synchronized=True) layers (rung.measure.counts)
+    stateful_rnn_layers: int = 0     # recurrent layers with stateful=True (rung.measure.counts)
     param_dtype: str = "float32"
     mixed_precision: bool = False
     mixed_precision_policy: Optional[str] = None
     optimizer: str
     optimizer_slot_bytes: Optional[float] = None
-    activation_bytes_per_example: float = 0.0
+    activation_bytes_per_example: Optional[float] = None  # None: not counted (the profile's notes say why)
     per_device_batch: int
     step_seconds: float
     input_wait_seconds: float = 0.0

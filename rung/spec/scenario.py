@@ -105,6 +105,10 @@ class Workload(_Block):
     # all-reduces its batch statistics every step under a synchronous strategy, which the
     # predicted exchange leaves out (SYNC_BATCH_NORM). `rung profile` counts them.
     sync_batch_norm_layers: Annotated[int, Field(ge=0)] = 0
+    # v1 extension (optional): recurrent layers with stateful=True. tf-keras refuses to
+    # build them under any tf.distribute strategy (Keras 3 builds them), and multi-worker
+    # and parameter-server fit run only on tf-keras: STATEFUL_RNN. `rung profile` counts them.
+    stateful_rnn_layers: Annotated[int, Field(ge=0)] = 0
     # v1 extension (optional): the model's compile(steps_per_execution=k). Keras 3's fit
     # fails with k > 1 under MirroredStrategy (keras-team/keras#19246, reproduced with TF
     # 2.21; tf-keras runs it): STEPS_PER_EXECUTION. `rung profile` reads it.

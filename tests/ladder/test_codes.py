@@ -461,3 +461,14 @@ def test_synchronized_batch_norm_warns_synchronous_plans_of_several_replicas():
     one = decide(workload={"sync_batch_norm_layers": 3}, goal={"target_examples_per_second": 100})
     assert one.verdict == "single_device" and "SYNC_BATCH_NORM" not in one.codes
     assert "SYNC_BATCH_NORM" not in decide(**embedding_fleet(sync_batch_norm_layers=3)).codes  # asynchronous
+
+
+def test_a_stateful_rnn_is_warned_where_the_plan_runs_on_tf_keras():
+    d = decide(workload={"stateful_rnn_layers": 1}, goal={"target_examples_per_second": 20000})
+    [f] = [f for f in d.warnings if f.code == "STATEFUL_RNN"]
+    assert d.verdict == "multi_worker_mirrored" and "stateful=False" in f.message and d.warnings[0] is f
+    mirrored = decide(workload={"stateful_rnn_layers": 1}, goal={"target_examples_per_second": 5000})
+    assert mirrored.verdict == "mirrored" and "STATEFUL_RNN" not in mirrored.codes  # Keras 3 builds it
+    strings = decide(workload={"stateful_rnn_layers": 1, "string_inputs": True}, goal={"target_examples_per_second": 5000})
+    assert strings.verdict == "mirrored" and "STATEFUL_RNN" in strings.codes  # run on tf-keras for its strings
+    assert "STATEFUL_RNN" in decide(**embedding_fleet(stateful_rnn_layers=1)).codes

@@ -521,3 +521,19 @@ def test_a_batch_divided_by_the_replicas_is_warned_at_init_and_counted_as_traine
     log = (tmp_path / "job" / "run" / "worker0-a0.log").read_text().splitlines()
     report = json.loads(next(x for x in reversed(log) if x.startswith('{"step"')))
     assert report["global_batch"] == 2 * 32  # what the 2 replicas took a step, not 2 x 64
+
+
+def test_a_stateful_rnn_is_warned_where_train_py_runs_on_tf_keras(tmp_path):
+    # tf-keras builds no stateful RNN under a strategy (multi-worker, parameter servers, a
+    # mirrored model Keras 3 cannot fit); Keras 3 builds it mirrored and on one device
+    stateful = HERE.parent / "measure" / "workloads" / "stateful.py"
+    r = rung("init", str(stateful), "--strategy", "parameter_server", "--out", str(tmp_path / "ps"))
+    assert r.returncode == 0 and "warning: STATEFUL_RNN (the file calls GRU(stateful=True) (line 12))" in r.stderr
+    assert "STATEFUL_RNN" in (tmp_path / "ps" / "README.md").read_text()
+    r = rung("init", str(stateful), "--strategy", "mirrored", "--out", str(tmp_path / "mirrored"))
+    assert r.returncode == 0 and "STATEFUL_RNN" not in r.stderr
+    from rung.launch.emit import Job, notes
+
+    counted = Job("mirrored", stateful_rnn=True, string_inputs=True)  # a scenario's count; tf-keras for the strings
+    assert any(n.startswith("STATEFUL_RNN (the profile counted them): train.py runs mirrored") for n in notes(counted))
+    assert not any("STATEFUL_RNN" in n for n in notes(Job("mirrored", stateful_rnn=True)))

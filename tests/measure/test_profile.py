@@ -19,6 +19,7 @@ from rung.examples import workload_examples
 
 pytestmark = pytest.mark.tf
 EXAMPLES = workload_examples()
+HERE = Path(__file__).parent
 STEPS, WARMUP = 12, 2
 
 
@@ -495,3 +496,32 @@ def test_synchronized_batch_norm_layers_are_counted():
                              tf.keras.layers.Dense(1)])
     assert synchronized_batch_norms(tf, m) == 1
     assert synchronized_batch_norms(tf, tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])) == 0
+
+
+def test_a_model_that_fixes_its_batch_is_profiled_at_it_and_its_stateful_layers_counted():
+    """keras.Input(batch_size=16), as a stateful RNN needs: the model runs at no other batch.
+    Before, the profile ran at 32, and its activation count (traced at B and 2B) failed the
+    profile ("activation_bytes_per_example: Input should be a valid number")."""
+    from rung.measure.profile import profile
+
+    stateful = HERE / "workloads" / "stateful.py"
+    p = profile(stateful, steps=3, warmup=1)
+    assert p["per_device_batch"] == 16 and p["stateful_rnn_layers"] == 1
+    assert p["activation_bytes_per_example"] > 0  # counted at the one batch the model takes
+    assert any(n.startswith("the model fixes its batch at 16") for n in p["notes"])
+    with pytest.raises(InputError, match="received 32; the model fixes its batch at 16"):
+        profile(stateful, batch=32, steps=3, warmup=1)
+
+
+def test_stateful_recurrent_layers_are_counted_and_only_they():
+    import tensorflow as tf
+
+    from rung.measure.counts import fixed_batch, stateful_rnns
+
+    def gru(stateful, bidirectional=False, batch_size=4):
+        layer = tf.keras.layers.GRU(3, stateful=stateful)
+        layer = tf.keras.layers.Bidirectional(layer) if bidirectional else layer
+        return tf.keras.Sequential([tf.keras.Input((5, 2), batch_size=batch_size), layer])
+
+    assert [stateful_rnns(tf, gru(True)), stateful_rnns(tf, gru(False)), stateful_rnns(tf, gru(True, True))] == [1, 0, 2]
+    assert fixed_batch(gru(True)) == 4 and fixed_batch(gru(False, batch_size=None)) is None
