@@ -278,7 +278,7 @@ def _kept_bytes(tf, graph, batch_size: int) -> tuple[int, bool, int]:
     whose one unknown dimension is the leading one is counted at the traced batch
     (`_batch_major`)."""
     ops = graph.get_operations()
-    forward = {op for op in ops if "gradient_tape/" not in op.name}
+    forward = {op for op in ops if "gradient_tape/" not in op.name and not _backward_call(op)}
     kept = {}
     for op in ops:
         if op in forward:
@@ -288,12 +288,63 @@ def _kept_bytes(tf, graph, batch_size: int) -> tuple[int, bool, int]:
                 kept[t.name] = t
     total, unknown = 0, False
     for t in kept.values():
+        if t.dtype == tf.variant:  # a loop's accumulator (an RNN's steps): its elements, each kept
+            n = _accumulated_bytes(tf, graph, t, batch_size)
+            unknown = unknown or n is None
+            total += n or 0
+            continue
         dims = _batch_major(t, batch_size)
         if dims is None or None in dims:
             unknown = True
         elif dims:
             total += math.prod(dims) * t.dtype.size
     return total, unknown, len(kept)
+
+
+_LISTS = ("EmptyTensorList", "TensorListReserve")
+
+
+def _backward_call(op) -> bool:
+    """A call of a function's gradient (tf-keras runs its LSTM and GRU as functions of their
+    own; the tape calls their gradient, "__inference___backward_...", outside gradient_tape/)."""
+    return op.type in _CALLS and "__backward_" in op.get_attr("f").name
+
+
+def _accumulated_bytes(tf, graph, t, batch_size: int, depth: int = 0) -> int | None:
+    """Bytes a TensorList that the backward pass reads holds: a While loop's accumulator of
+    one tensor per iteration (while_v2 keeps every step's activations of an RNN so), its
+    element's shape times the loop's trip count; through a call (tf-keras runs its LSTM in a
+    function of its own), the function's own output. 0 for a variant that is no such list;
+    None when its size cannot be read."""
+    op = t.op
+    if depth > 8:
+        return None
+    if op.type in _WHILE:
+        source = op.inputs[t.value_index]
+        if source.op.type not in _LISTS:
+            return 0
+        shape = tf.get_static_value(source.op.inputs[0])
+        if shape is None or shape.ndim != 1:
+            return None
+        dims = [int(d) for d in shape]
+        if dims and dims[0] < 0:  # the batch, traced unknown
+            dims[0] = batch_size
+        if any(d < 0 for d in dims):
+            return None
+        try:
+            steps = _trip_count(tf, op)
+        except ValueError:
+            return None
+        return steps * math.prod(dims) * tf.as_dtype(source.op.get_attr("element_dtype")).size
+    if op.type in _CALLS:
+        inner = _function_graph(graph, op, "f")
+        if inner is None or t.value_index >= len(inner.outputs):
+            return None
+        return _accumulated_bytes(tf, inner, inner.outputs[t.value_index], batch_size, depth + 1)
+    if op.type in ("Identity", "IdentityN") and op.inputs:
+        i = t.value_index if op.type == "IdentityN" else 0
+        return _accumulated_bytes(tf, graph, op.inputs[i], batch_size, depth + 1)
+    return 0
 
 
 # Graph bookkeeping that launches no device kernel.

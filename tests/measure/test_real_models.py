@@ -405,3 +405,43 @@ def test_kernels_of_a_recurrent_loop_count_per_step_unless_cudnn_runs_it(layer, 
     # gradient back) and at most a few hundred (an LSTM's four gates with dropout masks)
     assert 10 <= per_step <= 300
     assert counts.cudnn_eligible(tf.keras.layers.Dense(1)) is None
+
+
+
+RECURRENT_KEPT = "\n".join([
+    "import sys, tensorflow as tf",
+    "from rung.measure import counts",
+    "def kept(layer, steps):",
+    "    inp = tf.keras.Input((steps, 8))",
+    "    model = tf.keras.Model(inp, tf.keras.layers.Dense(1)(eval(f'tf.keras.layers.{layer}')(inp)))",
+    "    model.compile('sgd', 'mse')",
+    "    return counts.activation_bytes(tf, model, (tf.zeros((4, steps, 8)), tf.zeros((4, 1))))[0]",
+    "for layer in sys.argv[1:]:",
+    "    print(layer, kept(layer, 20), kept(layer, 40))",
+])
+
+
+@pytest.mark.parametrize("legacy", ["0", "1"], ids=["keras3", "tf_keras"])
+def test_a_recurrent_layer_keeps_every_steps_activations(legacy):
+    """The oracle is the sequence's length: 40 steps keep 20 steps' more than 20 do. Before,
+    a loop's per-step tensors (the TensorLists the backward loop reads) counted 0 B: an
+    LSTM(32) over 120 steps of 7 features counted 388 B an example, where it keeps 111 KB.
+    tf-keras runs its LSTM and GRU as functions of their own, whose gradient the tape calls
+    outside gradient_tape/: none of their steps counted (136 B)."""
+    import os
+    import subprocess
+    import sys
+
+    # what a cell's backward step must read, per example, in float32 values: the step's
+    # input (8) and state, and its gates (an LSTM: h, c and four gates; a GRU: h and three;
+    # a SimpleRNN: h and its output), up to a few more of the state's width that Keras keeps
+    bounds = {"LSTM(16)": (8 + 6 * 16, 8 + 10 * 16), "GRU(16)": (8 + 4 * 16, 8 + 8 * 16),
+              "SimpleRNN(16)": (8 + 2 * 16, 8 + 4 * 16)}
+    r = subprocess.run([sys.executable, "-c", RECURRENT_KEPT, *bounds], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "TF_USE_LEGACY_KERAS": legacy}, check=True)
+    for line in r.stdout.splitlines():
+        layer, short, long = line.split()
+        per_step = (int(long) - int(short)) / 20 / 4  # float32 values an example keeps per step
+        least, most = bounds[layer]
+        assert least <= per_step <= most, (layer, per_step)
+    assert len(r.stdout.splitlines()) == len(bounds)
