@@ -323,7 +323,8 @@ def _basis_of_run(r: dict, link: dict, ps_costs: Optional[dict]) -> predict.Basi
     basis = predict.Basis(r["step_seconds_mean"], r["_grads"]["dense"], r["_grads"]["sparse"],
                           r["step_time_cv"] or 0.0, link["bytes_per_second"], link["rtt_seconds"],
                           cores=os.cpu_count() or 1, variables=r["_grads"].get("variables"),
-                          optimizer=r["_grads"].get("optimizer") or "sgd", ps_costs=ps_costs)
+                          optimizer=r["_grads"].get("optimizer") or "sgd", ps_costs=ps_costs,
+                          non_trainable_params=r["_grads"].get("non_trainable_params") or 0.0)
     r.update(predicted_step_seconds=r["step_seconds_mean"], prediction_error=0.0, scaling_efficiency=1.0,
              gradient_bytes_per_step=0.0)
     return basis
@@ -333,7 +334,8 @@ def _basis_record(b: predict.Basis) -> dict:
     return {"one_device_step_seconds": b.one_device_step_seconds, "dense_gradient_bytes": b.dense_gradient_bytes,
             "sparse_gradient_bytes": b.sparse_gradient_bytes, "step_time_cv": b.step_time_cv,
             "link_bytes_per_second": b.link_bytes_per_second, "link_rtt_seconds": b.link_rtt_seconds,
-            "cores": b.cores, "variables": b.variables, "optimizer": b.optimizer}
+            "cores": b.cores, "variables": b.variables, "optimizer": b.optimizer,
+            "non_trainable_params": b.non_trainable_params}
 
 
 def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,

@@ -38,6 +38,7 @@ class Basis:
     sync_seconds: float = 0.0          # test-bed fixed cost of a step between test hosts (calibrated)
     variables: Optional[int] = None    # trainable variables of the model
     optimizer: str = "sgd"             # its optimizer's kind (slots per variable)
+    non_trainable_params: float = 0.0  # weights no optimizer updates (float32): a PS worker reads them a step
     # parameter-server costs rung.bench.psbench measured on this machine, by worker count
     # (absent: the model's defaults)
     ps_costs: Optional[dict[str, Optional[PsCosts]]] = None
@@ -54,6 +55,8 @@ def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
                 "step_time_cv": b.step_time_cv}
     if b.variables:
         workload["trainable_variables"] = b.variables
+    if b.non_trainable_params:
+        workload["non_trainable_params"] = float(b.non_trainable_params)
     if b.sparse_gradient_bytes:
         workload["sparse_gradient_bytes_per_example"] = b.sparse_gradient_bytes
     return parse_scenario({

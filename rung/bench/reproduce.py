@@ -37,7 +37,8 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[Calibration] = No
     basis = predict.Basis(found.one_device_step_seconds, found.dense_gradient_bytes, found.sparse_gradient_bytes,
                           found.step_time_cv, found.link_bytes_per_second, found.link_rtt_seconds,
                           cpu_seconds_per_byte=cpu, sync_seconds=sync, cores=found.cores or b.cores or 1,
-                          variables=found.variables, optimizer=found.optimizer or "sgd", ps_costs=b.ps_costs)
+                          variables=found.variables, optimizer=found.optimizer or "sgd", ps_costs=b.ps_costs,
+                          non_trainable_params=found.non_trainable_params)
     return basis, share
 
 

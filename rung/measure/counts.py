@@ -151,6 +151,13 @@ def synchronized_batch_norms(tf, model) -> int:
                if isinstance(layer, tf.keras.layers.BatchNormalization) and getattr(layer, "synchronized", False))
 
 
+def non_trainable_params(model) -> int:
+    """Weights no optimizer updates: a frozen base's layers (`trainable = False`) and
+    BatchNorm's moving statistics. Every replica holds them beside the trainable ones;
+    under parameter servers they live on the PS, and every worker reads them every step."""
+    return sum(math.prod(v.shape) for v in model.non_trainable_weights)
+
+
 def stateful_rnns(tf, model) -> int:
     """Recurrent layers with stateful=True, which tf-keras refuses to build under any
     tf.distribute strategy ("Stateful RNNs ... are not yet supported with

@@ -106,10 +106,12 @@ def activation_bytes(activation_bytes_per_example: float, per_device_batch):
 
 def replica_memory(params: float, optimizer: str, param_dtype: str, mixed_precision: bool,
                    activation_bytes_per_example: float, per_device_batch,
-                   measured_slot_bytes: float | None = None) -> ReplicaMemory:
-    """Memory of one full replica (every data-parallel strategy holds one per device)."""
+                   measured_slot_bytes: float | None = None, non_trainable_params: float = 0.0) -> ReplicaMemory:
+    """Memory of one full replica (every data-parallel strategy holds one per device).
+    `non_trainable_params`: weights no optimizer updates (a frozen base, BatchNorm's
+    statistics), held beside the trainable ones with no gradient or slot."""
     return ReplicaMemory(
-        weights_bytes=weight_bytes(params, param_dtype),
+        weights_bytes=weight_bytes(params + non_trainable_params, param_dtype),
         gradient_bytes=gradient_bytes(params, param_dtype),
         master_copy_bytes=master_copy_bytes(params, mixed_precision, param_dtype),
         optimizer_bytes=optimizer_bytes(params, optimizer, param_dtype, mixed_precision, measured_slot_bytes),

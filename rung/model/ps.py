@@ -36,15 +36,16 @@ def worker_bytes_each_way(dense_param_bytes: float, sparse_bytes_per_step: float
 
 
 def exchange_seconds(bytes_each_way, worker_bytes_per_second, efficiency, variables=0, variable_seconds=0.0,
-                     transfer_cap=None):
+                     transfer_cap=None, pulled_only_bytes=0.0):
     """Pull at the start of the step plus push at its end, over the worker's network
     (`efficiency`: the share of its nominal rate a transfer reaches; `transfer_cap`: the
     rate remote variable transfers reach, when lower), plus each variable's remote read
-    and update."""
+    and update. `pulled_only_bytes`: weights a worker reads every step and never updates
+    (a frozen base lives on the parameter servers too), one way."""
     rate = worker_bytes_per_second * efficiency
     if transfer_cap is not None:
         rate = min(rate, transfer_cap)
-    return 2.0 * bytes_each_way / rate + variables * variable_seconds
+    return (2.0 * bytes_each_way + pulled_only_bytes) / rate + variables * variable_seconds
 
 
 def tasks_for_bandwidth(workers: int, bytes_each_way: float, worker_step_seconds: float,
@@ -60,9 +61,10 @@ def tasks_for_memory(variable_bytes: float, host_memory_bytes: float) -> int:
 
 
 def variable_bytes_on_ps(params: float, optimizer: str, param_dtype: str, mixed_precision: bool,
-                         measured_slot_bytes: float | None = None) -> float:
-    """Weights, master copy and optimizer slots, all kept by the parameter servers."""
-    return (memory.weight_bytes(params, param_dtype)
+                         measured_slot_bytes: float | None = None, non_trainable_params: float = 0.0) -> float:
+    """Weights, master copy and optimizer slots, all kept by the parameter servers, and
+    the weights no optimizer updates (every variable made under the strategy lives there)."""
+    return (memory.weight_bytes(params + non_trainable_params, param_dtype)
             + memory.master_copy_bytes(params, mixed_precision, param_dtype)
             + memory.optimizer_bytes(params, optimizer, param_dtype, mixed_precision, measured_slot_bytes))
 

@@ -78,6 +78,11 @@ def dense_params(s: Scenario) -> float:
     return s.workload.params - s.workload.embedding_params
 
 
+def frozen_bytes(s: Scenario) -> float:
+    """Weights no optimizer updates (`workload.non_trainable_params`), in the parameter dtype."""
+    return s.workload.non_trainable_params * memory.BYTES_PER_DTYPE[s.workload.param_dtype]
+
+
 def sparse_bytes_per_example(s: Scenario) -> float:
     """Embedding-row gradient bytes per example (0 without embedding tables)."""
     w = s.workload
@@ -93,7 +98,7 @@ def replica(s: Scenario, per_device_batch=None) -> memory.ReplicaMemory:
     return memory.replica_memory(w.params, w.optimizer, w.param_dtype, w.mixed_precision,
                                  w.activation_bytes_per_example,
                                  w.per_device_batch if per_device_batch is None else per_device_batch,
-                                 w.optimizer_slot_bytes)
+                                 w.optimizer_slot_bytes, w.non_trainable_params)
 
 
 def one_device_examples_per_second(s: Scenario) -> float:
@@ -196,7 +201,7 @@ def ps_worker_memory_bytes(s: Scenario, devices_per_host: int = 1) -> float:
     w = s.workload
     dense = dense_params(s) * memory.BYTES_PER_DTYPE[w.param_dtype]
     rows = sparse_bytes_per_example(s) * w.per_device_batch
-    return 2 * dense + 2 * rows + w.activation_bytes_per_example * w.per_device_batch
+    return 2 * dense + frozen_bytes(s) + 2 * rows + w.activation_bytes_per_example * w.per_device_batch
 
 
 def trainable_variables(s: Scenario) -> int:
@@ -230,8 +235,12 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
     # SGD's step and Adam (two) 7-10 ms more, not the 19 and 38 ms remote slots would add
     # (benchmarks/bench_ps_slots.py; Adam's heavier update, ~0.06 ms a variable, left out)
     remote = trainable_variables(s)
+    # weights no optimizer updates live on the PS too, and a worker reads them every step
+    # (one way; their reads' per-variable cost is left out: with it a frozen ResNet50 base's
+    # 318 variables came out 28% too slow, without it 16%, docs/results.md)
     exchange = ps.exchange_seconds(each_way, s.inter_host_bytes_per_second, links.inter_host_efficiency,
-                                   remote, links.ps_variable_seconds, links.ps_transfer_bytes_per_second)
+                                   remote, links.ps_variable_seconds, links.ps_transfer_bytes_per_second,
+                                   frozen_bytes(s))
     step = compute + wait + intra + exchange + 0.0 * h
     capped = np.zeros_like(step, dtype=bool)
     if input_bound(s):
@@ -251,7 +260,8 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
     eps = d * w.per_device_batch * rate * goodput
     return dict(compute=compute, wait=wait, intra=intra, exchange=exchange, step=step, rate=rate,
                 dispatch_bound=dispatch_bound, goodput=goodput, examples_per_second=eps, memory=mem,
-                each_way=each_way, fits=mem <= memory.usable_device_bytes(s.device_memory_bytes), capped=capped)
+                each_way=each_way + frozen_bytes(s),  # what the PS sends a worker a step (frozen weights too)
+                fits=mem <= memory.usable_device_bytes(s.device_memory_bytes), capped=capped)
 
 
 # -- one configuration -------------------------------------------------------------------
@@ -293,7 +303,7 @@ def predict_ps(s: Scenario, workers: int, devices_per_host: int,
     t = _scalars(ps_terms(s, workers, devices_per_host, links))
     w = s.workload
     var_bytes = ps.variable_bytes_on_ps(w.params, w.optimizer, w.param_dtype, w.mixed_precision,
-                                        w.optimizer_slot_bytes)
+                                        w.optimizer_slot_bytes, w.non_trainable_params)
     tasks = max(ps.tasks_for_memory(var_bytes, s.host_memory_bytes),
                 ps.tasks_for_bandwidth(workers, float(t["each_way"]), float(t["step"]),
                                        s.inter_host_bytes_per_second, links.inter_host_efficiency))

@@ -54,7 +54,9 @@ def render(p: dict, console: Console | None = None) -> None:
                        f"(raw {u.seconds(p['input_wait_seconds_raw'])}); the pipeline alone {alone}", style="dim"))
     t.add_row("throughput", u.rate(p["per_device_batch"] / p["step_seconds"]))
     t.add_row("parameters", f"{int(p['params']):,} trainable ({p['param_dtype']}, policy {p['mixed_precision_policy']})"
-              + (f", {int(p['embedding_params']):,} in embedding tables" if p["embedding_params"] else ""))
+              + (f", {int(p['embedding_params']):,} in embedding tables" if p["embedding_params"] else "")
+              + (f"; {int(p['non_trainable_params']):,} not trained (frozen layers, BatchNorm statistics: held by "
+                 "every replica, read from the PS every step)" if p.get("non_trainable_params") else ""))
     t.add_row("optimizer", f"{p['optimizer_class']} → {p['optimizer']}; slots {u.gib(p['optimizer_slot_bytes'])}")
     t.add_row("gradients/step", f"dense {u.gib(p['gradient_bytes_dense'])}, sparse (IndexedSlices) "
                                 f"{u.gib(p['gradient_bytes_sparse'])}")

@@ -90,6 +90,7 @@ class BasisRecord(_Record):
     cores: Optional[int] = Field(default=None, ge=1)
     variables: Optional[int] = None
     optimizer: Optional[str] = None
+    non_trainable_params: float = Field(default=0.0, ge=0)
 
 
 class BenchRun(_Record):

@@ -25,8 +25,8 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "loss_scaled_for_replicas", "string_inputs", "steps_per_execution", "keras3_import",
                  "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "worker_input",
                  "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
-                 "sync_batch_norm_layers", "stateful_rnn_layers")
-_FLOATS = ("params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
+                 "sync_batch_norm_layers", "stateful_rnn_layers", "non_trainable_params")
+_FLOATS = ("params", "non_trainable_params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
 
@@ -40,6 +40,7 @@ class Profile(BaseModel):
     device: str                      # "CPU:0", "GPU:0" ...
     device_name: str                 # the framework's name for it
     params: float
+    non_trainable_params: float = 0.0  # weights no optimizer updates (rung.measure.counts.non_trainable_params)
     embedding_params: float = 0.0
     dense_embedding_params: float = 0.0  # Embedding tables whose gradient came dense (rung.measure.counts)
     sync_batch_norm_layers: int = 0  # BatchNormalization(synchronized=True) layers (rung.measure.counts)

@@ -105,6 +105,11 @@ class Workload(_Block):
     # all-reduces its batch statistics every step under a synchronous strategy, which the
     # predicted exchange leaves out (SYNC_BATCH_NORM). `rung profile` counts them.
     sync_batch_norm_layers: Annotated[int, Field(ge=0)] = 0
+    # v1 extension (optional): weights no optimizer updates (a frozen base's layers,
+    # BatchNorm's moving statistics), which `params` (trainable) leaves out. Every replica
+    # holds them; under parameter servers they live on the PS and every worker reads them
+    # every step. `rung profile` counts them.
+    non_trainable_params: NonNegative = 0.0
     # v1 extension (optional): recurrent layers with stateful=True. tf-keras refuses to
     # build them under any tf.distribute strategy (Keras 3 builds them), and multi-worker
     # and parameter-server fit run only on tf-keras: STATEFUL_RNN. `rung profile` counts them.

@@ -525,3 +525,16 @@ def test_stateful_recurrent_layers_are_counted_and_only_they():
 
     assert [stateful_rnns(tf, gru(True)), stateful_rnns(tf, gru(False)), stateful_rnns(tf, gru(True, True))] == [1, 0, 2]
     assert fixed_batch(gru(True)) == 4 and fixed_batch(gru(False, batch_size=None)) is None
+
+
+def test_weights_no_optimizer_updates_are_counted_apart():
+    """A frozen layer and BatchNorm's moving statistics: held by every replica and read from
+    the PS every step, though `params` (trainable, as the scenario contract says) leaves them out."""
+    import tensorflow as tf
+
+    from rung.measure.counts import non_trainable_params
+
+    frozen = tf.keras.layers.Dense(16, trainable=False)
+    m = tf.keras.Sequential([tf.keras.Input((8,)), frozen, tf.keras.layers.BatchNormalization(),
+                             tf.keras.layers.Dense(1)])
+    assert non_trainable_params(m) == 8 * 16 + 16 + 2 * 16  # the frozen kernel and bias, mean and variance

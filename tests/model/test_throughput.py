@@ -168,3 +168,26 @@ def test_a_measured_checkpoint_time_replaces_the_byte_count_in_goodput_and_young
     assumed = t.predict_sync(scenario(fleet=fleet), "multi_worker_mirrored", 8, 1)
     assert assumed.checkpoint_interval_seconds < measured.checkpoint_interval_seconds
     assert assumed.goodput > measured.goodput
+
+
+def test_weights_no_optimizer_updates_are_held_everywhere_and_read_by_every_ps_worker():
+    # a frozen base of 20M float32 weights under a trainable head (25.6M, the default). Oracle
+    # on this machine's PS (rung bench, 2 workers, tf-keras): a frozen 4096x4096 Dense (64 MiB)
+    # under a 4,097-weight head took 60-62 ms a step against 14 ms on one device, predicted
+    # 16.7 ms without the frozen weights' pull and 72.6 ms with it; a frozen ResNet50 base
+    # (94 MB, 318 variables) 214-236 ms against 180-187 ms, predicted -18% and +23%
+    plain = scenario(workload={"trainable_variables": 50, "input_wait_seconds": 0.0},
+                     hardware={"devices_per_host": 1, "intra_host": None})
+    frozen = scenario(workload={"trainable_variables": 50, "input_wait_seconds": 0.0, "non_trainable_params": 20e6},
+                      hardware={"devices_per_host": 1, "intra_host": None})
+    assert t.replica(frozen).weights_bytes - t.replica(plain).weights_bytes == 20e6 * 4  # no gradient, no slot
+    assert t.replica(frozen).gradient_bytes == t.replica(plain).gradient_bytes
+    assert t.replica(frozen).optimizer_bytes == t.replica(plain).optimizer_bytes
+    ps_plain, ps_frozen = t.predict_ps(plain, 2, 1), t.predict_ps(frozen, 2, 1)
+    # pulled every step, one way, over 100 Gb/s at 0.9; no push, no per-variable update
+    assert ps_frozen.ps_exchange_seconds - ps_plain.ps_exchange_seconds == pytest.approx(20e6 * 4 / (12.5e9 * 0.9))
+    assert ps_frozen.memory_bytes_per_device - ps_plain.memory_bytes_per_device == 20e6 * 4
+    # synchronous plans move gradients only: the same exchange, more memory
+    mw_plain, mw_frozen = t.predict_sync(plain, "multi_worker_mirrored", 4, 1), t.predict_sync(frozen, "multi_worker_mirrored", 4, 1)
+    assert mw_frozen.inter_host_seconds == mw_plain.inter_host_seconds
+    assert mw_frozen.memory_bytes_per_device - mw_plain.memory_bytes_per_device == 20e6 * 4
