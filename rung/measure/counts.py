@@ -249,8 +249,13 @@ def _train_graph(tf, model, batch, batch_size: int):
     """The graph of the model's own train_step at `batch_size`, optimizer update left out."""
     fn = tf.function(model.train_step)
     spec = tf.nest.map_structure(_spec(tf, batch_size), tuple(batch) if isinstance(batch, list) else batch)
-    with optimizer_calls(model, passthrough=False):
-        return fn.get_concrete_function(spec).graph
+    with optimizer_calls(model, passthrough=False) as calls:
+        graph = fn.get_concrete_function(spec).graph
+    # the gradients the step hands its optimizers: the backward ops that lead to none are
+    # dead code, which TensorFlow prunes before it runs the step (`_kept_bytes`)
+    graph.rung_gradients = [t for grads, _, _ in calls for g in grads if g is not None
+                            for t in tf.nest.flatten(g, expand_composites=True)]
+    return graph
 
 
 class TrainGraphs:
@@ -286,9 +291,10 @@ def _kept_bytes(tf, graph, batch_size: int) -> tuple[int, bool, int]:
     (`_batch_major`)."""
     ops = graph.get_operations()
     forward = {op for op in ops if "gradient_tape/" not in op.name and not _backward_call(op)}
+    live = _ancestors(getattr(graph, "rung_gradients", None) or [])
     kept = {}
     for op in ops:
-        if op in forward:
+        if op in forward or (live and op not in live):  # a gradient no update reads (a frozen base's)
             continue
         for t in op.inputs:
             if t.op in forward and t.op.type not in _NOT_ACTIVATIONS and t.dtype != tf.resource:
@@ -309,6 +315,17 @@ def _kept_bytes(tf, graph, batch_size: int) -> tuple[int, bool, int]:
 
 
 _LISTS = ("EmptyTensorList", "TensorListReserve")
+
+
+def _ancestors(tensors) -> set:
+    """The ops the tensors are computed from (empty for none)."""
+    seen, todo = set(), [t.op for t in tensors]
+    while todo:
+        op = todo.pop()
+        if op not in seen:
+            seen.add(op)
+            todo.extend(i.op for i in op.inputs)
+    return seen
 
 
 def _backward_call(op) -> bool:

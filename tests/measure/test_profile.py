@@ -538,3 +538,27 @@ def test_weights_no_optimizer_updates_are_counted_apart():
     m = tf.keras.Sequential([tf.keras.Input((8,)), frozen, tf.keras.layers.BatchNormalization(),
                              tf.keras.layers.Dense(1)])
     assert non_trainable_params(m) == 8 * 16 + 16 + 2 * 16  # the frozen kernel and bias, mean and variance
+
+
+def test_a_frozen_base_keeps_no_activations_for_the_backward_pass():
+    """No gradient reaches a frozen layer, so the backward pass reads only the head's input.
+    TensorFlow's tape still builds gradient ops through the base (Keras 3 leaves its
+    tf.Variables trainable), which nothing reads and TensorFlow prunes before the step runs.
+    Before, they were counted: a frozen ResNet50 base at 64 px kept 8.7 MB an example, now
+    8,232 B (its pooled 2,048 features and the logits)."""
+    import tensorflow as tf
+
+    from rung.measure.counts import activation_bytes
+
+    def model(frozen):
+        base = tf.keras.Sequential([tf.keras.Input((8,)), tf.keras.layers.Dense(256, activation="relu"),
+                                    tf.keras.layers.Dense(64, activation="relu")])
+        base.trainable = not frozen
+        m = tf.keras.Sequential([base, tf.keras.layers.Dense(1)])
+        m.compile("sgd", "mse")
+        return m
+
+    batch = (tf.zeros((4, 8)), tf.zeros((4, 1)))
+    frozen, trained = activation_bytes(tf, model(True), batch)[0], activation_bytes(tf, model(False), batch)[0]
+    assert 64 * 4 <= frozen <= 64 * 4 + 16  # the head's input, and the loss's difference
+    assert trained >= (8 + 256 + 64) * 4  # the base's input and outputs, which its gradients read
