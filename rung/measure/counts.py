@@ -151,6 +151,13 @@ def synchronized_batch_norms(tf, model) -> int:
                if isinstance(layer, tf.keras.layers.BatchNormalization) and getattr(layer, "synchronized", False))
 
 
+def frozen_layers(model) -> bool:
+    """Whether some layer with weights is frozen (trainable = False, a transferred base's):
+    no gradient flows into it, so its backward pass never runs. (BatchNorm's statistics
+    are non-trainable weights of a trainable layer: they do not count.)"""
+    return any(not layer.trainable and layer.weights for layer in _layers(model))
+
+
 def non_trainable_params(model) -> int:
     """Weights no optimizer updates: a frozen base's layers (`trainable = False`) and
     BatchNorm's moving statistics. Every replica holds them beside the trainable ones;
@@ -532,11 +539,12 @@ def _function_graph(graph, op, attr: str):
     return fn.graph if fn is not None else None
 
 
-def _graph_flops(tf, graph, b: int) -> int:
+def _graph_flops(tf, graph, b: int, only: set | None = None) -> int:
     """FLOPs of one traced graph at batch b: the profiler's count, Einsums (`einsum_flops`),
     each While loop's body times its trip count (an RNN's steps) and the functions the
     graph calls: the profiler counts only the graph it is given, not the functions its
-    loops and calls run."""
+    loops and calls run. `only`: count these ops of the graph alone (the profiler's
+    statistics op by op, which sum to its total)."""
     from tensorflow.python.framework import ops  # noqa: PLC0415
     from tensorflow.python.profiler import model_analyzer, option_builder  # noqa: PLC0415
 
@@ -554,10 +562,16 @@ def _graph_flops(tf, graph, b: int) -> int:
     if missing:
         raise ValueError(f"{len(missing)} operations ({', '.join(sorted(set(missing))[:4])}) have no static shape "
                          f"when traced at batch {b}, so a count would leave them out")
-    opts = option_builder.ProfileOptionBuilder.float_operation()
-    opts["output"] = "none"
-    total = model_analyzer.profile(graph, options=opts).total_float_ops
+    if only is None:
+        opts = option_builder.ProfileOptionBuilder.float_operation()
+        opts["output"] = "none"
+        total = model_analyzer.profile(graph, options=opts).total_float_ops
+    else:
+        total = sum(ops.get_stats_for_node_def(graph, op.node_def, "flops").value or 0
+                    for op in graph.get_operations() if op in only)
     for op in graph.get_operations():
+        if only is not None and op not in only:
+            continue
         if op.type == "Einsum":
             total += einsum_flops(op)
         elif op.type in _WHILE:
@@ -584,6 +598,12 @@ def flops_per_example(tf, model, batch, graphs: TrainGraphs | None = None) -> in
     would skip those operations and return a partial count, which is worse than none."""
     x = features(batch)
     b = int(tf.nest.flatten(x)[0].shape[0])
+    if frozen_layers(model):  # no backward pass through them: the train step's own ops that run
+        graph = (graphs or TrainGraphs(tf, model, batch)).at(b)
+        if getattr(graph, "rung_gradients", None):
+            live = _ancestors(list(graph.outputs) + graph.rung_gradients)
+            per_example = _graph_flops(tf, graph, b, only=live) // b
+            return per_example if per_example > 0 else None
     fn = tf.function(lambda inputs: model(inputs, training=True))
     try:
         graph = fn.get_concrete_function(tf.nest.map_structure(_spec(tf, b), x)).graph
