@@ -417,11 +417,13 @@ def _layers(model) -> list:
     return list(flatten(include_self=False, recursive=True)) if flatten else list(getattr(model, "layers", []))
 
 
-def _kernels(tf, graph, loops: bool) -> int:
+def _kernels(tf, graph, loops: bool, only: set | None = None) -> int:
     """Kernel-launching operations of a graph; with `loops`, a While loop's body counts
-    once per iteration (`_trip_count`), nested loops too."""
+    once per iteration (`_trip_count`), nested loops too. `only`: these ops of the graph alone."""
     total = 0
     for op in graph.get_operations():
+        if only is not None and op not in only:
+            continue
         if op.type not in _NOT_KERNELS:
             total += 1
         elif loops and op.type in _WHILE:
@@ -441,7 +443,19 @@ def ops_per_step(tf, model, batch, graphs: TrainGraphs | None = None) -> int:
     b = int(tf.nest.flatten(features(batch))[0].shape[0])
     graph = (graphs or TrainGraphs(tf, model, batch)).at(b)
     loops = any(e is False for e in map(cudnn_eligible, _layers(model)))
-    return _kernels(tf, graph, loops)
+    return _kernels(tf, graph, loops, _running(graph) if frozen_layers(model) else None)
+
+
+def _running(graph) -> set | None:
+    """The ops of a traced train step that run: those its outputs and the gradients it
+    hands its optimizers are computed from, and those run for their effect alone (a
+    BatchNorm statistic's update). None when no gradient was recorded. TensorFlow prunes
+    the rest before the step runs: the tape's gradients through a frozen base (Keras 3
+    leaves its tf.Variables trainable) that nothing reads."""
+    grads = getattr(graph, "rung_gradients", None)
+    if not grads:
+        return None
+    return _ancestors(list(graph.outputs) + grads) | {op for op in graph.get_operations() if not op.outputs}
 
 
 def fixed_batch(model) -> int | None:
@@ -600,8 +614,8 @@ def flops_per_example(tf, model, batch, graphs: TrainGraphs | None = None) -> in
     b = int(tf.nest.flatten(x)[0].shape[0])
     if frozen_layers(model):  # no backward pass through them: the train step's own ops that run
         graph = (graphs or TrainGraphs(tf, model, batch)).at(b)
-        if getattr(graph, "rung_gradients", None):
-            live = _ancestors(list(graph.outputs) + graph.rung_gradients)
+        live = _running(graph)
+        if live is not None:
             per_example = _graph_flops(tf, graph, b, only=live) // b
             return per_example if per_example > 0 else None
     fn = tf.function(lambda inputs: model(inputs, training=True))
