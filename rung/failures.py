@@ -137,6 +137,16 @@ _HINTS = (
      "the model is compiled with run_eagerly=True, and tf-keras runs no eager step under "
      "ParameterServerStrategy (the coordinator schedules graph functions on the workers): compile with "
      "run_eagerly=False, or set model.run_eagerly = False after build_model() (rung init's train.py does)"),
+    # Keras 3's optimizer accumulating gradients, under MirroredStrategy (keras-team/keras#20582)
+    (("`merge_call` called while defining a new graph or a tf.function",),
+     "an all-reduce sits inside control flow or a nested tf.function: Keras 3's optimizer with "
+     "gradient_accumulation_steps does this under any replicated strategy (keras-team/keras#20582: raise the "
+     "per-device batch instead, or accumulate in a train_step of your own), and so does a train_step that "
+     "applies its gradients inside a tf.cond or is itself decorated with tf.function"),
+    (("gradient_accumulation_steps is not a valid argument",),
+     "tf-keras's optimizers take no gradient_accumulation_steps (Keras 3's do), and multi-worker and "
+     "parameter-server runs are tf-keras runs: raise the per-device batch instead, or accumulate in a "
+     "train_step of your own (GRADIENT_ACCUMULATION)"),
     # tf-keras builds no stateful RNN under a strategy (Keras 3 does)
     (("Stateful RNNs (created with `stateful=True`) are not yet supported",),
      "the model has recurrent layers with stateful=True, which tf-keras builds under no tf.distribute strategy, "

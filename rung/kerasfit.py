@@ -140,6 +140,23 @@ def per_replica_batch_calls(source: str) -> list[str]:
     return _calls(source, named)
 
 
+def accumulation_calls(source: str) -> list[str]:
+    """The calls of a workload file that pass `gradient_accumulation_steps` a literal above
+    1 (Keras 3's optimizers), as "Adam(gradient_accumulation_steps=4) (line 9)": no
+    replicated strategy runs it (GRADIENT_ACCUMULATION). Read as `jit_compile_calls`."""
+    import ast  # noqa: PLC0415 - only here
+
+    def accumulates(node, name):
+        for kw in node.keywords:
+            v = kw.value
+            if kw.arg == "gradient_accumulation_steps" and isinstance(v, ast.Constant) \
+                    and isinstance(v.value, int) and v.value > 1:
+                return f"{name or 'a call'}(gradient_accumulation_steps={v.value}) (line {node.lineno})"
+        return None
+
+    return _calls(source, accumulates)
+
+
 def stateful_calls(source: str) -> list[str]:
     """The calls of a workload file that pass `stateful=True` (a recurrent layer that keeps
     its state from batch to batch), as "GRU(stateful=True) (line 7)": tf-keras builds none
@@ -195,6 +212,17 @@ STATEFUL_RNN_PROBLEM = ("the model has recurrent layers with stateful=True, whic
                         "tf.distribute strategy (\"Stateful RNNs (created with `stateful=True`) are not yet supported "
                         "with tf.distribute.Strategy\"), so the job fails before its first step: make them stateless "
                         "(stateful=False, the state carried in the data or reset every batch) before distributing")
+
+
+# Why an optimizer built with gradient_accumulation_steps runs under no replicated strategy
+# (reproduced with TF 2.21: Keras 3 ran it on one device; its mirrored fit failed, "`merge_call`
+# called while defining a new graph or a tf.function"; tf-keras's build_model() raised
+# "gradient_accumulation_steps is not a valid argument").
+ACCUMULATION_PROBLEM = ("Keras 3's fit fails with it under MirroredStrategy (its update every k steps sits in a "
+                        "tf.cond that an all-reduce cannot cross: keras-team/keras#20582), and tf-keras's "
+                        "optimizers, which multi-worker and parameter-server fit run on, do not take it: raise the "
+                        "per-device batch, or accumulate in a train_step of your own (apply the summed gradients "
+                        "every k steps outside any tf.cond)")
 
 
 TF_KERAS_WHY = ("Keras 3's fit cannot run multi-worker or parameter-server training (tensorflow#72388, "

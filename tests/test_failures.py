@@ -76,6 +76,13 @@ SPARSE = RAGGED.replace("RaggedTensor", "SparseTensor")
 STATEFUL = ("InputError: /tmp/p8/fixed_batch.py: build_model() raised ValueError: Stateful RNNs (created with "
             "`stateful=True`) are not yet supported with tf.distribute.Strategy. (line 7)")
 
+# Keras 3's mirrored fit (2 logical CPUs) and tf-keras's build_model(), an Adam built with
+# gradient_accumulation_steps=4 (2026-12-02)
+ACCUMULATE_MIRRORED = ("RuntimeError: `merge_call` called while defining a new graph or a tf.function. This can often "
+                       "happen if the function `fn` passed to `strategy.run()` contains a nested `@tf.function`")
+ACCUMULATE_TF_KERAS = ("InputError: /tmp/p8/accum.py: build_model() raised TypeError: gradient_accumulation_steps is "
+                       "not a valid argument, kwargs should be empty for `optimizer_experimental.Optimizer`. (line 7)")
+
 
 def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "model.built = True" in hint(KERAS3_BUILD)[0]
@@ -97,6 +104,8 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert advice.startswith("ragged features") and "to_tensor()" in advice and "TF_USE_LEGACY_KERAS=1" in advice
     assert line == "AttributeError: 'RaggedTensor' object has no attribute 'device'"
     assert "tf.sparse.to_dense" in hint(SPARSE)[0]
+    assert "keras-team/keras#20582" in hint(ACCUMULATE_MIRRORED)[0]
+    assert "GRADIENT_ACCUMULATION" in hint(ACCUMULATE_TF_KERAS)[0]
     advice, line = hint(STATEFUL)
     assert "stateful=False" in advice and "STATEFUL_RNN" in advice and "build_model() raised ValueError" in line
 

@@ -125,3 +125,14 @@ def test_recurrent_layers_made_stateful_are_found_with_their_lines():
         "z = keras.layers.SimpleRNN(4, stateful=STATEFUL)(y)",  # a name, not the literal: not read
     ])
     assert stateful_calls(source) == ["GRU(stateful=True) (line 1)"]
+
+
+def test_optimizers_built_to_accumulate_are_found_with_their_lines():
+    from rung.kerasfit import accumulation_calls
+
+    source = "\n".join([
+        "opt = keras.optimizers.Adam(1e-3, gradient_accumulation_steps=4)",
+        "sgd = tf.keras.optimizers.SGD(gradient_accumulation_steps=1)",  # 1: no accumulation
+        "adamw = AdamW(gradient_accumulation_steps=STEPS)",  # a name, not a literal: not read
+    ])
+    assert accumulation_calls(source) == ["Adam(gradient_accumulation_steps=4) (line 1)"]

@@ -46,6 +46,7 @@ def job_from(args) -> Job:
                   steps_per_execution=s.workload.steps_per_execution, jit_compile=bool(s.workload.jit_compile),
                   ragged_or_sparse_inputs=bool(s.workload.ragged_or_sparse_inputs),
                   divides_batch=bool(s.workload.divides_batch), stateful_rnn=bool(s.workload.stateful_rnn_layers),
+                  accumulates=s.workload.optimizer_accumulation_steps > 1,
                   run_eagerly=bool(s.workload.run_eagerly), python_in_pipeline=bool(s.workload.python_in_pipeline))
         if args.workers:
             job.workers = args.workers
@@ -60,7 +61,7 @@ def job_from(args) -> Job:
     # (tf-keras cannot train it), its literal run_eagerly=True (fit runs without a graph;
     # train.py turns it off under parameter servers), and its literal jit_compile=True (parameter servers run it
     # without XLA): read once, here
-    from rung.kerasfit import (jit_compile_calls, keras3_imports, per_replica_batch_calls, python_input_calls,
+    from rung.kerasfit import (accumulation_calls, jit_compile_calls, keras3_imports, per_replica_batch_calls, python_input_calls,
                                run_eagerly_calls, source_of, stateful_calls, tf_keras_imports)
 
     source = source_of(args.workload)
@@ -70,6 +71,7 @@ def job_from(args) -> Job:
     job.python_input_calls = python_input_calls(source)
     job.per_replica_batch_calls = per_replica_batch_calls(source)
     job.stateful_calls = stateful_calls(source)
+    job.accumulation_calls = accumulation_calls(source)
     if args.batch:
         job.batch = args.batch
     for flag, value in (("--workers", args.workers), ("--ps-tasks", args.ps_tasks), ("--batch", args.batch)):

@@ -205,6 +205,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     stateful = _stateful_rnn(ctx, d)
     if stateful is not None:
         d.warnings.insert(0, stateful)
+    accumulates = _optimizer_accumulates(ctx, d)
+    if accumulates is not None:
+        d.warnings.insert(0, accumulates)
     if d.verdict == "parameter_server" and ctx.s.workload.python_in_pipeline:
         from rung.failures import PS_PYTHON_PROBLEM
 
@@ -225,6 +228,19 @@ def _finish(ctx: Context, d: Decision) -> Decision:
         d.review, d.proposal_prediction, extra = review(ctx)
         d.warnings.extend(extra)
     return d
+
+
+def _optimizer_accumulates(ctx: Context, d: Decision):
+    """GRADIENT_ACCUMULATION: a plan of several replicas for a model whose optimizer
+    accumulates its gradients itself (Keras 3's gradient_accumulation_steps), which no
+    replicated strategy runs: the job fails before its first step."""
+    from rung.kerasfit import ACCUMULATION_PROBLEM
+
+    k, p = ctx.s.workload.optimizer_accumulation_steps, d.prediction
+    if k < 2 or p is None or p.devices < 2:
+        return None
+    return Finding(C.GRADIENT_ACCUMULATION, f"the model's optimizer accumulates its gradients over {k} steps "
+                                            f"(gradient_accumulation_steps={k}), and {ACCUMULATION_PROBLEM}")
 
 
 def _stateful_rnn(ctx: Context, d: Decision):

@@ -62,6 +62,10 @@ class Job:
     # stateful_rnn_layers: STATEFUL_RNN where train.py runs on tf-keras
     stateful_calls: list[str] = field(default_factory=list)
     stateful_rnn: bool = False
+    # its optimizers built with gradient_accumulation_steps (rung.kerasfit.accumulation_calls),
+    # or the scenario's measured optimizer_accumulation_steps: GRADIENT_ACCUMULATION
+    accumulation_calls: list[str] = field(default_factory=list)
+    accumulates: bool = False
 
     @property
     def strategy_class(self) -> str:
@@ -259,9 +263,21 @@ def stateful_rnn_note(job: Job) -> Optional[str]:
     return f"STATEFUL_RNN{where}: train.py runs {job.script_verdict} on tf-keras, and {STATEFUL_RNN_PROBLEM}"
 
 
+def accumulation_note(job: Job) -> Optional[str]:
+    """GRADIENT_ACCUMULATION: train.py runs a replicated strategy, and the model's optimizer
+    accumulates its gradients itself. None when that cannot happen."""
+    if job.script_verdict == "single_device" or not (job.accumulation_calls or job.accumulates):
+        return None
+    from rung.kerasfit import ACCUMULATION_PROBLEM
+
+    where = (f" (the file calls {', '.join(job.accumulation_calls)})" if job.accumulation_calls
+             else " (the profile read it)")
+    return f"GRADIENT_ACCUMULATION{where}: train.py runs {job.script_verdict}, and {ACCUMULATION_PROBLEM}"
+
+
 def notes(job: Job) -> list[str]:
     """What rung init says about the job before anything runs (stderr, and the README)."""
-    found = (stateful_rnn_note(job), keras3_import_note(job), python_pipeline_note(job), run_eagerly_note(job),
+    found = (accumulation_note(job), stateful_rnn_note(job), keras3_import_note(job), python_pipeline_note(job), run_eagerly_note(job),
              jit_compile_note(job), batch_divided_note(job))
     return [n for n in found if n]
 

@@ -241,6 +241,19 @@ def steps_per_execution(model) -> int:
         return 1
 
 
+def optimizer_accumulation_steps(model) -> int:
+    """The largest gradient_accumulation_steps of the model's optimizers (Keras 3's own
+    accumulation: the update every k steps), 1 without. Keras 3's fit fails with it under
+    MirroredStrategy (keras-team/keras#20582) and tf-keras's optimizers do not take it."""
+    ks = []
+    for opt in optimizers_of(model):
+        inner = getattr(opt, "inner_optimizer", None) or opt
+        k = getattr(inner, "gradient_accumulation_steps", None)
+        if isinstance(k, int) and k > 1:
+            ks.append(k)
+    return max(ks, default=1)
+
+
 _NOT_ACTIVATIONS = {"ReadVariableOp", "Const", "VarHandleOp", "Shape", "Size", "Rank",
                     "ResourceGather", "NoOp"}
 # Training FLOPs per forward FLOP (rung.model.estimate.TRAINING_FLOPS_PER_FORWARD).

@@ -283,6 +283,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "ragged_or_sparse_inputs": bool(composite),
         "ragged_or_sparse_input_details": composite,
         "steps_per_execution": counts.steps_per_execution(model),
+        "optimizer_accumulation_steps": counts.optimizer_accumulation_steps(model),
         "jit_compile": timing.jit_compiled(model),
         "python_in_pipeline": any(f["code"] == "PYTHON_IN_PIPELINE" for f in pipe.get("findings", [])),
         "worker_input": across,

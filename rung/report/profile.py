@@ -90,6 +90,10 @@ def render(p: dict, console: Console | None = None) -> None:
         t.add_row("sync batch norm", f"{p['sync_batch_norm_layers']} BatchNormalization layer(s) with "
                                      "synchronized=True: all-reduces every step that the prediction leaves out "
                                      "(SYNC_BATCH_NORM)")
+    if (p.get("optimizer_accumulation_steps") or 1) > 1:
+        t.add_row("accumulation", f"the optimizer accumulates gradients over {p['optimizer_accumulation_steps']} steps "
+                                  "(gradient_accumulation_steps): no replicated strategy runs it "
+                                  "(GRADIENT_ACCUMULATION)")
     if p.get("stateful_rnn_layers"):
         t.add_row("stateful RNN", f"{p['stateful_rnn_layers']} recurrent layer(s) with stateful=True: tf-keras builds "
                                   "them under no tf.distribute strategy, so multi-worker and parameter servers "

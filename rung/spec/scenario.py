@@ -110,6 +110,12 @@ class Workload(_Block):
     # holds them; under parameter servers they live on the PS and every worker reads them
     # every step. `rung profile` counts them.
     non_trainable_params: NonNegative = 0.0
+    # v1 extension (optional): the optimizer's own gradient_accumulation_steps (Keras 3's).
+    # Keras 3's fit fails with it under MirroredStrategy (keras-team/keras#20582) and
+    # tf-keras's optimizers do not take it: GRADIENT_ACCUMULATION on replicated plans.
+    # `rung profile` reads it. (Not `gradient_accumulation_steps`, which a step that
+    # accumulates on its own runs under any strategy.)
+    optimizer_accumulation_steps: Count = 1
     # v1 extension (optional): recurrent layers with stateful=True. tf-keras refuses to
     # build them under any tf.distribute strategy (Keras 3 builds them), and multi-worker
     # and parameter-server fit run only on tf-keras: STATEFUL_RNN. `rung profile` counts them.

@@ -472,3 +472,13 @@ def test_a_stateful_rnn_is_warned_where_the_plan_runs_on_tf_keras():
     strings = decide(workload={"stateful_rnn_layers": 1, "string_inputs": True}, goal={"target_examples_per_second": 5000})
     assert strings.verdict == "mirrored" and "STATEFUL_RNN" in strings.codes  # run on tf-keras for its strings
     assert "STATEFUL_RNN" in decide(**embedding_fleet(stateful_rnn_layers=1)).codes
+
+
+def test_an_optimizer_that_accumulates_is_warned_on_every_plan_of_several_replicas():
+    for target, verdict in ((20000, "multi_worker_mirrored"), (5000, "mirrored")):
+        d = decide(workload={"optimizer_accumulation_steps": 4}, goal={"target_examples_per_second": target})
+        [f] = [f for f in d.warnings if f.code == "GRADIENT_ACCUMULATION"]
+        assert d.verdict == verdict and "keras-team/keras#20582" in f.message and "over 4 steps" in f.message
+    one = decide(workload={"optimizer_accumulation_steps": 4}, goal={"target_examples_per_second": 100})
+    assert one.verdict == "single_device" and "GRADIENT_ACCUMULATION" not in one.codes
+    assert "GRADIENT_ACCUMULATION" in decide(**embedding_fleet(optimizer_accumulation_steps=4)).codes

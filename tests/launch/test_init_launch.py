@@ -537,3 +537,14 @@ def test_a_stateful_rnn_is_warned_where_train_py_runs_on_tf_keras(tmp_path):
     counted = Job("mirrored", stateful_rnn=True, string_inputs=True)  # a scenario's count; tf-keras for the strings
     assert any(n.startswith("STATEFUL_RNN (the profile counted them): train.py runs mirrored") for n in notes(counted))
     assert not any("STATEFUL_RNN" in n for n in notes(Job("mirrored", stateful_rnn=True)))
+
+
+def test_an_optimizer_that_accumulates_is_warned_by_init_where_train_py_replicates():
+    from rung.launch.emit import Job, notes
+
+    read = Job("mirrored", accumulation_calls=["Adam(gradient_accumulation_steps=4) (line 7)"])
+    [note] = [n for n in notes(read) if n.startswith("GRADIENT_ACCUMULATION")]
+    assert "Adam(gradient_accumulation_steps=4) (line 7)" in note and "keras-team/keras#20582" in note
+    assert any(n.startswith("GRADIENT_ACCUMULATION (the profile read it): train.py runs parameter_server")
+               for n in notes(Job("parameter_server", workers=2, ps_tasks=1, accumulates=True)))
+    assert not any("GRADIENT_ACCUMULATION" in n for n in notes(Job("single_device", accumulates=True)))

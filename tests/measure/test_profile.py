@@ -571,3 +571,20 @@ def test_a_frozen_base_keeps_no_activations_and_runs_no_backward_pass():
     # kernels: the base's gradient kernels do not run (a frozen ResNet50 base: 2,031 a step
     # counted before, 879 now)
     assert ops_per_step(tf, model(True), batch) <= 0.6 * ops_per_step(tf, model(False), batch)  # 24 and 52 here
+
+
+def test_an_optimizer_that_accumulates_its_gradients_is_read():
+    """Keras 3's gradient_accumulation_steps: no replicated strategy runs it (its mirrored fit
+    failed here with "`merge_call` called while defining a new graph", keras-team/keras#20582;
+    tf-keras's optimizers refuse the argument)."""
+    import tensorflow as tf
+
+    from rung.measure.counts import optimizer_accumulation_steps
+
+    def model(**kw):
+        m = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(1)])
+        m.compile(tf.keras.optimizers.Adam(1e-3, **kw), "mse")
+        return m
+
+    assert optimizer_accumulation_steps(model(gradient_accumulation_steps=4)) == 4
+    assert optimizer_accumulation_steps(model()) == 1
