@@ -548,3 +548,18 @@ def test_an_optimizer_that_accumulates_is_warned_by_init_where_train_py_replicat
     assert any(n.startswith("GRADIENT_ACCUMULATION (the profile read it): train.py runs parameter_server")
                for n in notes(Job("parameter_server", workers=2, ps_tasks=1, accumulates=True)))
     assert not any("GRADIENT_ACCUMULATION" in n for n in notes(Job("single_device", accumulates=True)))
+
+
+@pytest.mark.tf
+def test_train_py_where_rung_is_not_installed_trains_and_says_what_it_did_not_check(tmp_path):
+    # a cluster's image often has TensorFlow and not rung: train.py's checks (TF_CONFIG, the
+    # pipeline) are skipped there, and it says so instead of saying nothing
+    r = rung("init", str(MLP), "--strategy", "single_device", "--out", str(tmp_path / "one"))
+    assert r.returncode == 0, r.stderr
+    without_rung = ("import runpy, sys; sys.modules['rung'] = None; sys.argv = ['train.py', '--steps', '2']; "
+                    "runpy.run_path('train.py', run_name='__main__')")
+    r = subprocess.run([sys.executable, "-c", without_rung], cwd=tmp_path / "one", capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-1500:]
+    [line] = [x for x in r.stderr.splitlines() if x.startswith("train.py: rung is not installed")]
+    assert "TF_CONFIG and the input pipeline are not checked" in line
