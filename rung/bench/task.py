@@ -220,7 +220,7 @@ def run(cfg) -> dict:
         counted = build_checked_model(w, tf)
         g = counts.gradient_counts(tf, counted, sample)
         grads = {"dense": g.dense_bytes, "sparse": g.sparse_bytes, "params": g.params, "variables": g.variables,
-                 "non_trainable_params": counts.non_trainable_params(counted),
+                 "non_trainable_params": counts.non_trainable_params(counted, g.params),
                  "optimizer": counts.optimizer_info(counted, g.params, g.param_dtype, g.optimizers)["optimizer"],
                  "string_inputs": bool(shapes.string_inputs(tf, one.element_spec)),
                  "ragged_or_sparse_inputs": bool(shapes.ragged_or_sparse_inputs(tf, one.element_spec)),

@@ -114,8 +114,11 @@ def gradient_counts(tf, model, batch, step_fn=None) -> GradientCounts:
     bytes per step. No loss is computed by rung, so custom train_steps count too."""
     with optimizer_calls(model) as calls:
         (step_fn or model.train_step)(batch)
-    # after the step: a subclassed model's layers may create their variables on first call
-    variables = model.trainable_variables
+    # after the step: a subclassed model's layers may create their variables on first call.
+    # The parameters are those the step hands its optimizers (a distiller's teacher, trainable
+    # as Keras sees it, is never updated: `non_trainable_params` counts it)
+    handed = {id(v): v for _, tvars, _ in calls for v in tvars}
+    variables = list(handed.values()) or model.trainable_variables
     dtypes = {_dtype_name(v.dtype) for v in variables}
     dtype = next((d for d in _SCENARIO_DTYPES if d in dtypes), "float32")
     params = sum(_n(v.shape) for v in variables)
@@ -158,11 +161,24 @@ def frozen_layers(model) -> bool:
     return any(not layer.trainable and layer.weights for layer in _layers(model))
 
 
-def non_trainable_params(model) -> int:
-    """Weights no optimizer updates: a frozen base's layers (`trainable = False`) and
-    BatchNorm's moving statistics. Every replica holds them beside the trainable ones;
-    under parameter servers they live on the PS, and every worker reads them every step."""
-    return sum(math.prod(v.shape) for v in model.non_trainable_weights)
+def counted_as_the_step_runs(model) -> bool:
+    """Whether FLOPs and kernels come from the traced train step's ops that run, not from the
+    forward pass x 3: a frozen layer runs no backward pass, and a train_step of the model's
+    own may run more than its call() (a distiller's teacher) or less."""
+    from rung.measure.replicas import keras_own_train_step  # noqa: PLC0415
+
+    return frozen_layers(model) or not keras_own_train_step(model)
+
+
+def non_trainable_params(model, trained: float | None = None) -> int:
+    """Weights no optimizer updates: a frozen base's layers (`trainable = False`), BatchNorm's
+    moving statistics, and a model's weights its own train_step never hands its optimizers
+    (a distiller's teacher): the model's weights less `trained` (GradientCounts.params),
+    else its non-trainable weights. Every replica holds them beside the trained ones; under
+    parameter servers they live on the PS, and every worker reads them every step."""
+    if trained is None:
+        return sum(math.prod(v.shape) for v in model.non_trainable_weights)
+    return max(0, int(sum(math.prod(v.shape) for v in model.weights) - trained))
 
 
 def stateful_rnns(tf, model) -> int:
@@ -456,7 +472,7 @@ def ops_per_step(tf, model, batch, graphs: TrainGraphs | None = None) -> int:
     b = int(tf.nest.flatten(features(batch))[0].shape[0])
     graph = (graphs or TrainGraphs(tf, model, batch)).at(b)
     loops = any(e is False for e in map(cudnn_eligible, _layers(model)))
-    return _kernels(tf, graph, loops, _running(graph) if frozen_layers(model) else None)
+    return _kernels(tf, graph, loops, _running(graph) if counted_as_the_step_runs(model) else None)
 
 
 def _running(graph) -> set | None:
@@ -625,7 +641,7 @@ def flops_per_example(tf, model, batch, graphs: TrainGraphs | None = None) -> in
     would skip those operations and return a partial count, which is worse than none."""
     x = features(batch)
     b = int(tf.nest.flatten(x)[0].shape[0])
-    if frozen_layers(model):  # no backward pass through them: the train step's own ops that run
+    if counted_as_the_step_runs(model):  # a frozen layer, a step of the model's own: the ops that run
         graph = (graphs or TrainGraphs(tf, model, batch)).at(b)
         live = _running(graph)
         if live is not None:

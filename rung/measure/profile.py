@@ -251,7 +251,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "tensorflow_version": tf.__version__,
         "keras": tfenv.keras_flavor(tf),
         "params": g.params,
-        "non_trainable_params": counts.non_trainable_params(model),
+        "non_trainable_params": counts.non_trainable_params(model, g.params),
         "embedding_params": g.embedding_params,
         # Embedding tables whose gradient came dense (an embeddings_regularizer, a tied output)
         "dense_embedding_params": sum(n for _, n, _ in g.dense_tables),

@@ -588,3 +588,43 @@ def test_an_optimizer_that_accumulates_its_gradients_is_read():
 
     assert optimizer_accumulation_steps(model(gradient_accumulation_steps=4)) == 4
     assert optimizer_accumulation_steps(model()) == 1
+
+
+def test_a_distillers_teacher_is_held_and_run_not_trained():
+    """keras.io's knowledge distillation: the train_step runs the teacher forward and updates
+    the student alone. Before, the teacher (trainable, as Keras sees it) counted in `params`,
+    so a plan all-reduced its weights every step, and FLOPs were the student's call() x 3: the
+    keras.io-sized pair counted 1.45M parameters (20,490 trained) and 1.63 MFLOP an example,
+    where the step runs 119 (the teacher's forward pass)."""
+    import tensorflow as tf
+
+    from rung.measure.counts import flops_per_example, gradient_counts, non_trainable_params
+
+    class Distiller(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.teacher = tf.keras.Sequential([tf.keras.Input((8,)), tf.keras.layers.Dense(512),
+                                                tf.keras.layers.Dense(4)])
+            self.student = tf.keras.Sequential([tf.keras.Input((8,)), tf.keras.layers.Dense(4)])
+
+        def call(self, x):
+            return self.student(x)
+
+        def train_step(self, data):
+            x, _ = data
+            target = tf.nn.softmax(self.teacher(x, training=False))
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.keras.losses.categorical_crossentropy(target, self(x), from_logits=True))
+            self.optimizer.apply_gradients(zip(tape.gradient(loss, self.student.trainable_variables),
+                                               self.student.trainable_variables))
+            return {"loss": loss}
+
+    m = Distiller()
+    m.compile("sgd")
+    batch = (tf.zeros((4, 8)), tf.zeros((4, 1)))
+    m(batch[0])
+    g = gradient_counts(tf, m, batch)
+    assert (g.params, g.variables) == (8 * 4 + 4, 2)  # the student's kernel and bias
+    assert non_trainable_params(m, g.params) == 8 * 512 + 512 + 512 * 4 + 4  # the teacher
+    teacher_forward = 2 * (8 * 512 + 512 * 4)
+    assert teacher_forward <= flops_per_example(tf, m, batch) <= 1.3 * teacher_forward + 3 * 2 * 8 * 4 * 3
