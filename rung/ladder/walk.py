@@ -208,6 +208,9 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     accumulates = _optimizer_accumulates(ctx, d)
     if accumulates is not None:
         d.warnings.insert(0, accumulates)
+    fails = _strategy_fails(ctx, d)
+    if fails is not None:
+        d.warnings.insert(0, fails)
     if d.verdict == "parameter_server" and ctx.s.workload.python_in_pipeline:
         from rung.failures import PS_PYTHON_PROBLEM
 
@@ -228,6 +231,24 @@ def _finish(ctx: Context, d: Decision) -> Decision:
         d.review, d.proposal_prediction, extra = review(ctx)
         d.warnings.extend(extra)
     return d
+
+
+def _strategy_fails(ctx: Context, d: Decision):
+    """STRATEGY_FAILS: a plan of several replicas on the Keras the step was measured on,
+    where `rung profile`'s replica check saw the step fail under a MirroredStrategy of two
+    replicas (a keras.io loss object in a custom train_step under tf-keras, say)."""
+    from rung.kerasfit import runs_on_tf_keras
+
+    w, p = ctx.s.workload, d.prediction
+    if not w.strategy_failure or p is None or p.devices < 2 or w.step_keras is None:
+        return None
+    on_tf_keras = runs_on_tf_keras(d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs)
+    if on_tf_keras != (w.step_keras == "tf_keras"):
+        return None
+    keras = "tf-keras" if on_tf_keras else "Keras 3"
+    return Finding(C.STRATEGY_FAILS, f"the model's step failed under a MirroredStrategy of two replicas on {keras}, "
+                                     f"which {d.verdict} runs on (rung profile's replica check, on this machine): "
+                                     f"{w.strategy_failure}. The job would fail before its first step")
 
 
 def _optimizer_accumulates(ctx: Context, d: Decision):

@@ -134,6 +134,8 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
 def add_replica_check(out: dict, check: dict) -> None:
     """The replica check's result, `loss_scaled_for_replicas` from it, and a note saying what it means."""
     out["replica_check"] = check
+    # the step failed under a strategy on this Keras: every plan of several replicas there would
+    out["strategy_failure"] = check.get("fails")
     v = check.get("verdict")
     out["loss_scaled_for_replicas"] = {"scaled": True, "not_scaled": False, "over_scaled": False}.get(v)
     if check.get("keras_train_step"):

@@ -148,7 +148,7 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
 
         found = hint(str(e))
         what = f"{found[0]} (TensorFlow: {found[1][:160]})" if found else one_line(e)
-        return {"checked": False, "why": f"the model did not run under MirroredStrategy: {what}"}
+        return {"checked": False, "why": f"the model did not run under MirroredStrategy: {what}", "fails": what}
     if not calls:
         return {"checked": False, "why": "under MirroredStrategy the train_step handed no gradients to its optimizer"}
     summed = _gradients(tf, many, calls)

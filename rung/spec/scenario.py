@@ -116,6 +116,10 @@ class Workload(_Block):
     # `rung profile` reads it. (Not `gradient_accumulation_steps`, which a step that
     # accumulates on its own runs under any strategy.)
     optimizer_accumulation_steps: Count = 1
+    # v1 extension (optional): why the model's step failed under a MirroredStrategy of two
+    # replicas on the Keras it was measured on (`step_keras`), in one line: `rung profile`'s
+    # replica check ran it there. STRATEGY_FAILS on plans of several replicas on that Keras.
+    strategy_failure: Optional[str] = None
     # v1 extension (optional): recurrent layers with stateful=True. tf-keras refuses to
     # build them under any tf.distribute strategy (Keras 3 builds them), and multi-worker
     # and parameter-server fit run only on tf-keras: STATEFUL_RNN. `rung profile` counts them.

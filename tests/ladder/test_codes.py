@@ -482,3 +482,18 @@ def test_an_optimizer_that_accumulates_is_warned_on_every_plan_of_several_replic
     one = decide(workload={"optimizer_accumulation_steps": 4}, goal={"target_examples_per_second": 100})
     assert one.verdict == "single_device" and "GRADIENT_ACCUMULATION" not in one.codes
     assert "GRADIENT_ACCUMULATION" in decide(**embedding_fleet(optimizer_accumulation_steps=4)).codes
+
+
+def test_a_step_that_failed_under_a_strategy_is_warned_on_plans_of_that_keras():
+    why = "a loss inside a custom train_step under a strategy must not average over the batch itself"
+    on_tf_keras = {"strategy_failure": why, "step_keras": "tf_keras"}
+    d = decide(workload=on_tf_keras, goal={"target_examples_per_second": 20000})
+    assert d.verdict == "multi_worker_mirrored" and d.warnings[0].code == "STRATEGY_FAILS"
+    assert why in d.warnings[0].message and "tf-keras" in d.warnings[0].message
+    # the same failure seen on Keras 3 says nothing of a plan on tf-keras, and the reverse
+    assert "STRATEGY_FAILS" not in decide(workload={**on_tf_keras, "step_keras": "keras3"},
+                                          goal={"target_examples_per_second": 20000}).codes
+    mirrored = decide(workload={**on_tf_keras, "step_keras": "keras3"}, goal={"target_examples_per_second": 5000})
+    assert mirrored.verdict == "mirrored" and "STRATEGY_FAILS" in mirrored.codes
+    assert "STRATEGY_FAILS" not in decide(workload=on_tf_keras, goal={"target_examples_per_second": 5000}).codes
+    assert "STRATEGY_FAILS" not in decide(workload=on_tf_keras, goal={"target_examples_per_second": 100}).codes
