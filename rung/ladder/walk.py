@@ -177,40 +177,18 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     p = d.prediction
     d.strategy_options, why = strategy_options(s, d.verdict, p.devices_per_host if p else 1, d.ps_tasks, ctx.links)
     d.reasons.extend(why)
-    heavy = _heavy_tails(ctx, d)
-    if heavy is not None:
-        d.warnings.append(heavy)
-    unscaled = _loss_not_scaled(ctx, d)
-    if unscaled is not None:
-        d.warnings.insert(0, unscaled)
-    d.warnings.extend(_keras3_cannot_run(ctx, d))
-    other_keras = _step_on_other_keras(ctx, d)
-    if other_keras is not None:
-        d.warnings.append(other_keras)
-    eagerly = _run_eagerly(ctx, d)
-    if eagerly is not None:
-        d.warnings.insert(0, eagerly)
-    shards = _worker_input(ctx, d)
-    if shards is not None:
-        d.warnings.insert(0, shards)
-    divided = _divides_batch(ctx, d)
-    if divided is not None:
-        d.warnings.insert(0, divided)
-    dense_tables = _dense_embedding_gradients(ctx, d)
-    if dense_tables is not None:
-        d.warnings.append(dense_tables)
-    sync_bn = _sync_batch_norm(ctx, d)
-    if sync_bn is not None:
-        d.warnings.append(sync_bn)
-    stateful = _stateful_rnn(ctx, d)
-    if stateful is not None:
-        d.warnings.insert(0, stateful)
-    accumulates = _optimizer_accumulates(ctx, d)
-    if accumulates is not None:
-        d.warnings.insert(0, accumulates)
-    fails = _strategy_fails(ctx, d)
-    if fails is not None:
-        d.warnings.insert(0, fails)
+    # each finder's warnings, in this order; those that stop a job or change its numbers go
+    # to the front (the last of them found ends up first)
+    for find, first in ((_heavy_tails, False), (_loss_not_scaled, True), (_keras3_cannot_run, False),
+                        (_step_on_other_keras, False), (_run_eagerly, True), (_worker_input, True),
+                        (_divides_batch, True), (_dense_embedding_gradients, False), (_sync_batch_norm, False),
+                        (_stateful_rnn, True), (_optimizer_accumulates, True), (_strategy_fails, True)):
+        found = find(ctx, d)
+        for f in found if isinstance(found, list) else [] if found is None else [found]:
+            if first:
+                d.warnings.insert(0, f)
+            else:
+                d.warnings.append(f)
     if d.verdict == "parameter_server" and ctx.s.workload.python_in_pipeline:
         from rung.failures import PS_PYTHON_PROBLEM
 
