@@ -497,3 +497,15 @@ def test_a_step_that_failed_under_a_strategy_is_warned_on_plans_of_that_keras():
     assert mirrored.verdict == "mirrored" and "STRATEGY_FAILS" in mirrored.codes
     assert "STRATEGY_FAILS" not in decide(workload=on_tf_keras, goal={"target_examples_per_second": 5000}).codes
     assert "STRATEGY_FAILS" not in decide(workload=on_tf_keras, goal={"target_examples_per_second": 100}).codes
+
+
+def test_every_code_is_documented():
+    import re
+    from pathlib import Path
+
+    from rung.ladder import codes
+
+    doc = (Path(__file__).parents[2] / "docs" / "codes.md").read_text()
+    names = [v for k, v in vars(codes).items() if k.isupper() and isinstance(v, str) and k == v]
+    assert len(names) > 50
+    assert [n for n in names if not re.search(rf"\b{n}\b", doc)] == []
