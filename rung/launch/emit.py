@@ -66,6 +66,9 @@ class Job:
     # or the scenario's measured optimizer_accumulation_steps: GRADIENT_ACCUMULATION
     accumulation_calls: list[str] = field(default_factory=list)
     accumulates: bool = False
+    # the scenario's strategy_failure and the Keras it was seen on (step_keras): STRATEGY_FAILS
+    strategy_failure: Optional[str] = None
+    step_keras: Optional[str] = None
 
     @property
     def strategy_class(self) -> str:
@@ -275,9 +278,19 @@ def accumulation_note(job: Job) -> Optional[str]:
     return f"GRADIENT_ACCUMULATION{where}: train.py runs {job.script_verdict}, and {ACCUMULATION_PROBLEM}"
 
 
+def strategy_fails_note(job: Job) -> Optional[str]:
+    """STRATEGY_FAILS: the scenario says the step failed under MirroredStrategy on the Keras
+    this train.py runs (rung profile's replica check). None when that cannot happen."""
+    keras = "tf_keras" if job.legacy_keras else "keras3"
+    if not job.strategy_failure or job.script_verdict == "single_device" or job.step_keras != keras:
+        return None
+    return (f"STRATEGY_FAILS: the model's step failed under MirroredStrategy on {keras.replace('_', '-')}, which "
+            f"train.py runs {job.script_verdict} on (rung profile's replica check): {job.strategy_failure}")
+
+
 def notes(job: Job) -> list[str]:
     """What rung init says about the job before anything runs (stderr, and the README)."""
-    found = (accumulation_note(job), stateful_rnn_note(job), keras3_import_note(job), python_pipeline_note(job), run_eagerly_note(job),
+    found = (strategy_fails_note(job), accumulation_note(job), stateful_rnn_note(job), keras3_import_note(job), python_pipeline_note(job), run_eagerly_note(job),
              jit_compile_note(job), batch_divided_note(job))
     return [n for n in found if n]
 

@@ -563,3 +563,14 @@ def test_train_py_where_rung_is_not_installed_trains_and_says_what_it_did_not_ch
     assert r.returncode == 0, r.stderr[-1500:]
     [line] = [x for x in r.stderr.splitlines() if x.startswith("train.py: rung is not installed")]
     assert "TF_CONFIG and the input pipeline are not checked" in line
+
+
+def test_a_step_that_failed_under_a_strategy_is_warned_by_init_on_that_keras():
+    from rung.launch.emit import Job, notes
+
+    why = "a loss inside a custom train_step under a strategy must not average over the batch itself"
+    mw = Job("multi_worker_mirrored", workers=2, strategy_failure=why, step_keras="tf_keras")
+    [note] = [n for n in notes(mw) if n.startswith("STRATEGY_FAILS")]
+    assert why in note and "on tf-keras" in note
+    assert not any("STRATEGY_FAILS" in n for n in notes(Job("mirrored", strategy_failure=why, step_keras="tf_keras")))
+    assert not any("STRATEGY_FAILS" in n for n in notes(Job("single_device", strategy_failure=why, step_keras="keras3")))
