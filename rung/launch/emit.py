@@ -224,6 +224,11 @@ def run_eagerly_note(job: Job) -> Optional[str]:
             f"by op in Python, without a graph; {then}")
 
 
+def _where(calls: list[str], otherwise: str) -> str:
+    """Where a note's finding comes from: the file's calls, read from its text, else the profile."""
+    return f" (the file calls {', '.join(calls)})" if calls else f" ({otherwise})"
+
+
 def python_pipeline_note(job: Job) -> Optional[str]:
     """PYTHON_PIPELINE: train.py runs parameter servers and the pipeline runs Python, which
     only the coordinator can run; train.py stops before training (where rung is installed).
@@ -232,8 +237,7 @@ def python_pipeline_note(job: Job) -> Optional[str]:
         return None
     from rung.failures import PS_PYTHON_PROBLEM
 
-    where = (f" (the file calls {', '.join(job.python_input_calls)})" if job.python_input_calls
-             else " (the profile found it)")
+    where = _where(job.python_input_calls, "the profile found it")
     return (f"PYTHON_PIPELINE{where}: {PS_PYTHON_PROBLEM}. train.py stops before training on such a pipeline "
             "where rung is installed")
 
@@ -246,8 +250,7 @@ def batch_divided_note(job: Job) -> Optional[str]:
                 job.devices_per_host if job.script_verdict == "parameter_server" else 1)
     if replicas < 2 or not (job.per_replica_batch_calls or job.divides_batch):
         return None
-    where = (f" (the file calls {', '.join(job.per_replica_batch_calls)})" if job.per_replica_batch_calls
-             else " (the profile found it)")
+    where = _where(job.per_replica_batch_calls, "the profile found it")
     return (f"BATCH_DIVIDED{where}: train.py passes make_dataset the per-replica batch ({job.batch}), and dividing "
             f"it by the InputContext's {replicas} replicas, as TensorFlow's tutorial does for a global batch, trains "
             f"each replica on {job.batch // replicas} examples a step while train.py counts {job.batch}: use "
@@ -261,8 +264,7 @@ def stateful_rnn_note(job: Job) -> Optional[str]:
         return None
     from rung.kerasfit import STATEFUL_RNN_PROBLEM
 
-    where = (f" (the file calls {', '.join(job.stateful_calls)})" if job.stateful_calls
-             else " (the profile counted them)")
+    where = _where(job.stateful_calls, "the profile counted them")
     return f"STATEFUL_RNN{where}: train.py runs {job.script_verdict} on tf-keras, and {STATEFUL_RNN_PROBLEM}"
 
 
@@ -273,8 +275,7 @@ def accumulation_note(job: Job) -> Optional[str]:
         return None
     from rung.kerasfit import ACCUMULATION_PROBLEM
 
-    where = (f" (the file calls {', '.join(job.accumulation_calls)})" if job.accumulation_calls
-             else " (the profile read it)")
+    where = _where(job.accumulation_calls, "the profile read it")
     return f"GRADIENT_ACCUMULATION{where}: train.py runs {job.script_verdict}, and {ACCUMULATION_PROBLEM}"
 
 
