@@ -237,7 +237,7 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
     remote = trainable_variables(s)
     # weights no optimizer updates live on the PS too, and a worker reads them every step
     # (one way; their reads' per-variable cost is left out: with it a frozen ResNet50 base's
-    # 318 variables came out 28% too slow, without it 16%, docs/results.md)
+    # 318 variables came out 28% too slow, without it 16% and 23% in two benches, docs/model.md)
     exchange = ps.exchange_seconds(each_way, s.inter_host_bytes_per_second, links.inter_host_efficiency,
                                    remote, links.ps_variable_seconds, links.ps_transfer_bytes_per_second,
                                    frozen_bytes(s))
