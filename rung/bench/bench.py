@@ -324,7 +324,8 @@ def _basis_of_run(r: dict, link: dict, ps_costs: Optional[dict]) -> predict.Basi
                           r["step_time_cv"] or 0.0, link["bytes_per_second"], link["rtt_seconds"],
                           cores=os.cpu_count() or 1, variables=r["_grads"].get("variables"),
                           optimizer=r["_grads"].get("optimizer") or "sgd", ps_costs=ps_costs,
-                          non_trainable_params=r["_grads"].get("non_trainable_params") or 0.0)
+                          non_trainable_params=r["_grads"].get("non_trainable_params") or 0.0,
+                          sync_batch_norm_layers=r["_grads"].get("sync_batch_norm_layers") or 0)
     r.update(predicted_step_seconds=r["step_seconds_mean"], prediction_error=0.0, scaling_efficiency=1.0,
              gradient_bytes_per_step=0.0)
     return basis
@@ -335,7 +336,7 @@ def _basis_record(b: predict.Basis) -> dict:
             "sparse_gradient_bytes": b.sparse_gradient_bytes, "step_time_cv": b.step_time_cv,
             "link_bytes_per_second": b.link_bytes_per_second, "link_rtt_seconds": b.link_rtt_seconds,
             "cores": b.cores, "variables": b.variables, "optimizer": b.optimizer,
-            "non_trainable_params": b.non_trainable_params}
+            "non_trainable_params": b.non_trainable_params, "sync_batch_norm_layers": b.sync_batch_norm_layers}
 
 
 def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,
@@ -433,6 +434,8 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     probe = outcome.result.get("probe")
     if probe:
         run["probe"] = probe
+        if probe.get("small_allreduce_seconds") is not None:
+            run["small_allreduce_seconds"] = probe["small_allreduce_seconds"]
     elif outcome.result.get("probe_error"):
         run["notes"] = list(run["notes"] or []) + [
             "the test bed's fixed cost of a multi-worker step was not measured, so the prediction leaves it out "
@@ -448,7 +451,8 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     if testbed_sync is not None and spec.strategy == "multi_worker_mirrored":
         run["testbed_sync_seconds"] = testbed_sync
     if basis is not None:
-        _attach_prediction(run, predict.with_fixed_cost(basis, run.get("testbed_sync_seconds"), shares_cores),
+        _attach_prediction(run, predict.with_fixed_cost(basis, run.get("testbed_sync_seconds"), shares_cores,
+                                                        run.get("small_allreduce_seconds")),
                            straggler)
     return run
 
@@ -532,7 +536,7 @@ def _attach_prediction(run: dict, basis: predict.Basis, straggler, efficiency: f
     run["gradient_bytes_per_step"] = _gradient_bytes(run["strategy"], run["replicas"], basis.dense_gradient_bytes,
                                                      basis.sparse_gradient_bytes)
     run["predicted_step_seconds"] = p["step"]
-    run["predicted_terms"] = {k: p[k] for k in ("compute", "comm", "sync", "straggler")}
+    run["predicted_terms"] = {k: p[k] for k in ("compute", "comm", "sync", "sync_batch_norm", "straggler")}
     run["prediction_error"] = predict.relative_error(p["step"], measured)
     one = basis.one_device_step_seconds
     n = run["replicas"]

@@ -39,6 +39,10 @@ class Basis:
     variables: Optional[int] = None    # trainable variables of the model
     optimizer: str = "sgd"             # its optimizer's kind (slots per variable)
     non_trainable_params: float = 0.0  # weights no optimizer updates (float32): a PS worker reads them a step
+    sync_batch_norm_layers: int = 0    # BatchNormalization(synchronized=True) layers of the model
+    # one small all-reduce between the run's workers, measured in its cluster (the probe);
+    # None: the model's hop latency
+    small_allreduce_seconds: Optional[float] = None
     # parameter-server costs rung.bench.psbench measured on this machine, by worker count
     # (absent: the model's defaults)
     ps_costs: Optional[dict[str, Optional[PsCosts]]] = None
@@ -57,6 +61,8 @@ def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
         workload["trainable_variables"] = b.variables
     if b.non_trainable_params:
         workload["non_trainable_params"] = float(b.non_trainable_params)
+    if b.sync_batch_norm_layers:
+        workload["sync_batch_norm_layers"] = int(b.sync_batch_norm_layers)
     if b.sparse_gradient_bytes:
         workload["sparse_gradient_bytes_per_example"] = b.sparse_gradient_bytes
     return parse_scenario({
@@ -85,6 +91,8 @@ def links_for(b: Basis, efficiency: float = 1.0, workers: int = 1) -> comm.Links
         ps = {"ps_dispatch_seconds": dispatch, "ps_variable_seconds": m.variable_seconds,
               "ps_transfer_bytes_per_second": m.remote_bytes_per_second}
         ps = {k: v for k, v in ps.items() if v is not None}
+    if b.small_allreduce_seconds is not None:
+        ps["small_allreduce_seconds"] = b.small_allreduce_seconds
     return comm.DEFAULT_LINKS.with_(pcie_efficiency=1.0, intra_host_hop_seconds=0.0,
                                     inter_host_efficiency=efficiency, inter_host_hop_seconds=b.link_rtt_seconds / 2,
                                     source="measured link of this bench", **ps)
@@ -95,12 +103,14 @@ def testbed_for(b: Basis, replicas: int, straggle: float = 1.0) -> Testbed:
                    cpu_seconds_per_byte=b.cpu_seconds_per_byte, straggle=straggle, sync_seconds=b.sync_seconds)
 
 
-def with_fixed_cost(b: Basis, measured: Optional[float], shares_cores: bool = True) -> Basis:
+def with_fixed_cost(b: Basis, measured: Optional[float], shares_cores: bool = True,
+                    small_allreduce: Optional[float] = None) -> Basis:
     """`b` with a run's fixed cost of a multi-worker step: what the run measured (its probe),
-    else 0 on the test bed (until a calibration) and the model's own between machines."""
+    else 0 on the test bed (until a calibration) and the model's own between machines; and
+    the latency of one small all-reduce the probe measured, when it did."""
     if measured is None:
         measured = 0.0 if shares_cores else comm.DEFAULT_LINKS.sync_step_seconds
-    return replace(b, sync_seconds=measured)
+    return replace(b, sync_seconds=measured, small_allreduce_seconds=small_allreduce)
 
 
 def run_links(b: Basis, strategy: str, replicas: int, straggle: float = 1.0, efficiency: float = 1.0,
@@ -119,23 +129,24 @@ def run_links(b: Basis, strategy: str, replicas: int, straggle: float = 1.0, eff
 def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float = 1.0,
                          efficiency: float = 1.0, option: Optional[str] = None, shares_cores: bool = True) -> dict:
     """Predicted step (seconds) for `strategy` over `replicas` co-located replicas, and its
-    terms (compute, comm, sync, straggler). For parameter servers the step is the mean
+    terms (compute, comm, sync, sync_batch_norm, straggler). For parameter servers the step is the mean
     time between completed worker steps across the fleet. `shares_cores=False`: the
     workers ran on machines of their own (a Ray cluster's nodes), so the model runs without
     the test bed's terms, as for real hosts, with `b.sync_seconds` as the hosts' fixed cost."""
     if strategy == "single_device":
-        return {"compute": b.one_device_step_seconds, "comm": 0.0, "sync": 0.0, "straggler": 0.0,
-                "step": b.one_device_step_seconds, "basis": True}
+        return {"compute": b.one_device_step_seconds, "comm": 0.0, "sync": 0.0, "sync_batch_norm": 0.0,
+                "straggler": 0.0, "step": b.one_device_step_seconds, "basis": True}
     s = scenario_for(b, strategy, replicas)
     links, bed = run_links(b, strategy, replicas, straggle, efficiency, option, shares_cores)
     if strategy == "parameter_server":
         t = throughput.ps_terms(s, replicas, 1, links, bed)
-        return {"compute": float(t["compute"]), "comm": float(t["exchange"]), "sync": 0.0, "straggler": 0.0,
-                "step": 1.0 / float(t["rate"]), "basis": False}
+        return {"compute": float(t["compute"]), "comm": float(t["exchange"]), "sync": 0.0, "sync_batch_norm": 0.0,
+                "straggler": 0.0, "step": 1.0 / float(t["rate"]), "basis": False}
     hosts, devices = (1, replicas) if strategy == "mirrored" else (replicas, 1)
     t = throughput.sync_terms(s, hosts, devices, links=links, testbed=bed)
     return {"compute": float(t["compute"]), "comm": float(t["intra"] + t["inter"] + t["sparse"]),
-            "sync": float(t["sync"]), "straggler": float(t["straggler"]), "step": float(t["step"]), "basis": False}
+            "sync": float(t["sync"]), "sync_batch_norm": float(t["sync_bn"]), "straggler": float(t["straggler"]),
+            "step": float(t["step"]), "basis": False}
 
 
 def wire_seconds(b: Basis, n: int) -> float:

@@ -9,6 +9,7 @@ the asynchronous simulation does not model. Pure: no TensorFlow."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from rung.bench import predict
@@ -38,7 +39,8 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[Calibration] = No
                           found.step_time_cv, found.link_bytes_per_second, found.link_rtt_seconds,
                           cpu_seconds_per_byte=cpu, sync_seconds=sync, cores=found.cores or b.cores or 1,
                           variables=found.variables, optimizer=found.optimizer or "sgd", ps_costs=b.ps_costs,
-                          non_trainable_params=found.non_trainable_params)
+                          non_trainable_params=found.non_trainable_params,
+                          sync_batch_norm_layers=found.sync_batch_norm_layers)
     return basis, share
 
 
@@ -57,7 +59,8 @@ def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[Cali
         shares = r.shares_cores is not False
         basis_run = basis_of(b, where, calibration, r.keras)[0]
         # the calibration's fixed cost when there is one, else what the run measured
-        basis = basis_run if calibrated else predict.with_fixed_cost(basis_run, r.testbed_sync_seconds, shares)
+        basis = replace(basis_run, small_allreduce_seconds=r.small_allreduce_seconds) if calibrated else \
+            predict.with_fixed_cost(basis_run, r.testbed_sync_seconds, shares, r.small_allreduce_seconds)
         s = predict.scenario_for(basis, r.strategy, r.replicas)
         links, bed = predict.run_links(basis, r.strategy, r.replicas, straggle, share, r.option, shares)
         hosts = 1 if r.strategy == "mirrored" else r.replicas

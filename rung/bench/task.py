@@ -21,6 +21,10 @@ PS_ROUNDS = 3
 # The probe of a multi-worker run (`_probe`): steps timed after a warm-up that traces.
 PROBE_STEPS = 20
 PROBE_WARMUP = 3
+# The probe's small all-reduce (`_small_allreduce_seconds`): chains of this many all-reduces
+# against chains of one, timed this many times after a warm-up that traces.
+PROBE_CHAIN = 17
+PROBE_CALLS = 15
 
 
 def _devices(tf, cfg) -> list[str]:
@@ -118,14 +122,48 @@ def _poll_iterations(model, cfg):
     return stop
 
 
-def _probe(tf, strategy, lead: bool) -> dict:
+def _small_allreduce_seconds(tf, strategy) -> float:
+    """One all-reduce of a float between the run's workers, measured in its cluster (what a
+    synchronized BatchNorm layer launches six times a step: `comm.sync_batch_norm_seconds`):
+    a function of PROBE_CHAIN all-reduces, each waiting for the one before, against the same
+    function of one, the difference over PROBE_CHAIN - 1. Median calls: one stall of a
+    shared machine does not set it. Every worker runs it (the collectives need them all)."""
+    def chain(n):
+        @tf.function
+        def f():
+            def body():
+                ctx = tf.distribute.get_replica_context()
+                x = tf.constant(1.0)
+                for _ in range(n):
+                    x = ctx.all_reduce(tf.distribute.ReduceOp.SUM, x) * 0.5
+                return x
+            return strategy.run(body)
+        return f
+
+    def median_call(n) -> float:
+        f = chain(n)
+        for _ in range(3):  # traces, then warm
+            f()
+        times = []
+        for _ in range(PROBE_CALLS):
+            start = time.perf_counter()
+            float(strategy.experimental_local_results(f())[0])
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    one = median_call(1)
+    return max(0.0, (median_call(PROBE_CHAIN) - one) / (PROBE_CHAIN - 1))
+
+
+def _probe(tf, strategy, lead: bool, small_allreduce: bool = False) -> dict:
     """The test bed's fixed cost of a multi-worker step, measured in the run's own cluster:
     a model of 5 parameters (its gradients take microseconds to move, its compute is
     Keras's own per-step work) trained for a few steps under the run's strategy, and, on
     the lead alone while the other workers wait in the first collective, the same model
     trained on its own. What the multi-worker step takes beyond what the model predicts
     for these two is the fixed cost (`rung.bench.bench._testbed_sync`). Median steps: one
-    stall of a shared machine does not set a fixed cost."""
+    stall of a shared machine does not set a fixed cost. `small_allreduce`: also the latency of
+    one small all-reduce (`_small_allreduce_seconds`), for a model that launches them."""
     def tiny():
         inp = tf.keras.Input((4,))
         m = tf.keras.Model(inp, tf.keras.layers.Dense(1)(inp))
@@ -160,6 +198,8 @@ def _probe(tf, strategy, lead: bool) -> dict:
     with strategy.scope():
         model = tiny()
     out["step_seconds"] = median_step(model)
+    if small_allreduce:
+        out["small_allreduce_seconds"] = _small_allreduce_seconds(tf, strategy)
     return out
 
 
@@ -224,7 +264,8 @@ def run(cfg) -> dict:
                  "optimizer": counts.optimizer_info(counted, g.params, g.param_dtype, g.optimizers)["optimizer"],
                  "string_inputs": bool(shapes.string_inputs(tf, one.element_spec)),
                  "ragged_or_sparse_inputs": bool(shapes.ragged_or_sparse_inputs(tf, one.element_spec)),
-                 "steps_per_execution": counts.steps_per_execution(counted)}
+                 "steps_per_execution": counts.steps_per_execution(counted),
+                 "sync_batch_norm_layers": counts.synchronized_batch_norms(tf, counted)}
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
             "gradients": grads, "devices": devices, "jit_compile_off": xla_off,
             "run_eagerly_off": eager_off}
@@ -260,7 +301,8 @@ def run(cfg) -> dict:
     end = time.perf_counter()
     if cfg.get("probe") and cfg["strategy"] == "multi_worker_mirrored":
         try:  # the run is measured: a probe that fails costs its figure, not the run
-            info["probe"] = _probe(tf, strategy, cfg.get("index", 0) == 0)
+            info["probe"] = _probe(tf, strategy, cfg.get("index", 0) == 0,
+                                   small_allreduce=counts.synchronized_batch_norms(tf, model) > 0)
         except Exception as e:  # noqa: BLE001 - reported in the run's notes
             from rung.failures import failure_line
 

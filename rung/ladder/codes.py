@@ -91,7 +91,7 @@ INPUT_NOT_SHARDED = "INPUT_NOT_SHARDED"          # every worker's pipeline yield
 EMPTY_SHARD = "EMPTY_SHARD"                      # one worker's pipeline yields nothing
 BATCH_DIVIDED = "BATCH_DIVIDED"                  # make_dataset divides the per-replica batch by the replicas again
 DENSE_EMBEDDING_GRADIENTS = "DENSE_EMBEDDING_GRADIENTS"  # embedding tables whose gradients are whole tables
-SYNC_BATCH_NORM = "SYNC_BATCH_NORM"              # synchronized BatchNorm layers: collectives the prediction leaves out
+SYNC_BATCH_NORM = "SYNC_BATCH_NORM"              # synchronized BatchNorm layers: what their small all-reduces cost the step
 STRATEGY_FAILS = "STRATEGY_FAILS"                # the step failed under a strategy here, on the plan's Keras
 GRADIENT_ACCUMULATION = "GRADIENT_ACCUMULATION"  # the optimizer's own accumulation: no tf.distribute strategy runs it
 STATEFUL_RNN = "STATEFUL_RNN"                    # stateful=True recurrent layers: tf-keras builds them under no strategy

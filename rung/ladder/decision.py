@@ -118,6 +118,7 @@ class Decision:
             "ps_exchange_seconds": p.ps_exchange_seconds,
             "straggler_seconds": p.straggler_seconds,
             "sync_seconds": p.sync_seconds,
+            "sync_batch_norm_seconds": p.sync_batch_norm_seconds,
             "goodput": p.goodput,
             "input_capped": p.input_capped,
             "staleness_steps": p.staleness_steps,

@@ -257,17 +257,19 @@ def _stateful_rnn(ctx: Context, d: Decision):
 
 def _sync_batch_norm(ctx: Context, d: Decision):
     """SYNC_BATCH_NORM: a synchronous plan of several replicas for a model with synchronized
-    BatchNormalization layers, whose statistics' all-reduces the predicted step leaves out."""
+    BatchNormalization layers: what their statistics' all-reduces cost the predicted step."""
     n, p = ctx.s.workload.sync_batch_norm_layers, d.prediction
     if not n or p is None or d.verdict not in ("mirrored", "multi_worker_mirrored") or p.devices < 2:
         return None
+    per_layer = comm.SYNC_BN_COLLECTIVES_PER_LAYER
     return Finding(C.SYNC_BATCH_NORM,
         f"{n} BatchNormalization layer{'s' if n != 1 else ''} {'are' if n != 1 else 'is'} synchronized across "
-        f"replicas (synchronized=True): every step each all-reduces its batch statistics in the forward pass (sum, "
-        f"squared sum and count: {3 * n} small all-reduces a step in Keras's own code) and their gradients in the "
-        "backward pass, one after another and before the layers that follow can run. The predicted step leaves "
-        "them out (not measured here), so it is too fast by their latency"
-        + (", paid across the network between hosts" if p.hosts > 1 else ""))
+        f"replicas (synchronized=True): every step each all-reduces its batch's sum, squared sum and count in the "
+        f"forward pass and their gradients in the backward pass, {per_layer * n} small all-reduces one after "
+        f"another, which the layers that follow wait for: {u.seconds(p.sync_batch_norm_seconds)} of the predicted "
+        f"{u.seconds(p.step_seconds)} step ({u.percent(p.sync_batch_norm_seconds / p.step_seconds)}), their "
+        "latency" + (" across the network between hosts" if p.hosts > 1 else " inside the host")
+        + "; BatchNormalization without synchronized=True normalises each replica's own batch and costs none of it")
 
 
 def _dense_embedding_gradients(ctx: Context, d: Decision):

@@ -72,6 +72,10 @@ class Links:
     ps_variable_seconds: float = 1.5e-4
     # remote variable transfer rate (gRPC tensor transfer); None: the link's
     ps_transfer_bytes_per_second: float | None = None
+    # one all-reduce of a few bytes among the replicas (what a synchronized BatchNorm
+    # layer launches six times a step: `sync_batch_norm_seconds`); None: the ring's hop
+    # latency (`small_allreduce_seconds`). `rung bench` measures it in its own cluster.
+    small_allreduce_seconds: float | None = None
     source: str = "defaults"
 
     def efficiency(self, link: str) -> float:
@@ -187,3 +191,32 @@ def exposed_exchange_seconds(exchange_seconds, message_bytes, bucket_bytes, back
         return x
     share = np.minimum(1.0, bucket_bytes / np.maximum(m, 1.0))
     return np.maximum(x * share, x - (1.0 - share) * np.asarray(backward_seconds, dtype=float))
+
+
+# Keras's synchronized BatchNormalization (tf-keras, and Keras 3 on TensorFlow:
+# `_calculate_mean_and_var`) all-reduces three tensors in the forward pass, the batch's
+# sum, squared sum and count, one `ReplicaContext.all_reduce` each, and TensorFlow
+# all-reduces the gradient of each in the backward pass. Counted in the train function
+# tf-keras 2.21 traces under MultiWorkerMirroredStrategy on two workers: 6 more
+# CollectiveReduceV2 ops for each synchronized layer (5 in a step without one).
+SYNC_BN_COLLECTIVES_PER_LAYER = 6
+
+
+def small_allreduce_seconds(hosts, devices_per_host, links: Links):
+    """One all-reduce of a few bytes among hosts x devices_per_host replicas: what a step
+    waits for it is latency, not bandwidth. Measured (`Links.small_allreduce_seconds`),
+    else the hop latency of the hierarchical ring the gradient exchange takes (2(D-1)
+    hops inside a host, 2(H-1) between hosts)."""
+    h = np.asarray(hosts, dtype=float)
+    d = np.asarray(devices_per_host, dtype=float)
+    if links.small_allreduce_seconds is not None:
+        return np.where(h * d > 1, links.small_allreduce_seconds, 0.0)
+    return (ring_allreduce_seconds(0.0, d, 1.0, links.intra_host_hop_seconds)
+            + ring_allreduce_seconds(0.0, h, 1.0, links.inter_host_hop_seconds))
+
+
+def sync_batch_norm_seconds(layers, allreduce_seconds):
+    """What synchronized BatchNorm layers add to a step: each layer's six small
+    all-reduces (`SYNC_BN_COLLECTIVES_PER_LAYER`) run one after another, and the layers
+    after it wait for them, so nothing hides them: layers x 6 x one all-reduce's latency."""
+    return np.asarray(layers, dtype=float) * SYNC_BN_COLLECTIVES_PER_LAYER * np.asarray(allreduce_seconds, dtype=float)

@@ -51,6 +51,7 @@ class Prediction:
     checkpoint_interval_seconds: Optional[float] = None
     checkpoint_seconds: Optional[float] = None  # one save (synchronous plans)
     sync_seconds: float = 0.0
+    sync_batch_norm_seconds: float = 0.0  # synchronized BatchNorm's all-reduces (comm.sync_batch_norm_seconds)
     dispatch_bound: bool = False  # parameter servers: the coordinator's dispatch caps the fleet
 
     @property
@@ -170,6 +171,9 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     # between its hosts (0 inside one test host)
     fixed = links.sync_step_seconds if testbed is None else np.where(h > 1, testbed.sync_seconds, 0.0)
     sync = np.where(h * d > 1, fixed + links.colocation_overhead * compute, 0.0)
+    # synchronized BatchNorm: six small all-reduces a layer in every micro-batch, in sequence
+    sync_bn = np.where(h * d > 1, k * comm.sync_batch_norm_seconds(
+        w.sync_batch_norm_layers, comm.small_allreduce_seconds(h, d, links)), 0.0)
     # k independent micro-batches: the sum's spread grows as sqrt(k), not k (its cv / sqrt(k))
     strag = straggler.straggler_seconds(compute, w.step_time_cv / np.sqrt(k), h, w.step_time_distribution)
     stream_cpu = 0.0
@@ -178,7 +182,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
         stream_cpu = wire * testbed.cpu_seconds_per_byte
         if testbed.straggle > 1.0:  # the step waits for the slowed worker
             strag = strag + testbed.straggler_extra_seconds(compute, stream_cpu)
-    step = compute + wait + intra + inter + sparse + sync + strag
+    step = compute + wait + intra + inter + sparse + sync + sync_bn + strag
     capped = np.zeros_like(step, dtype=bool)
     if input_bound(s):
         floor = k * inputs.pipeline_step_floor(measured, d)
@@ -190,7 +194,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     mem = rep.total_bytes
     eps = h * d * batch * k / step * goodput
     return dict(compute=compute, wait=wait, intra=intra, inter=inter, sparse=sparse, sync=sync,
-                straggler=strag, step=step, goodput=goodput, examples_per_second=eps,
+                sync_bn=sync_bn, straggler=strag, step=step, goodput=goodput, examples_per_second=eps,
                 memory=mem, fits=mem <= memory.usable_device_bytes(s.device_memory_bytes),
                 capped=capped, stream_cpu=stream_cpu)
 
@@ -288,7 +292,7 @@ def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int,
         intra_host_seconds=float(t["intra"]), inter_host_seconds=float(t["inter"]),
         sparse_exchange_seconds=float(t["sparse"]), ps_exchange_seconds=0.0,
         straggler_seconds=float(t["straggler"]), step_seconds=float(t["step"]),
-        sync_seconds=float(t["sync"]),
+        sync_seconds=float(t["sync"]), sync_batch_norm_seconds=float(t["sync_bn"]),
         goodput=float(t["goodput"]), examples_per_second=eps,
         scaling_efficiency=_efficiency(s, eps, hosts * devices_per_host),
         memory_bytes_per_device=float(t["memory"]), fits=fits, input_capped=bool(t["capped"]),

@@ -29,6 +29,7 @@ PARTS = (("compute_seconds", "compute", "#4c78a8"), ("input_wait_seconds", "inpu
          ("sparse_exchange_seconds", "embedding rows (all-gather)", "#b279a2"),
          ("ps_exchange_seconds", "parameter-server pull/push", "#ff9da6"),
          ("sync_seconds", "fixed cost per step, co-location", "#9d755d"),
+         ("sync_batch_norm_seconds", "synchronized BatchNorm", "#eeca3b"),
          ("straggler_seconds", "waiting on the slowest", "#bab0ac"))
 MAX_POINTS = 64
 # the title at the top, the legend in a row between it and the plot

@@ -88,8 +88,8 @@ def render(p: dict, console: Console | None = None) -> None:
                                    "under MirroredStrategy (tensorflow#80951), a TPU takes none (STRING_INPUTS)")
     if p.get("sync_batch_norm_layers"):
         t.add_row("sync batch norm", f"{p['sync_batch_norm_layers']} BatchNormalization layer(s) with "
-                                     "synchronized=True: all-reduces every step that the prediction leaves out "
-                                     "(SYNC_BATCH_NORM)")
+                                     "synchronized=True: six small all-reduces a layer every step, in sequence, "
+                                     "under a synchronous strategy (SYNC_BATCH_NORM)")
     if (p.get("optimizer_accumulation_steps") or 1) > 1:
         t.add_row("accumulation", f"the optimizer accumulates gradients over {p['optimizer_accumulation_steps']} steps "
                                   "(gradient_accumulation_steps): no replicated strategy runs it "

@@ -91,6 +91,7 @@ class BasisRecord(_Record):
     variables: Optional[int] = None
     optimizer: Optional[str] = None
     non_trainable_params: float = Field(default=0.0, ge=0)
+    sync_batch_norm_layers: int = Field(default=0, ge=0)
 
 
 class BenchRun(_Record):
@@ -112,6 +113,8 @@ class BenchRun(_Record):
     kill: Optional[Kill] = None
     startup_seconds: Optional[float] = None
     testbed_sync_seconds: Optional[float] = None  # the fixed cost of a step between its hosts, measured in the run
+    # one small all-reduce between its workers, measured in the run (a model with synchronized BatchNorm)
+    small_allreduce_seconds: Optional[float] = None
     shares_cores: Optional[bool] = None  # its processes shared one machine's cores (None: an older file, yes)
     # a second single-device run: the basis of the runs on this Keras (`BenchResult.bases`)
     basis_for_keras: Optional[str] = None

@@ -101,9 +101,10 @@ class Workload(_Block):
     # output layer): they count as dense parameters, not embedding_params, and plans that
     # exchange gradients across hosts say so (DENSE_EMBEDDING_GRADIENTS). `rung profile` sets it.
     dense_embedding_params: NonNegative = 0.0
-    # v1 extension (optional): BatchNormalization layers with synchronized=True. Each
-    # all-reduces its batch statistics every step under a synchronous strategy, which the
-    # predicted exchange leaves out (SYNC_BATCH_NORM). `rung profile` counts them.
+    # v1 extension (optional): BatchNormalization layers with synchronized=True. Under a
+    # synchronous strategy each all-reduces its batch statistics and their gradients every
+    # step, six small all-reduces in sequence that the predicted step pays in latency
+    # (`comm.sync_batch_norm_seconds`; SYNC_BATCH_NORM). `rung profile` counts them.
     sync_batch_norm_layers: Annotated[int, Field(ge=0)] = 0
     # v1 extension (optional): weights no optimizer updates (a frozen base's layers,
     # BatchNorm's moving statistics), which `params` (trainable) leaves out. Every replica

@@ -453,8 +453,12 @@ def test_dense_embedding_gradients_warn_plans_that_send_gradients_between_hosts(
 def test_synchronized_batch_norm_warns_synchronous_plans_of_several_replicas():
     d = decide(workload={"sync_batch_norm_layers": 3}, goal={"target_examples_per_second": 20000})
     [f] = [f for f in d.warnings if f.code == "SYNC_BATCH_NORM"]
-    assert d.verdict == "multi_worker_mirrored" and "9 small all-reduces a step" in f.message
-    assert "between hosts" in f.message
+    p = d.prediction
+    assert d.verdict == "multi_worker_mirrored" and "18 small all-reduces one after another" in f.message
+    # 3 layers x 6 all-reduces x (2 x 7 hops of 5 us inside a host + 2 x (H-1) of 25 us between hosts)
+    assert p.sync_batch_norm_seconds == pytest.approx(18 * (14 * 5e-6 + 2 * (p.hosts - 1) * 25e-6))
+    assert f"{p.sync_batch_norm_seconds * 1e3:.2f} ms of the predicted" in f.message
+    assert "across the network between hosts" in f.message
     one_host = decide(workload={"sync_batch_norm_layers": 3}, goal={"target_examples_per_second": 5000})
     [f] = [f for f in one_host.warnings if f.code == "SYNC_BATCH_NORM"]
     assert one_host.verdict == "mirrored" and "between hosts" not in f.message

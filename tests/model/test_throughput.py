@@ -48,6 +48,22 @@ def test_gradient_accumulation_exchanges_once_per_k_micro_batches():
     assert p.examples_per_second == pytest.approx(16 * 256 * 4 / step)
 
 
+def test_synchronized_batch_norm_adds_six_small_all_reduces_a_layer_in_every_micro_batch():
+    plain = t.predict_sync(scenario(), "multi_worker_mirrored", 2, 8)
+    s = scenario(workload={"sync_batch_norm_layers": 53})  # ResNet-50's BatchNorm layers
+    p = t.predict_sync(s, "multi_worker_mirrored", 2, 8)
+    # one small all-reduce: 2 x 7 hops of 5 us inside a host, 2 x 1 of 25 us between two
+    one = 14 * 5e-6 + 2 * 25e-6
+    assert p.sync_batch_norm_seconds == pytest.approx(53 * 6 * one)  # 38 ms
+    assert p.step_seconds == pytest.approx(plain.step_seconds + 53 * 6 * one)
+    k4 = t.predict_sync(scenario(workload={"sync_batch_norm_layers": 53, "gradient_accumulation_steps": 4}),
+                        "multi_worker_mirrored", 2, 8)
+    assert k4.sync_batch_norm_seconds == pytest.approx(4 * 53 * 6 * one)  # every micro-batch normalises
+    assert t.predict_sync(s, "single_device", 1, 1).sync_batch_norm_seconds == 0
+    measured = t.predict_sync(s, "multi_worker_mirrored", 2, 8, t.comm.DEFAULT_LINKS.with_(small_allreduce_seconds=1e-3))
+    assert measured.sync_batch_norm_seconds == pytest.approx(53 * 6 * 1e-3)
+
+
 def test_without_peer_to_peer_the_host_link_runs_at_half_rate():
     s = scenario(hardware={"intra_host": "pcie", "peer_to_peer": False})
     p = t.predict_sync(s, "mirrored", 1, 8)
