@@ -214,6 +214,18 @@ STATEFUL_RNN_PROBLEM = ("the model has recurrent layers with stateful=True, whic
                         "(stateful=False, the state carried in the data or reset every batch) before distributing")
 
 
+# Why a model whose own train_step needs no labels, compiled with a loss, fails Keras 3's fit
+# under every tf.distribute strategy (reproduced with TF 2.21 and Keras 3.15: keras.io's
+# diffusion models' pattern; OneDeviceStrategy and MirroredStrategy fail, the same fit with
+# no strategy runs, and so does tf-keras): under a strategy, fit builds the compiled loss
+# symbolically on the first batch before the first step (`_symbolic_build`), with labels None.
+UNLABELLED_LOSS_PROBLEM = ("compile without loss= and keep the loss on the model (self.loss_fn = "
+                           "keras.losses.MeanAbsoluteError(), called in train_step), or yield (features, targets): "
+                           "make_dataset yields no labels, and Keras 3's fit under any tf.distribute strategy "
+                           "(OneDeviceStrategy included) first builds the compiled loss on labels None (\"None values "
+                           "not supported\")")
+
+
 # Why an optimizer built with gradient_accumulation_steps runs under no replicated strategy
 # (reproduced with TF 2.21: Keras 3 ran it on one device; its mirrored fit failed, "`merge_call`
 # called while defining a new graph or a tf.function"; tf-keras's build_model() raised

@@ -297,7 +297,15 @@ def run(cfg) -> dict:
     k = counts.steps_per_execution(model)
     warmup = -(-cfg["warmup"] // k) * k
     start = time.perf_counter()
-    model.fit(data, epochs=1, steps_per_epoch=warmup + cfg["steps"], verbose=0, callbacks=callbacks)
+    try:
+        model.fit(data, epochs=1, steps_per_epoch=warmup + cfg["steps"], verbose=0, callbacks=callbacks)
+    except ValueError as e:
+        spec = getattr(data, "element_spec", None)
+        if spec is not None and counts.unlabelled_compiled_loss(tf, model, spec) and "None values" in str(e):
+            from rung.kerasfit import UNLABELLED_LOSS_PROBLEM
+
+            raise RuntimeError(UNLABELLED_LOSS_PROBLEM) from e  # what to change, not Keras's line alone
+        raise
     end = time.perf_counter()
     if cfg.get("probe") and cfg["strategy"] == "multi_worker_mirrored":
         try:  # the run is measured: a probe that fails costs its figure, not the run

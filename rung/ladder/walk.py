@@ -214,16 +214,22 @@ def _finish(ctx: Context, d: Decision) -> Decision:
 def _strategy_fails(ctx: Context, d: Decision):
     """STRATEGY_FAILS: a plan of several replicas on the Keras the step was measured on,
     where `rung profile`'s replica check saw the step fail under a MirroredStrategy of two
-    replicas (a keras.io loss object in a custom train_step under tf-keras, say)."""
+    replicas (a keras.io loss object in a custom train_step under tf-keras, say); a plan of
+    one device too when fit fails under every strategy (`strategy_fails_on_one_device`)."""
     from rung.kerasfit import runs_on_tf_keras
 
     w, p = ctx.s.workload, d.prediction
-    if not w.strategy_failure or p is None or p.devices < 2 or w.step_keras is None:
+    one_device = w.strategy_fails_on_one_device
+    if not w.strategy_failure or p is None or (p.devices < 2 and not one_device) or w.step_keras is None:
         return None
     on_tf_keras = runs_on_tf_keras(d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs)
     if on_tf_keras != (w.step_keras == "tf_keras"):
         return None
     keras = "tf-keras" if on_tf_keras else "Keras 3"
+    if one_device:
+        strategy = C.STRATEGY.get(d.verdict) or C.STRATEGY["single_device"]
+        return Finding(C.STRATEGY_FAILS, f"the model's fit fails under every tf.distribute strategy on {keras}, which "
+                                         f"{d.verdict} runs on ({strategy} included): {w.strategy_failure}")
     return Finding(C.STRATEGY_FAILS, f"the model's step failed under a MirroredStrategy of two replicas on {keras}, "
                                      f"which {d.verdict} runs on (rung profile's replica check, on this machine): "
                                      f"{w.strategy_failure}. The job would fail before its first step")

@@ -68,6 +68,7 @@ class Job:
     accumulates: bool = False
     # the scenario's strategy_failure and the Keras it was seen on (step_keras): STRATEGY_FAILS
     strategy_failure: Optional[str] = None
+    strategy_fails_on_one_device: bool = False
     step_keras: Optional[str] = None
 
     @property
@@ -283,8 +284,13 @@ def strategy_fails_note(job: Job) -> Optional[str]:
     """STRATEGY_FAILS: the scenario says the step failed under MirroredStrategy on the Keras
     this train.py runs (rung profile's replica check). None when that cannot happen."""
     keras = "tf_keras" if job.legacy_keras else "keras3"
-    if not job.strategy_failure or job.script_verdict == "single_device" or job.step_keras != keras:
+    one_device_too = job.strategy_fails_on_one_device
+    if not job.strategy_failure or (job.script_verdict == "single_device" and not one_device_too) \
+            or job.step_keras != keras:
         return None
+    if one_device_too:
+        return (f"STRATEGY_FAILS: the model's fit fails under every tf.distribute strategy on "
+                f"{keras.replace('_', '-')}, which train.py runs {job.script_verdict} on: {job.strategy_failure}")
     return (f"STRATEGY_FAILS: the model's step failed under MirroredStrategy on {keras.replace('_', '-')}, which "
             f"train.py runs {job.script_verdict} on (rung profile's replica check): {job.strategy_failure}")
 

@@ -257,6 +257,20 @@ def steps_per_execution(model) -> int:
         return 1
 
 
+def unlabelled_compiled_loss(tf, model, element) -> bool:
+    """Whether Keras 3's fit fails on this model under every tf.distribute strategy because
+    it is compiled with a loss and the dataset yields no labels (`kerasfit.UNLABELLED_LOSS_PROBLEM`):
+    Keras 3, a train_step of the model's own (Keras's own needs labels anyway), a compiled
+    loss, and an element that is not (features, labels[, weights])."""
+    from rung.measure.replicas import keras_own_train_step
+
+    if not hasattr(model, "_compile_loss"):
+        return False  # a tf-keras model: its fit builds nothing before the first step
+    labelled = isinstance(element, tuple) and len(element) >= 2
+    return (not labelled and getattr(model, "_compile_loss", None) is not None
+            and not keras_own_train_step(model))
+
+
 def optimizer_accumulation_steps(model) -> int:
     """The largest gradient_accumulation_steps of the model's optimizers (Keras 3's own
     accumulation: the update every k steps), 1 without. Keras 3's fit fails with it under

@@ -123,11 +123,17 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
         out["notes"].append(f"profiled on tf-keras: the workload imports tf_keras itself ({legacy[0]}), so its "
                             "model is a tf-keras model (rung bench and init run it on tf-keras too)")
     own_step = out.pop("_keras_train_step")
+    unlabelled = out.pop("_unlabelled_loss")
     if check_replicas and own_step:  # Keras' own step scales its loss: nothing to run
         add_replica_check(out, dict(replicas.KERAS_STEP))
     elif check_replicas:
         phase(f"checking the loss's scale under {replicas.REPLICAS} replicas (a fresh process)")
         add_replica_check(out, replicas.check(path, out["per_device_batch"], out["keras"]))
+    if unlabelled:  # Keras 3's fit fails before the first step under every strategy, one device's too
+        from rung.kerasfit import UNLABELLED_LOSS_PROBLEM
+
+        out["strategy_failure"] = UNLABELLED_LOSS_PROBLEM
+        out["strategy_fails_on_one_device"] = True
     return out
 
 
@@ -310,4 +316,5 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "fixes": fixes,
         "notes": notes,
         "_keras_train_step": replicas.keras_own_train_step(model),
+        "_unlabelled_loss": counts.unlabelled_compiled_loss(tf, model, sample),
     }

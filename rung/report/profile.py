@@ -120,6 +120,12 @@ def render(p: dict, console: Console | None = None) -> None:
         items.append(Text.assemble(("  • ", "yellow"), ("LOSS_NOT_SCALED", "bold yellow"),
                                    ": the train_step's loss is not divided across replicas as Keras' own is "
                                    "(see the note below)"))
+    if p.get("strategy_failure"):
+        where = ("under every tf.distribute strategy, OneDeviceStrategy included" if p.get("strategy_fails_on_one_device")
+                 else "under a MirroredStrategy of two replicas")
+        items.append(Text.assemble(("  • ", "yellow"), ("STRATEGY_FAILS", "bold yellow"),
+                                   f": fit fails {where} on {'tf-keras' if p.get('keras') == 'tf_keras' else 'Keras 3'}: "
+                                   f"{p['strategy_failure']}"))
     findings = p["pipeline"]["findings"]
     if findings:
         items.append(Text("Input pipeline", style="bold"))

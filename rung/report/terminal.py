@@ -134,9 +134,10 @@ def recommendation(s: Scenario, d: Decision) -> Panel:
                  border_style="green" if d.meets_goal else "yellow")
 
 
-# Caveats about the numbers themselves, and a plan that would train wrong: shown before
-# the ladder and the verdict.
-UP_FRONT = ("STEP_TIME_ESTIMATED", "MEASURED_ON_THIS_MACHINE", "EMULATED_PRECISION", "CLOSE_CALL", "LOSS_NOT_SCALED")
+# Caveats about the numbers themselves, a plan that would train wrong, and a plan whose job
+# would fail before its first step: shown before the ladder and the verdict.
+UP_FRONT = ("STEP_TIME_ESTIMATED", "MEASURED_ON_THIS_MACHINE", "EMULATED_PRECISION", "CLOSE_CALL", "LOSS_NOT_SCALED",
+            "STRATEGY_FAILS", "STATEFUL_RNN", "GRADIENT_ACCUMULATION", "KERAS3_IMPORT")
 
 
 def caveats(d: Decision) -> Panel | None:

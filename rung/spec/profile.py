@@ -26,7 +26,8 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "worker_input",
                  "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
                  "sync_batch_norm_layers", "stateful_rnn_layers", "non_trainable_params",
-                 "optimizer_accumulation_steps", "strategy_failure")
+                 "optimizer_accumulation_steps", "strategy_failure",
+                 "strategy_fails_on_one_device")
 _FLOATS = ("params", "non_trainable_params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -64,6 +65,8 @@ class Profile(BaseModel):
     optimizer_accumulation_steps: int = 1  # the optimizer's own gradient_accumulation_steps (Keras 3)
     # why the step failed under MirroredStrategy on the profile's Keras (the replica check), if it did
     strategy_failure: Optional[str] = None
+    # ... and under OneDeviceStrategy too (Keras 3's fit of a compiled loss on unlabelled data)
+    strategy_fails_on_one_device: bool = False
     jit_compile: bool = False        # the model's step compiled with XLA (rung.measure.timing.jit_compiled)
     run_eagerly: bool = False        # compile(run_eagerly=True): fit runs each step without a graph
     python_in_pipeline: bool = False  # the pipeline runs Python (from_generator, py_function, numpy_function)

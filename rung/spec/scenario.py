@@ -121,6 +121,10 @@ class Workload(_Block):
     # replicas on the Keras it was measured on (`step_keras`), in one line: `rung profile`'s
     # replica check ran it there. STRATEGY_FAILS on plans of several replicas on that Keras.
     strategy_failure: Optional[str] = None
+    # v1 extension (optional): the failure is Keras's fit under any tf.distribute strategy,
+    # OneDeviceStrategy included (a compiled loss on a dataset without labels, Keras 3), so
+    # single-device plans on that Keras warn STRATEGY_FAILS too. `rung profile` sets it.
+    strategy_fails_on_one_device: bool = False
     # v1 extension (optional): recurrent layers with stateful=True. tf-keras refuses to
     # build them under any tf.distribute strategy (Keras 3 builds them), and multi-worker
     # and parameter-server fit run only on tf-keras: STATEFUL_RNN. `rung profile` counts them.

@@ -422,6 +422,16 @@ def test_a_file_on_tf_keras_itself_runs_every_strategy_on_tf_keras():
     assert any("imports tf_keras itself" in n for n in b["notes"])
 
 
+def test_a_compiled_loss_on_data_without_labels_says_what_to_change():
+    # Keras 3's fit under OneDeviceStrategy builds the compiled loss on labels None; before,
+    # the bench stopped with "ValueError: None values not supported." alone
+    path = os.path.join(os.path.dirname(__file__), "..", "measure", "workloads", "unlabelled_loss.py")
+    r, _ = bench(path, "--runs", "single_device", "--steps", "2", "--warmup", "1")
+    assert r.returncode == 1
+    [line] = [x for x in r.stderr.splitlines() if x.startswith("rung: run failed")]
+    assert "compile without loss=" in line and "OneDeviceStrategy included" in line
+
+
 def test_a_run_whose_keras_cannot_build_the_model_fails_alone():
     # keras.io's VAE is built from Keras 3's own `import keras`: it runs on one device
     # (Keras 3), and the multi-worker run, which must use tf-keras, cannot build it.

@@ -503,6 +503,20 @@ def test_a_step_that_failed_under_a_strategy_is_warned_on_plans_of_that_keras():
     assert "STRATEGY_FAILS" not in decide(workload=on_tf_keras, goal={"target_examples_per_second": 100}).codes
 
 
+def test_a_fit_that_fails_under_every_strategy_is_warned_on_one_device_plans_too():
+    from rung.kerasfit import UNLABELLED_LOSS_PROBLEM as why
+
+    everywhere = {"strategy_failure": why, "step_keras": "keras3", "strategy_fails_on_one_device": True}
+    one = decide(workload=everywhere, goal={"target_examples_per_second": 100})
+    [f] = [f for f in one.warnings if f.code == "STRATEGY_FAILS"]
+    assert one.verdict == "single_device" and "tf.distribute.OneDeviceStrategy included" in f.message
+    assert "compile without loss=" in f.message
+    mirrored = decide(workload=everywhere, goal={"target_examples_per_second": 5000})
+    assert mirrored.verdict == "mirrored" and "STRATEGY_FAILS" in mirrored.codes
+    # tf-keras builds nothing before the first step: its multi-worker plan runs
+    assert "STRATEGY_FAILS" not in decide(workload=everywhere, goal={"target_examples_per_second": 20000}).codes
+
+
 def test_every_code_is_documented():
     import re
     from pathlib import Path

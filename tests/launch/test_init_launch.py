@@ -574,3 +574,12 @@ def test_a_step_that_failed_under_a_strategy_is_warned_by_init_on_that_keras():
     assert why in note and "on tf-keras" in note
     assert not any("STRATEGY_FAILS" in n for n in notes(Job("mirrored", strategy_failure=why, step_keras="tf_keras")))
     assert not any("STRATEGY_FAILS" in n for n in notes(Job("single_device", strategy_failure=why, step_keras="keras3")))
+    # a fit that fails under every strategy: one device's plan too, on that Keras alone
+    from rung.kerasfit import UNLABELLED_LOSS_PROBLEM as everywhere
+
+    one = Job("single_device", strategy_failure=everywhere, step_keras="keras3", strategy_fails_on_one_device=True)
+    [note] = [n for n in notes(one) if n.startswith("STRATEGY_FAILS")]
+    assert "under every tf.distribute strategy on keras3, which train.py runs single_device on" in note
+    assert not any("STRATEGY_FAILS" in n for n in notes(Job("multi_worker_mirrored", workers=2, step_keras="keras3",
+                                                            strategy_failure=everywhere,
+                                                            strategy_fails_on_one_device=True)))

@@ -628,3 +628,37 @@ def test_a_distillers_teacher_is_held_and_run_not_trained():
     assert non_trainable_params(m, g.params) == 8 * 512 + 512 + 512 * 4 + 4  # the teacher
     teacher_forward = 2 * (8 * 512 + 512 * 4)
     assert teacher_forward <= flops_per_example(tf, m, batch) <= 1.3 * teacher_forward + 3 * 2 * 8 * 4 * 3
+
+
+def test_a_compiled_loss_on_data_without_labels_fails_keras3_fit_under_every_strategy():
+    """keras.io's diffusion models' pattern (images alone, compile(loss=...), their own
+    train_step). The world first: Keras 3's fit of it fails under OneDeviceStrategy and runs
+    with no strategy (when Keras stops building the loss on labels None, this test says so).
+    Then rung: the profile records it, so single-device plans on Keras 3 warn STRATEGY_FAILS,
+    and the bench's failure line says what to change. Before, nothing was said and the
+    bench stopped with "ValueError: None values not supported." alone."""
+    import tensorflow as tf
+
+    from rung.kerasfit import UNLABELLED_LOSS_PROBLEM
+    from rung.measure.counts import unlabelled_compiled_loss
+    from rung.measure.profile import profile
+    from rung.measure.workload import load_workload
+
+    path = HERE / "workloads" / "unlabelled_loss.py"
+    w = load_workload(path)
+    with tf.distribute.OneDeviceStrategy("/cpu:0").scope():
+        model = w.build_model()
+    with pytest.raises(ValueError, match="None values not supported"):
+        model.fit(w.make_dataset(8), epochs=1, steps_per_epoch=1, verbose=0)
+    plain = w.build_model()
+    plain.fit(w.make_dataset(8), epochs=1, steps_per_epoch=1, verbose=0)
+    element = w.make_dataset(8).element_spec
+    assert unlabelled_compiled_loss(tf, plain, element)
+    assert not unlabelled_compiled_loss(tf, plain, (element, element))  # labelled: fit builds the loss on them
+    bare = type(plain)()
+    bare.compile(optimizer="adam")  # no compiled loss: nothing to build
+    assert not unlabelled_compiled_loss(tf, bare, element)
+
+    p = profile(path, steps=3, warmup=1)
+    assert p["strategy_failure"] == UNLABELLED_LOSS_PROBLEM and p["strategy_fails_on_one_device"]
+    assert p["non_trainable_params"] == 11_011  # the EMA copy: held, never trained
