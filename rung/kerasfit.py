@@ -219,8 +219,9 @@ STATEFUL_RNN_PROBLEM = ("the model has recurrent layers with stateful=True, whic
 # diffusion models' pattern; OneDeviceStrategy and MirroredStrategy fail, the same fit with
 # no strategy runs, and so does tf-keras): under a strategy, fit builds the compiled loss
 # symbolically on the first batch before the first step (`_symbolic_build`), with labels None.
-UNLABELLED_LOSS_PROBLEM = ("compile without loss= and keep the loss on the model (self.loss_fn = "
-                           "keras.losses.MeanAbsoluteError(), called in train_step), or yield (features, targets): "
+UNLABELLED_LOSS_PROBLEM = ("compile without loss= and compute the loss in train_step (per example, then "
+                           "tf.nn.compute_average_loss, which every strategy and both Kerases take), or yield "
+                           "(features, targets): "
                            "make_dataset yields no labels, and Keras 3's fit under any tf.distribute strategy "
                            "(OneDeviceStrategy included) first builds the compiled loss on labels None (\"None values "
                            "not supported\")")
