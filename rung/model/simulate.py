@@ -63,7 +63,9 @@ def _sync(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.
         slowest[start:start + k] = x.max(axis=1)
         if on_step:
             on_step(start + k, steps)
-    step = slowest + others
+    # an input-bound host delivers its devices' batches no faster than its pipeline (the
+    # closed form's floor, `inputs.pipeline_step_floor`), whatever the replicas' draws
+    step = np.maximum(slowest + others, t["input_floor"])
     w = s.workload
     rep = throughput.replica(s)
     goodput = _sync_goodput(n * s.preemptions_per_host_second, s.fleet.restart_seconds,

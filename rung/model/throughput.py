@@ -184,6 +184,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
             strag = strag + testbed.straggler_extra_seconds(compute, stream_cpu)
     step = compute + wait + intra + inter + sparse + sync + sync_bn + strag
     capped = np.zeros_like(step, dtype=bool)
+    floor = np.zeros_like(step)
     if input_bound(s):
         floor = k * inputs.pipeline_step_floor(measured, d)
         capped = floor > step
@@ -196,7 +197,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     return dict(compute=compute, wait=wait, intra=intra, inter=inter, sparse=sparse, sync=sync,
                 sync_bn=sync_bn, straggler=strag, step=step, goodput=goodput, examples_per_second=eps,
                 memory=mem, fits=mem <= memory.usable_device_bytes(s.device_memory_bytes),
-                capped=capped, stream_cpu=stream_cpu)
+                capped=capped, input_floor=floor, stream_cpu=stream_cpu)
 
 
 def ps_worker_memory_bytes(s: Scenario, devices_per_host: int = 1) -> float:

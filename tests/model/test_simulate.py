@@ -33,6 +33,17 @@ def test_normal_step_times_agree_with_the_closed_forms(workers):
                                                                 rel=0.02)
 
 
+def test_an_input_bound_fleet_is_held_to_its_pipeline_as_the_closed_form_holds_it():
+    # 60% of a 0.5 s step waiting on input: each host's pipeline gives one batch per 0.5 s,
+    # so its 8 devices take 4 s a step (the closed form's floor). Before, the simulation
+    # left the floor out: 0.53 s a step and 7.5x the closed form's throughput.
+    s = parse_scenario(valid_scenario(workload={"step_seconds": 0.5, "input_wait_seconds": 0.3}))
+    out = simulate(s, 4, 500, seed=0)
+    assert out["closed_form"]["sync"]["step_seconds_mean"] == pytest.approx(8 * 0.5)
+    assert out["sync"]["step_seconds_mean"] == pytest.approx(8 * 0.5)
+    assert out["sync"]["examples_per_second"] == pytest.approx(out["closed_form"]["sync"]["examples_per_second"])
+
+
 @pytest.mark.parametrize("per_host_hour, restart", [(0.05, 300), (0.2, 60), (0.2, 300), (1.0, 300)])
 def test_goodput_under_preemption_agrees_within_two_points(per_host_hour, restart):
     # 16 hosts; the last two have restarts of 27% and over 100% of the time between failures,
