@@ -108,6 +108,10 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "GRADIENT_ACCUMULATION" in hint(ACCUMULATE_TF_KERAS)[0]
     advice, line = hint(STATEFUL)
     assert "stateful=False" in advice and "STATEFUL_RNN" in advice and "build_model() raised ValueError" in line
+    # Keras 3's fit under OneDeviceStrategy, a compiled loss and images alone (what a train.py log holds)
+    advice, line = hint("Traceback (most recent call last):\n  ...\nValueError: None values not supported.")
+    assert advice.startswith("if make_dataset yields no labels") and "compile without loss=" in advice
+    assert line == "ValueError: None values not supported."
 
 
 def test_the_line_puts_the_hint_first_and_stays_short():
