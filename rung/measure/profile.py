@@ -20,6 +20,7 @@ DEFAULT_WARMUP = 3
 # the speed-up comes with an interval from the blocks' spread (machine load drifts).
 FIX_ROUNDS = 4
 PIPELINE_BATCHES = 20  # batches timed of the pipeline alone (after the warm-up)
+SHAPE_BATCHES = 8  # batches read to tell a dimension the spec leaves unknown from one that varies
 
 
 def summarize(times: timing.StepTimes) -> dict:
@@ -71,6 +72,14 @@ def _try_fixes(tf, w, model, step_fn, batch, steps, repeats, on_step) -> dict:
             "speedup": mean, "speedup_ci95": [mean - half, mean + half],
             "significant": not (mean - half <= 1.0 <= mean + half), "rounds": FIX_ROUNDS,
             "steps_per_block": per_block}
+
+
+def _batches(ds, n: int) -> list:
+    """Up to n batches from a fresh iterator over the dataset."""
+    out = []
+    for b in ds.take(n):
+        out.append(b)
+    return out
 
 
 def _count(what, fn, notes, default=None):
@@ -204,7 +213,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
                                       notes, default=(None, 0, 0))
         flops = _count("FLOPs", lambda: counts.flops_per_example(tf, model, sample, graphs), notes)
         kernels = _count("operations per step", lambda: counts.ops_per_step(tf, model, sample, graphs), notes)
-        dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model)
+        dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model, _batches(ds, SHAPE_BATCHES))
         strings = shapes.string_inputs(tf, ds.element_spec)
         composite = shapes.ragged_or_sparse_inputs(tf, ds.element_spec)
         pipe = pipeline.inspect_pipeline(tf, ds)

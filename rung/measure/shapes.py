@@ -3,19 +3,33 @@
 from __future__ import annotations
 
 
-def dynamic_shape_details(tf, element_spec, model) -> tuple[list[str], list[str]]:
+def _seen_shapes(tf, batches, part: int, index: int) -> set:
+    """The shapes one tensor of the element had in the batches seen (empty when none were)."""
+    out = set()
+    for b in batches or []:
+        parts = b if isinstance(b, tuple) else (b,)
+        if part < len(parts):
+            flat = tf.nest.flatten(parts[part])
+            if index < len(flat) and hasattr(flat[index], "shape"):
+                out.add(tuple(flat[index].shape.as_list()))
+    return out
+
+
+def dynamic_shape_details(tf, element_spec, model, batches=None) -> tuple[list[str], list[str]]:
     """Returns (details that make shapes dynamic, notes). Dynamic: an unknown non-batch
     dimension, ragged or sparse tensors, in the dataset's elements or the model's inputs.
     An unknown batch dimension is only a note: TPUStrategy pads it by default
     (`tf.distribute.RunOptions.experimental_enable_dynamic_batch_size`, True), and
-    drop_remainder=True makes it static."""
+    drop_remainder=True makes it static. `batches`: some batches of the dataset; a
+    dimension the spec leaves unknown but that is the same in every one of them (a window
+    of timeseries_dataset_from_array) is a note, not dynamic."""
     details, notes = [], []
     names = ("features", "labels", "sample_weights")
     parts = element_spec if isinstance(element_spec, tuple) else (element_spec,)  # or features alone
-    for part, spec in zip(names, parts):
+    for k, (part, spec) in enumerate(zip(names, parts)):
         flat = tf.nest.flatten(spec)
         paths = [f"{part}[{i}]" if len(flat) > 1 else part for i in range(len(flat))]
-        for path, s in zip(paths, flat):
+        for i, (path, s) in enumerate(zip(paths, flat)):
             if isinstance(s, tf.RaggedTensorSpec):
                 details.append(f"{path} is ragged")
             elif isinstance(s, tf.SparseTensorSpec):
@@ -32,7 +46,16 @@ def dynamic_shape_details(tf, element_spec, model) -> tuple[list[str], list[str]
                                  "drop_remainder=True, and no step after it that loses the batch size (a map "
                                  "through a Keras layer can)")
                 if any(d is None for d in dims[1:]):
-                    details.append(f"{path} has shape {tuple(dims)}: unknown non-batch dimension")
+                    seen = {shape[1:] for shape in _seen_shapes(tf, batches, k, i)}
+                    if len(seen) == 1:
+                        notes.append(f"{path} has shape {tuple(dims)} in the dataset's spec, and the same "
+                                     f"{tuple(next(iter(seen)))} after the batch in all {len(batches)} batches "
+                                     "read: taken as static (on TPUs XLA compiles a step per shape, so a batch "
+                                     "of another shape would compile again)")
+                    else:
+                        details.append(f"{path} has shape {tuple(dims)}: unknown non-batch dimension"
+                                       + (f" ({len(seen)} different shapes in {len(batches)} batches read)"
+                                          if seen else ""))
     for inp in getattr(model, "inputs", None) or []:
         shape = tuple(getattr(inp, "shape", ()) or ())
         if any(d is None for d in shape[1:]):

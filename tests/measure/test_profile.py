@@ -662,3 +662,28 @@ def test_a_compiled_loss_on_data_without_labels_fails_keras3_fit_under_every_str
     p = profile(path, steps=3, warmup=1)
     assert p["strategy_failure"] == UNLABELLED_LOSS_PROBLEM and p["strategy_fails_on_one_device"]
     assert p["non_trainable_params"] == 11_011  # the EMA copy: held, never trained
+
+
+def test_a_dimension_the_spec_leaves_unknown_is_dynamic_only_when_batches_differ():
+    """timeseries_dataset_from_array's windows are (None, None, 1) in the spec and (B, 48, 1)
+    in every batch: before, TPU plans were told of dynamic shapes. A padded batch of texts
+    of different lengths stays dynamic."""
+    import numpy as np
+    import tensorflow as tf
+
+    from rung.measure.shapes import dynamic_shape_details
+
+    series = np.arange(400, dtype="float32")[:, None]
+    windows = tf.keras.utils.timeseries_dataset_from_array(series[:-48], series[48:, 0], sequence_length=48,
+                                                           batch_size=16)
+    assert windows.element_spec[0].shape.as_list() == [None, None, 1]
+    seen = list(windows.take(8))
+    dyn, notes = dynamic_shape_details(tf, windows.element_spec, None, seen)
+    assert dyn == [] and any("the same (48, 1) after the batch in all 8 batches read" in n for n in notes)
+    assert dynamic_shape_details(tf, windows.element_spec, None)[0]  # no batches read: the spec alone
+
+    lengths = tf.data.Dataset.range(1, 40).map(lambda n: (tf.ones([n]), n))
+    texts = lengths.padded_batch(4)
+    dyn, _ = dynamic_shape_details(tf, texts.element_spec, None, list(texts.take(8)))
+    assert dyn == ["features has shape (None, None): unknown non-batch dimension (8 different shapes in 8 batches "
+                   "read)"]
