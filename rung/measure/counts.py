@@ -567,6 +567,38 @@ def einsum_flops(op) -> int:
     return 2 * loops if summed else loops
 
 
+# Fourier transforms by the number of dimensions they transform (the innermost ones), and
+# whether the signal is real (half the work of a complex one of the same length)
+_FFT = {"FFT": (1, False), "IFFT": (1, False), "FFT2D": (2, False), "IFFT2D": (2, False), "FFT3D": (3, False),
+        "IFFT3D": (3, False), "RFFT": (1, True), "IRFFT": (1, True), "RFFT2D": (2, True), "IRFFT2D": (2, True),
+        "RFFT3D": (3, True), "IRFFT3D": (3, True)}
+
+
+def fft_flops(op) -> int:
+    """FLOPs of one Fourier transform op, which TensorFlow's profiler does not count: 5 N
+    log2 N for a complex transform of N points, 2.5 N log2 N for a real one (the radix-2
+    Cooley-Tukey count FFTW reports its speed in: "benchFFT", Frigo & Johnson), once for
+    every transform in the batch. N: the complex input's innermost dimensions, or the real
+    transforms' fft_length. 0 when a shape is unknown."""
+    rank, real = _FFT[op.type]
+    dims = op.inputs[0].shape.as_list() if op.inputs[0].shape.rank is not None else None
+    if dims is None or None in dims or len(dims) < rank:
+        return 0
+    lengths = dims[-rank:]
+    if real:  # the transform's own length is its fft_length input (RFFT pads or crops to it)
+        import tensorflow as tf  # noqa: PLC0415 - only on a graph TensorFlow traced
+
+        given = tf.get_static_value(op.inputs[1])
+        if given is None:
+            return 0
+        lengths = [int(x) for x in given]
+    n = math.prod(lengths)
+    if n <= 1:
+        return 0
+    per = (2.5 if real else 5.0) * n * math.log2(n)
+    return int(per * math.prod(dims[:-rank]))
+
+
 _WHILE = ("While", "StatelessWhile")
 _CALLS = ("PartitionedCall", "StatefulPartitionedCall")
 
@@ -631,6 +663,8 @@ def _graph_flops(tf, graph, b: int, only: set | None = None) -> int:
             continue
         if op.type == "Einsum":
             total += einsum_flops(op)
+        elif op.type in _FFT:
+            total += fft_flops(op)
         elif op.type in _WHILE:
             body = _function_graph(graph, op, "body")
             total += _trip_count(tf, op) * _graph_flops(tf, body, b) if body is not None else 0

@@ -328,6 +328,29 @@ def test_the_profile_reads_steps_per_execution():
     assert p["steps_per_execution"] == 4 and not p["string_inputs"]
 
 
+def test_fourier_transforms_are_counted_by_hand():
+    # TensorFlow's profiler registers no FLOPs for FFT ops (a spectral layer's): before,
+    # they counted 0. 5 N log2 N a complex transform of N points, 2.5 N log2 N a real one
+    import tensorflow as tf
+
+    from rung.measure import counts
+
+    @tf.function
+    def spectral(x, r):
+        return tf.signal.fft(x), tf.signal.rfft(r), tf.signal.fft2d(x), tf.signal.irfft(tf.signal.rfft(r))
+
+    g = spectral.get_concrete_function(tf.TensorSpec([4, 8, 64], tf.complex64), tf.TensorSpec([4, 64])).graph
+    found = {}
+    for op in g.get_operations():
+        if op.type in counts._FFT:
+            found.setdefault(op.type, []).append(counts.fft_flops(op))
+    assert found["FFT"] == [4 * 8 * 5 * 64 * 6]              # 32 transforms of 64 points
+    assert found["RFFT"] == [4 * 2.5 * 64 * 6] * 2           # 4 real transforms of 64
+    assert found["FFT2D"] == [4 * 5 * 512 * 9]               # 4 transforms of 8 x 64 points
+    assert found["IRFFT"] == [4 * 2.5 * 64 * 6]              # back to 64 real points
+    assert counts._graph_flops(tf, g, 4) >= sum(sum(v) for v in found.values())
+
+
 def test_einsums_are_counted_by_hand_and_in_attention():
     # TensorFlow's profiler registers no FLOPs for Einsum, which Keras' EinsumDense and
     # MultiHeadAttention's projections use: before, their FLOPs were left out
