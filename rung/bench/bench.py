@@ -237,11 +237,13 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 label = spec.label + (f" (worker {straggler[0]} slowed {straggler[1]:g}x)" if straggler and multi else "")
                 if on_run:
                     on_run(label)
-                # a run with a straggler or a kill takes the test bed's fixed cost its twin measured
-                sync = out_runs[-1].get("testbed_sync_seconds") if ((straggler and multi) or killed_sync) else None
+                # a run with a straggler or a kill takes the test bed's fixed cost (and small
+                # all-reduce) its twin measured
+                measured_by = out_runs[-1] if ((straggler and multi) or killed_sync) else {}
                 run = attempt(spec, label, base, work, net, link, bases.get(plan_keras(spec), basis), straggler,
                               kill, deadline_seconds, on_progress, steps + warmup, cluster=cluster,
-                              testbed_sync=sync)
+                              testbed_sync=measured_by.get("testbed_sync_seconds"),
+                              small_allreduce=measured_by.get("small_allreduce_seconds"))
                 if run is None:
                     continue  # a twin measured before it stays: a run of this configuration
                 out_runs.append(run)
@@ -340,11 +342,12 @@ def _basis_record(b: predict.Basis) -> dict:
 
 
 def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,
-             tag: str = "", cluster=None, testbed_sync: Optional[float] = None) -> dict:
+             tag: str = "", cluster=None, testbed_sync: Optional[float] = None,
+             small_allreduce: Optional[float] = None) -> dict:
     """One run on local processes (test hosts when `net`), or on Ray when `cluster`.
     A multi-worker run measures the test bed's fixed cost of a step in its own cluster
     (`task._probe`), except with a straggler or a kill, which would slow the probe too:
-    those take `testbed_sync`, their twin's."""
+    those take `testbed_sync` (and `small_allreduce`), their twin's."""
     multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
     addresses = [net.address(i) for i in range(spec.replicas)] if (net is not None and multi) else None
     plan = plan_run(spec, addresses, ps_tasks=base["ps_tasks"], straggler=straggler if multi else None,
@@ -450,6 +453,8 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
                 f"({probe['step_seconds'] * 1e3:.1f} ms a step, {probe['local_step_seconds'] * 1e3:.1f} ms on its own)"]
     if testbed_sync is not None and spec.strategy == "multi_worker_mirrored":
         run["testbed_sync_seconds"] = testbed_sync
+    if small_allreduce is not None and spec.strategy == "multi_worker_mirrored":
+        run.setdefault("small_allreduce_seconds", small_allreduce)
     if basis is not None:
         _attach_prediction(run, predict.with_fixed_cost(basis, run.get("testbed_sync_seconds"), shares_cores,
                                                         run.get("small_allreduce_seconds")),
