@@ -157,8 +157,9 @@ _HINTS = (
      "a loss inside a custom train_step under a strategy must not average over the batch itself: create it "
      "with reduction=NONE and average with tf.nn.compute_average_loss (global batch)"),
     # Keras 3's fit under a strategy builds the compiled loss on the first batch's labels
-    # (kerasfit.UNLABELLED_LOSS_PROBLEM); the message alone cannot tell it from other Nones
-    (("None values not supported",),
+    # (kerasfit.UNLABELLED_LOSS_PROBLEM); the message alone cannot tell it from other Nones.
+    # TensorFlow's ValueError, not rung's own line that already says it (the bench's task)
+    (("None values not supported", "ValueError"),
      "if make_dataset yields no labels and the model is compiled with a loss, Keras 3's fit under any "
      "tf.distribute strategy builds that loss on labels None before the first step: compile without loss= and "
      "compute the loss in train_step (tf.nn.compute_average_loss), or yield (features, targets)"),
