@@ -162,9 +162,10 @@ def add_replica_check(out: dict, check: dict) -> None:
     seen = (f"under {n} replicas the gradients summed for one update were {r:.2f}x the one-device gradient of the "
             f"same {n} batches")
     meaning = {
-        "not_scaled": ": the train_step averages its loss over each replica's batch, so every update is N times too "
-                      "large under N replicas (LOSS_NOT_SCALED). Divide by the global batch: "
-                      "tf.nn.compute_average_loss(per_example_loss), or use self.compute_loss",
+        "not_scaled": ": the train_step (or compute_loss) averages its loss over each replica's batch, so every "
+                      "update is N times too large under N replicas (LOSS_NOT_SCALED). Divide by the global batch: "
+                      "tf.nn.compute_average_loss(per_example_loss), or use the compiled loss (Keras's own "
+                      "compute_loss)",
         "over_scaled": ": the loss is divided across replicas twice, so every update is N times too small",
         "unclear": f" (1 when the loss is scaled for replicas, {n} when it is a per-replica mean): random layers or "
                    "per-replica statistics blur it; rung draws no conclusion",
@@ -324,6 +325,6 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "pipeline": pipe,
         "fixes": fixes,
         "notes": notes,
-        "_keras_train_step": replicas.keras_own_train_step(model),
+        "_keras_train_step": replicas.keras_scales_the_loss(model),
         "_unlabelled_loss": counts.unlabelled_compiled_loss(tf, model, sample),
     }

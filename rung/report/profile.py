@@ -118,7 +118,7 @@ def render(p: dict, console: Console | None = None) -> None:
     items = [t]
     if p.get("loss_scaled_for_replicas") is False:
         items.append(Text.assemble(("  • ", "yellow"), ("LOSS_NOT_SCALED", "bold yellow"),
-                                   ": the train_step's loss is not divided across replicas as Keras' own is "
+                                   ": the train_step's (or compute_loss's) loss is not divided across replicas as Keras' own is "
                                    "(see the note below)"))
     if p.get("strategy_failure"):
         where = ("under every tf.distribute strategy, OneDeviceStrategy included" if p.get("strategy_fails_on_one_device")

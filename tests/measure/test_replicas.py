@@ -61,6 +61,17 @@ def test_keras_own_train_step_is_not_run_again():
 
 
 @pytest.mark.tf
+def test_a_compute_loss_of_its_own_under_keras_train_step_is_checked():
+    """Before, a model with Keras's train_step was never run under replicas, whatever its
+    compute_loss did: this one's tf.reduce_mean passed as scaled, and is 2x the update."""
+    from rung.measure.replicas import check
+
+    r = check(HERE / "compute_loss.py", 8, "keras3")
+    assert r["checked"], r
+    assert r["gradient_ratio"] == pytest.approx(2.0, rel=0.02) and r["verdict"] == "not_scaled"
+
+
+@pytest.mark.tf
 def test_a_gan_with_its_own_optimizers_and_a_keras_loss_object():
     """The keras.io GAN (two optimizers, a BinaryCrossentropy object called in its own
     train_step): Keras 3 scales that loss for replicas; tf-keras refuses it under a
