@@ -214,7 +214,8 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
                                       notes, default=(None, 0, 0))
         flops = _count("FLOPs", lambda: counts.flops_per_example(tf, model, sample, graphs), notes)
         kernels = _count("operations per step", lambda: counts.ops_per_step(tf, model, sample, graphs), notes)
-        dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model, _batches(ds, SHAPE_BATCHES))
+        dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model,
+                                                        lambda: _batches(ds, SHAPE_BATCHES))
         strings = shapes.string_inputs(tf, ds.element_spec)
         composite = shapes.ragged_or_sparse_inputs(tf, ds.element_spec)
         pipe = pipeline.inspect_pipeline(tf, ds)

@@ -15,14 +15,23 @@ def _seen_shapes(tf, batches, part: int, index: int) -> set:
     return out
 
 
+def _unknown_inner_dimension(tf, element_spec) -> bool:
+    """Whether some tensor of the element has a non-batch dimension the spec leaves unknown."""
+    return any(isinstance(s, tf.TensorSpec) and s.shape.rank is not None and None in s.shape.as_list()[1:]
+               for s in tf.nest.flatten(element_spec))
+
+
 def dynamic_shape_details(tf, element_spec, model, batches=None) -> tuple[list[str], list[str]]:
     """Returns (details that make shapes dynamic, notes). Dynamic: an unknown non-batch
     dimension, ragged or sparse tensors, in the dataset's elements or the model's inputs.
     An unknown batch dimension is only a note: TPUStrategy pads it by default
     (`tf.distribute.RunOptions.experimental_enable_dynamic_batch_size`, True), and
-    drop_remainder=True makes it static. `batches`: some batches of the dataset; a
-    dimension the spec leaves unknown but that is the same in every one of them (a window
-    of timeseries_dataset_from_array) is a note, not dynamic."""
+    drop_remainder=True makes it static. `batches`: some batches of the dataset (or a
+    function that reads them, called only when needed); a dimension the spec leaves unknown
+    but that is the same in every one of them (a window of timeseries_dataset_from_array)
+    is a note, not dynamic."""
+    if callable(batches):  # read only when the spec leaves a non-batch dimension unknown
+        batches = batches() if _unknown_inner_dimension(tf, element_spec) else None
     details, notes = [], []
     names = ("features", "labels", "sample_weights")
     parts = element_spec if isinstance(element_spec, tuple) else (element_spec,)  # or features alone

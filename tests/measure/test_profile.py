@@ -681,6 +681,12 @@ def test_a_dimension_the_spec_leaves_unknown_is_dynamic_only_when_batches_differ
     dyn, notes = dynamic_shape_details(tf, windows.element_spec, None, seen)
     assert dyn == [] and any("the same (48, 1) after the batch in all 8 batches read" in n for n in notes)
     assert dynamic_shape_details(tf, windows.element_spec, None)[0]  # no batches read: the spec alone
+    # read only when the spec leaves a dimension unknown (the profile passes a reader)
+    reads = []
+    static = tf.data.Dataset.from_tensors(tf.ones([2, 3])).element_spec
+    assert dynamic_shape_details(tf, static, None, lambda: reads.append(1) or [])[0] == [] and reads == []
+    assert dynamic_shape_details(tf, windows.element_spec, None, lambda: reads.append(1) or seen)[0] == []
+    assert reads == [1]
 
     lengths = tf.data.Dataset.range(1, 40).map(lambda n: (tf.ones([n]), n))
     texts = lengths.padded_batch(4)
