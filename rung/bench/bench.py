@@ -341,6 +341,16 @@ def _basis_record(b: predict.Basis) -> dict:
             "non_trainable_params": b.non_trainable_params, "sync_batch_norm_layers": b.sync_batch_norm_layers}
 
 
+def _hosts(spec, multi: bool, net, worker_nodes) -> int:
+    """The hosts a run's workers ran on: one test host each, the distinct Ray nodes Ray
+    placed them on, or this machine alone."""
+    if not multi:
+        return 1
+    if worker_nodes:
+        return len(set(worker_nodes))
+    return spec.replicas if net is not None else 1
+
+
 def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,
              tag: str = "", cluster=None, testbed_sync: Optional[float] = None,
              small_allreduce: Optional[float] = None) -> dict:
@@ -384,13 +394,14 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     stats = step_stats(outcome.result, base["warmup"], global_batch)
     run = {"strategy": spec.strategy, "replicas": spec.replicas, "option": spec.option,
            "engine": "ray" if cluster is not None else "local",
-           "hosts": spec.replicas if ((net is not None or (cluster is not None and cluster.nodes >= spec.replicas))
-                                      and multi) else 1,
+           "hosts": _hosts(spec, multi, net, getattr(outcome, "worker_nodes", None)),
            "link_mbit": net.link_mbit if (net is not None and multi) else None,
            "keras": outcome.result.get("keras"), "devices": outcome.result.get("devices") or None, **stats, "wall_seconds": outcome.wall_seconds,
            "processes": outcome.tasks_started, "notes": outcome.notes, "_grads": outcome.result.get("gradients"),
            "shares_cores": shares_cores,
            "ps_tasks": base["ps_tasks"] if spec.strategy == "parameter_server" else 0}
+    if getattr(outcome, "worker_nodes", None):
+        run["worker_nodes"] = outcome.worker_nodes
     if straggler and multi:
         run["straggler"] = {"worker": straggler[0], "factor": straggler[1]}
     if outcome.result.get("jit_compile_off"):

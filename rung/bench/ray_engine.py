@@ -39,6 +39,9 @@ class RayOutcome:
     tasks_started: int
     notes: list[str] = field(default_factory=list)
     recovery: dict = field(default_factory=dict)
+    # the address of the Ray node each worker ran on, by worker index: where Ray placed
+    # them, read in the tasks (not assumed from the cluster's size)
+    worker_nodes: list[str] = field(default_factory=list)
 
 
 def _reachable(address: str) -> bool:
@@ -78,10 +81,6 @@ class RayCluster:
     def __exit__(self, *exc) -> None:
         if self.ray is not None:
             self.ray.shutdown()
-
-    @property
-    def nodes(self) -> int:
-        return len([n for n in self.ray.nodes() if n["Alive"]])
 
     @functools.cached_property
     def kernels(self) -> int:
@@ -148,9 +147,10 @@ def _execute(cluster: RayCluster, strategy: str, replicas: int, cfg: dict, ps_ta
         result = ray.get(task.remote(job))
         return RayOutcome(result, time.perf_counter() - t0, 1)
     if strategy == "multi_worker_mirrored":
-        return RayOutcome(_multi_worker(ray, replicas, job, env), time.perf_counter() - t0, replicas)
-    return RayOutcome(_parameter_servers(ray, replicas, ps_tasks, job, env), time.perf_counter() - t0,
-                      1 + replicas + ps_tasks)
+        result, nodes = _multi_worker(ray, replicas, job, env)
+        return RayOutcome(result, time.perf_counter() - t0, replicas, worker_nodes=nodes)
+    result, nodes = _parameter_servers(ray, replicas, ps_tasks, job, env)
+    return RayOutcome(result, time.perf_counter() - t0, 1 + replicas + ps_tasks, worker_nodes=nodes)
 
 
 def _train_loop(config):
@@ -159,6 +159,7 @@ def _train_loop(config):
     import ray.train
 
     rank = ray.train.get_context().get_world_rank()
+    ray.get(config["sink"].place.remote(rank, ray.util.get_node_ip_address()))
     result = _run_task(dict(config["job"], index=rank))
     if rank == 0:
         ray.get(config["sink"].put.remote(result))
@@ -181,13 +182,16 @@ def _multi_worker(ray, workers: int, job: dict, env: dict) -> dict:
     @ray.remote(num_cpus=0)
     class Sink:
         def __init__(self):
-            self.value = None
+            self.value, self.nodes = None, {}
 
         def put(self, value):
             self.value = value
 
+        def place(self, rank, node):
+            self.nodes[rank] = node  # a restarted group's worker writes over its predecessor
+
         def get(self):
-            return self.value
+            return self.value, [self.nodes[r] for r in sorted(self.nodes)]
 
     sink = Sink.remote()
     fit = ray.remote(_fit_multi_worker).options(num_cpus=0, runtime_env={"env_vars": env})
@@ -230,7 +234,7 @@ def _parameter_servers(ray, workers: int, ps_tasks: int, job: dict, env: dict) -
     chief = ray.remote(max_calls=1)(_run_task).options(num_cpus=1, runtime_env={"env_vars": chief_env},
                                           scheduling_strategy=Pin(where[("chief", 0)][0], soft=False))
     try:
-        return ray.get(chief.remote(job))
+        return ray.get(chief.remote(job)), [where[("worker", i)][1] for i in range(workers)]
     finally:
         for s in servers:
             ray.kill(s)

@@ -116,6 +116,8 @@ class BenchRun(_Record):
     # one small all-reduce between its workers, measured in the run (a model with synchronized BatchNorm)
     small_allreduce_seconds: Optional[float] = None
     shares_cores: Optional[bool] = None  # its processes shared one machine's cores (None: an older file, yes)
+    # on Ray: the address of the node each worker ran on, read in the task (`hosts` counts them)
+    worker_nodes: Optional[list[str]] = None
     # a second single-device run: the basis of the runs on this Keras (`BenchResult.bases`)
     basis_for_keras: Optional[str] = None
     notes: list[str] = []

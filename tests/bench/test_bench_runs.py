@@ -101,17 +101,27 @@ def nothing_left_behind():
 
 def test_every_strategy_runs_for_real(tmp_path, ps_costs):
     html = tmp_path / "bench.html"
-    r, b = bench(MLP, "--runs", "single_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2",
-                 "--steps", "6", "--warmup", "2", "--html", str(html), "--ps-costs", ps_costs)
+    # MirroredStrategy with each cross_device_ops that runs on CPU devices as well: each a
+    # real run with the model's prediction for that option
+    r, b = bench(MLP, "--runs", "single_device,mirrored:2,mirrored:2:hierarchical,mirrored:2:reduction,"
+                 "multi_worker_mirrored:2,parameter_server:2", "--steps", "6", "--warmup", "2", "--html", str(html),
+                 "--ps-costs", ps_costs)
     assert r.returncode == 0, r.stderr[-800:]
     assert b["schema"] == "rung/bench/v1" and b["weak_scaling"]
-    runs = {x["strategy"] + ("@" + x["basis_for_keras"] if x.get("basis_for_keras") else ""): x for x in b["runs"]}
+    runs = {x["strategy"] + (":" + x["option"] if x.get("option") else "")
+            + ("@" + x["basis_for_keras"] if x.get("basis_for_keras") else ""): x for x in b["runs"]}
     # a second one-device run, on tf-keras: the basis of the runs on tf-keras
-    assert list(runs) == ["single_device", "single_device@tf_keras", "mirrored", "multi_worker_mirrored",
-                          "parameter_server"]
+    assert list(runs) == ["single_device", "single_device@tf_keras", "mirrored", "mirrored:hierarchical",
+                          "mirrored:reduction", "multi_worker_mirrored", "parameter_server"]
     assert {k: v["keras"] for k, v in runs.items()} == {
         "single_device": "keras3", "single_device@tf_keras": "tf_keras", "mirrored": "keras3",
+        "mirrored:hierarchical": "keras3", "mirrored:reduction": "keras3",
         "multi_worker_mirrored": "tf_keras", "parameter_server": "tf_keras"}
+    for option in ("hierarchical", "reduction"):
+        x = runs[f"mirrored:{option}"]
+        assert x["option"] == option and x["examples_per_second"] > 0 and x["predicted_step_seconds"] > 0
+        # 399,370 float32 gradients over 2 devices at 5 GB/s: tree 2 x 1 x M, one device 2 x 1 x M
+        assert x["predicted_terms"]["comm"] == pytest.approx(2 * 399_370 * 4 / 5e9, rel=1e-6)
     # each run is predicted, and its efficiency taken, from the one-device step on its own
     # Keras: two co-located replicas compute 2 x that step; a PS worker computes it once
     one_k3, one_tf = runs["single_device"]["step_seconds_mean"], runs["single_device@tf_keras"]["step_seconds_mean"]
@@ -163,20 +173,9 @@ def test_a_workload_that_runs_tensorflow_when_imported_runs_multi_worker():
     assert mw["examples_per_second"] > 0 and mw["gradient_bytes_per_step"] > 0
 
 
-def test_cross_device_ops_and_a_partitioned_embedding_run_beside_their_predictions(ps_costs):
-    """MirroredStrategy with each cross_device_ops that runs on CPU devices, and parameter
-    servers with the guide's MinSizePartitioner over two PS tasks: each a real run with
-    the model's prediction for that option."""
-    r, b = bench(MLP, "--runs", "single_device,mirrored:2:hierarchical,mirrored:2:reduction", "--steps", "6",
-                 "--warmup", "2")
-    assert r.returncode == 0, r.stderr[-800:]
-    runs = {x.get("option"): x for x in b["runs"]}
-    assert set(runs) == {None, "hierarchical", "reduction"}
-    for option in ("hierarchical", "reduction"):
-        assert runs[option]["examples_per_second"] > 0 and runs[option]["predicted_step_seconds"] > 0
-    # 399,370 float32 gradients over 2 devices at 5 GB/s: tree 2 x 1 x M, one device 2 x 1 x M
-    for option in ("hierarchical", "reduction"):
-        assert runs[option]["predicted_terms"]["comm"] == pytest.approx(2 * 399_370 * 4 / 5e9, rel=1e-6)
+def test_a_partitioned_embedding_runs_beside_its_prediction(ps_costs):
+    """Parameter servers with the guide's MinSizePartitioner over two PS tasks: a real run
+    with the model's prediction for that option."""
     rec = str(workload_examples()["recommender"])
     r, b = bench(rec, "--runs", "single_device,parameter_server:2:partitioned", "--ps-tasks", "2", "--steps", "6",
                  "--warmup", "2", "--ps-costs", ps_costs, timeout=600)

@@ -131,8 +131,9 @@ def test_a_launcher_killed_by_sigkill_ends_its_ray_job_and_instance(tmp_path, no
 def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(no_ray_left):
     """A Ray head in one test host and a worker node in another, joined by a 200 Mbit/s
     tbf link (`ray start` in each network namespace; Ray 2.60 authenticates the joining
-    node with the cluster token). Multi-worker and parameter-server launches place their
-    tasks on both nodes. Closing the test hosts ends every process in them by id."""
+    node with the cluster token). A parameter-server launch and the bench's multi-worker
+    and parameter-server runs place their workers on both nodes. Closing the test hosts
+    ends every process in them by id."""
     from rung.bench.netns import TestNet
 
     ray_cli = str(Path(sys.executable).parent / "ray")
@@ -144,21 +145,20 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(no_ray_left):
             r = subprocess.run(net.wrap(i, [ray_cli, "start", f"--node-ip-address={net.address(i)}", *extra, *common]),
                                env=env, capture_output=True, text=True, timeout=180)
             assert r.returncode == 0, r.stderr[-800:]
-        for strategy, extra in (("multi_worker_mirrored", []), ("parameter_server", ["--ps-tasks", "1"])):
-            # parameter servers train a model compiled with jit_compile=True, which train.py
-            # turns off (an XLA step cannot read the ps tasks' variables) and says so
-            workload = XLA if strategy == "parameter_server" else MLP
-            r = subprocess.run(net.wrap(0, [sys.executable, "-m", "rung", "launch", str(workload), "--engine", "ray",
-                                            "--address", f"{head}:6379", "--strategy", strategy, "--workers", "2",
-                                            *extra, "--steps", "20", "--json"]),
-                               env=env, capture_output=True, text=True, timeout=600)
-            assert r.returncode == 0, r.stderr[-1500:]
-            d = json.loads(r.stdout)
-            assert d["steps_completed"] == 20
-            workers = {t["node"] for t in d["tasks"] if t["task"].startswith("worker")}
-            assert workers == {head, node}, d["tasks"]  # one worker on each side of the link
-            if strategy == "parameter_server":
-                assert any(n.startswith("jit_compile=True turned off") for n in d["notes"]), d["notes"]
+        # parameter servers train a model compiled with jit_compile=True, which train.py
+        # turns off (an XLA step cannot read the ps tasks' variables) and says so. (Multi-worker
+        # launches on Ray run through Ray Train, as the bench's multi-worker run below does;
+        # its placement across the two nodes is checked there, and its launch in the tests above)
+        r = subprocess.run(net.wrap(0, [sys.executable, "-m", "rung", "launch", str(XLA), "--engine", "ray",
+                                        "--address", f"{head}:6379", "--strategy", "parameter_server", "--workers",
+                                        "2", "--ps-tasks", "1", "--steps", "20", "--json"]),
+                           env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-1500:]
+        d = json.loads(r.stdout)
+        assert d["steps_completed"] == 20
+        workers = {t["node"] for t in d["tasks"] if t["task"].startswith("worker")}
+        assert workers == {head, node}, d["tasks"]  # one worker on each side of the link
+        assert any(n.startswith("jit_compile=True turned off") for n in d["notes"]), d["notes"]
         # the honest test on the cluster: one device against two hosts, beside the predictions.
         # Every run after the first uses tf-keras, and so does the one-device run, their basis,
         # through Ray's runtime_env (mirrored on Ray is one task, as single_device is; the local
@@ -180,7 +180,10 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(no_ray_left):
             assert x["keras"] == "tf_keras"
         one = runs[("single_device", 1)]["step_seconds_mean"]
         mw = runs[("multi_worker_mirrored", 2)]
-        assert mw["hosts"] == 2 and mw["predicted_terms"]["compute"] == pytest.approx(2 * one)
+        # where Ray Train placed the two workers, read in each: one on each side of the link
+        assert sorted(mw["worker_nodes"]) == sorted([head, node]) and mw["hosts"] == 2
+        assert sorted(runs[("parameter_server", 2)]["worker_nodes"]) == sorted([head, node])
+        assert mw["predicted_terms"]["compute"] == pytest.approx(2 * one)
         # two nodes, one kernel (network namespaces of this machine): the test bed's terms
         # stay; rank 0 of Ray Train measured the fixed cost of a step, as a local run does
         assert mw["shares_cores"] is True and mw["testbed_sync_seconds"] > 0 and mw["probe"]["local_step_seconds"] > 0
