@@ -154,6 +154,12 @@ def synchronized_batch_norms(tf, model) -> int:
                if isinstance(layer, tf.keras.layers.BatchNormalization) and getattr(layer, "synchronized", False))
 
 
+def batch_norms(tf, model) -> int:
+    """BatchNormalization layers, synchronized or not: in training their output depends on
+    the batch's own statistics."""
+    return sum(1 for layer in _layers(model) if isinstance(layer, tf.keras.layers.BatchNormalization))
+
+
 def frozen_layers(model) -> bool:
     """Whether some layer with weights is frozen (trainable = False, a transferred base's):
     no gradient flows into it, so its backward pass never runs. (BatchNorm's statistics

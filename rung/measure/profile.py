@@ -161,13 +161,19 @@ def add_replica_check(out: dict, check: dict) -> None:
     n, r = check["replicas"], check["gradient_ratio"]
     seen = (f"under {n} replicas the gradients summed for one update were {r:.2f}x the one-device gradient of the "
             f"same {n} batches")
+    summed = check.get("loss_over_batch") == "sum"  # one more one-device step, on the batches joined
     meaning = {
-        "not_scaled": ": the train_step (or compute_loss) averages its loss over each replica's batch, so every "
-                      "update is N times too large under N replicas (LOSS_NOT_SCALED). Divide by the global batch: "
-                      "tf.nn.compute_average_loss(per_example_loss), or use the compiled loss (Keras's own "
-                      "compute_loss)",
+        "not_scaled": (": the train_step (or compute_loss) sums its loss over the batch (its gradient on the "
+                       f"{n} batches joined was their sum), so the update grows with the global batch: N times a "
+                       "one-device step's under N replicas (LOSS_NOT_SCALED). If that is not meant, divide by the "
+                       "global batch: tf.nn.compute_average_loss(per_example_loss)" if summed else
+                       ": the train_step (or compute_loss) averages its loss over each replica's batch, so every "
+                       "update is N times too large under N replicas (LOSS_NOT_SCALED). Divide by the global batch: "
+                       "tf.nn.compute_average_loss(per_example_loss), or use the compiled loss (Keras's own "
+                       "compute_loss)"),
         "over_scaled": ": the loss is divided across replicas twice, so every update is N times too small",
-        "unclear": f" (1 when the loss is scaled for replicas, {n} when it is a per-replica mean): random layers or "
+        "unclear": f" (1 when the loss is scaled for replicas, {n} when it is not divided by the global batch): "
+                   "random layers or "
                    "per-replica statistics blur it; rung draws no conclusion",
     }.get(v)
     if meaning:

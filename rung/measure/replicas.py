@@ -42,6 +42,9 @@ SCALED = (0.75, 1.33)
 NOT_SCALED_ABOVE = 1.6
 OVER_SCALED_BELOW = 0.625
 TIMEOUT_SECONDS = 600
+# the joined-batch step names a mean (gradient 1x the batches' average) or a sum (N x) only
+# this close: a name for the message, not a verdict
+JOINED_TOLERANCE = 0.1
 _MARK = "RUNG_REPLICA_CHECK "
 
 
@@ -146,6 +149,7 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
     if not calls:
         return {"checked": False, "why": "the model's train_step handed no gradients to its optimizer"}
     single = {k: g / REPLICAS for k, g in _gradients(tf, one, calls).items()}  # the global batch's mean
+    over_batch = _loss_over_batch(tf, one, parts, single, devices[0])
     strategy = tf.distribute.MirroredStrategy(devices)
     try:
         with strategy.scope():
@@ -174,7 +178,39 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
         return {"checked": False, "why": "the one-device gradient is zero"}
     ratio = _norm(tf, summed, keys) / base
     return {"checked": True, "replicas": REPLICAS, "gradient_ratio": ratio, "verdict": verdict(ratio),
-            "keras": tfenv.keras_flavor(tf)}
+            "keras": tfenv.keras_flavor(tf), "loss_over_batch": over_batch}
+
+
+def _loss_over_batch(tf, model, parts, single: dict, device: str) -> Optional[str]:
+    """'mean' or 'sum': how the train_step reduces its loss over a batch, from one more
+    one-device step on the batches joined into one. A mean's gradient on the joined batch
+    is the average of the two batches' gradients; a sum's is their sum, twice that. Both
+    are N times the update under N replicas, for different reasons (a sum grows with the
+    global batch). None when the batches cannot be joined (a model that fixes its batch),
+    for a model with BatchNormalization (its statistics over the joined batch differ:
+    MobileNetV2 read 1.72 against separate batches, docs/measurement.md), or when the ratio
+    is near neither."""
+    from rung.measure import counts
+
+    if counts.batch_norms(tf, model):
+        return None
+    try:
+        joined = tf.nest.map_structure(lambda *xs: tf.concat(xs, axis=0), *parts)
+        with tf.device(device), counts.optimizer_calls(model, passthrough=False) as calls:
+            model.train_step(joined)
+    except Exception:  # noqa: BLE001 - the user's model at a batch it may not take: no answer, not a failure
+        return None
+    whole = _gradients(tf, model, calls)
+    keys = [k for k in single if k in whole]
+    base = _norm(tf, single, keys) if keys else 0.0
+    if not base:
+        return None
+    r = _norm(tf, whole, keys) / base
+    if abs(r - 1) <= JOINED_TOLERANCE:
+        return "mean"
+    if abs(r - REPLICAS) <= JOINED_TOLERANCE * REPLICAS:
+        return "sum"
+    return None
 
 
 def main(argv=None) -> int:

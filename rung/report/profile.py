@@ -176,7 +176,8 @@ def replica_line(rc: dict) -> str:
     if not rc.get("checked"):
         return "not checked (see the notes)"
     what = {"scaled": "scaled for replicas as Keras' own loss is",
-            "not_scaled": "NOT scaled: a per-replica mean, N times the update under N replicas",
+            "not_scaled": "NOT scaled: " + ("a sum over the batch" if rc.get("loss_over_batch") == "sum"
+                                            else "a per-replica mean") + ", N times the update under N replicas",
             "over_scaled": "divided across replicas twice: 1/N of the update",
             "unclear": "unclear (random layers or per-replica statistics)"}[rc["verdict"]]
     return f"{what} (summed gradients of {rc['replicas']} replicas {rc['gradient_ratio']:.2f}x one device's)"

@@ -25,17 +25,28 @@ def test_verdict_bands():
 
 
 @pytest.mark.tf
-@pytest.mark.parametrize("name,keras", [("custom_step", "keras3"), ("custom_step", "tf_keras"),
-                                        ("bn_custom_step", "keras3")])
-def test_a_per_replica_mean_takes_twice_the_gradient(name, keras):
+@pytest.mark.parametrize("name,keras,over_batch", [("custom_step", "keras3", "mean"), ("custom_step", "tf_keras", "mean"),
+                                                   ("bn_custom_step", "keras3", None), ("sum_loss", "keras3", "sum")])
+def test_a_per_replica_mean_takes_twice_the_gradient(name, keras, over_batch):
     """Also with BatchNormalization: each replica is compared with one device on its own
-    batch, so the batch statistics are the same on both sides."""
+    batch, so the batch statistics are the same on both sides. A loss summed over the batch
+    takes twice the gradient too, and one more step on the batches joined tells it from a
+    mean (not with BatchNormalization, whose joined statistics differ: no name then)."""
+    from rung.measure.profile import add_replica_check
     from rung.measure.replicas import check
+    from rung.report.profile import replica_line
 
     r = check(HERE / f"{name}.py", 8, keras)
     assert r["checked"], r
     assert r["keras"] == keras
     assert r["gradient_ratio"] == pytest.approx(2.0, rel=0.02) and r["verdict"] == "not_scaled"
+    assert r["loss_over_batch"] == over_batch
+    out = {"notes": []}
+    add_replica_check(out, r)
+    assert out["loss_scaled_for_replicas"] is False
+    said = "sums its loss over the batch" if over_batch == "sum" else "averages its loss over each replica's batch"
+    assert said in out["notes"][-1]
+    assert ("a sum over the batch" in replica_line(r)) == (over_batch == "sum")
 
 
 @pytest.mark.tf
@@ -47,6 +58,7 @@ def test_keras_own_loss_in_a_custom_step_is_scaled_for_replicas(keras):
     r = check(HERE / "custom_step_compiled.py", 16, keras)
     assert r["checked"], r
     assert r["gradient_ratio"] == pytest.approx(1.0, rel=0.02) and r["verdict"] == "scaled"
+    assert r["loss_over_batch"] == "mean"
 
 
 @pytest.mark.tf
