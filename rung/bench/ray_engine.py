@@ -178,7 +178,9 @@ def _fit_multi_worker(workers: int, job: dict, sink) -> None:
         raise outcome.error
 
 
-def _multi_worker(ray, workers: int, job: dict, env: dict) -> dict:
+def _multi_worker(ray, workers: int, job: dict, env: dict) -> tuple[dict, list[str]]:
+    """Rank 0's result, and the address of the node each worker ran on."""
+
     @ray.remote(num_cpus=0)
     class Sink:
         def __init__(self):
@@ -199,7 +201,8 @@ def _multi_worker(ray, workers: int, job: dict, env: dict) -> dict:
     return ray.get(sink.get.remote())
 
 
-def _parameter_servers(ray, workers: int, ps_tasks: int, job: dict, env: dict) -> dict:
+def _parameter_servers(ray, workers: int, ps_tasks: int, job: dict, env: dict) -> tuple[dict, list[str]]:
+    """The chief's result, and the address of the node each worker ran on."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy as Pin
 
     @ray.remote(num_cpus=0)

@@ -149,7 +149,6 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
     if not calls:
         return {"checked": False, "why": "the model's train_step handed no gradients to its optimizer"}
     single = {k: g / REPLICAS for k, g in _gradients(tf, one, calls).items()}  # the global batch's mean
-    over_batch = _loss_over_batch(tf, one, parts, single, devices[0])
     strategy = tf.distribute.MirroredStrategy(devices)
     try:
         with strategy.scope():
@@ -177,6 +176,9 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
     if base == 0.0:
         return {"checked": False, "why": "the one-device gradient is zero"}
     ratio = _norm(tf, summed, keys) / base
+    # after the replicas took their copy of the weights: a step that assigns weights itself
+    # (an EMA copy) changes them, and the comparison above is made from the same ones
+    over_batch = _loss_over_batch(tf, one, parts, single, devices[0])
     return {"checked": True, "replicas": REPLICAS, "gradient_ratio": ratio, "verdict": verdict(ratio),
             "keras": tfenv.keras_flavor(tf), "loss_over_batch": over_batch}
 
