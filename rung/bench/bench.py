@@ -392,16 +392,17 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
         raise
     global_batch = base["batch"] * (1 if spec.strategy == "parameter_server" else spec.replicas)
     stats = step_stats(outcome.result, base["warmup"], global_batch)
+    worker_nodes = getattr(outcome, "worker_nodes", None)  # a Ray run's; a local run's outcome has none
     run = {"strategy": spec.strategy, "replicas": spec.replicas, "option": spec.option,
            "engine": "ray" if cluster is not None else "local",
-           "hosts": _hosts(spec, multi, net, getattr(outcome, "worker_nodes", None)),
+           "hosts": _hosts(spec, multi, net, worker_nodes),
            "link_mbit": net.link_mbit if (net is not None and multi) else None,
            "keras": outcome.result.get("keras"), "devices": outcome.result.get("devices") or None, **stats, "wall_seconds": outcome.wall_seconds,
            "processes": outcome.tasks_started, "notes": outcome.notes, "_grads": outcome.result.get("gradients"),
            "shares_cores": shares_cores,
            "ps_tasks": base["ps_tasks"] if spec.strategy == "parameter_server" else 0}
-    if getattr(outcome, "worker_nodes", None):
-        run["worker_nodes"] = outcome.worker_nodes
+    if worker_nodes:
+        run["worker_nodes"] = worker_nodes
     if straggler and multi:
         run["straggler"] = {"worker": straggler[0], "factor": straggler[1]}
     if outcome.result.get("jit_compile_off"):

@@ -114,7 +114,8 @@ def _loss_not_scaled(ctx: Context, d: Decision):
         return None
     return Finding(C.LOSS_NOT_SCALED,
         f"the model's own train_step (or compute_loss) does not divide its loss by the global batch (it averages "
-        f"over each replica's batch, or sums): the {p.devices} replicas' gradients are summed, so every update would be {p.devices} times what one device takes, and training "
+        f"over each replica's batch, or sums): the {p.devices} replicas' gradients are summed, so every update "
+        f"would be {p.devices} times what one device takes, and training "
         f"diverges or needs a different learning rate. Divide the summed per-example loss by the global batch "
         f"(tf.nn.compute_average_loss(per_example_loss), or the mean / strategy.num_replicas_in_sync), or "
         f"use the compiled loss (Keras's own compute_loss), which Keras scales for replicas")
