@@ -31,6 +31,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Optional
 
@@ -164,7 +165,9 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
         from rung.failures import hint
 
         found = hint(str(e))
-        what = f"{found[0]} (TensorFlow: {found[1][:160]})" if found else one_line(e)
+        # TensorFlow's own line, cut at a word (its sentences run long), not mid-word
+        what = f"{found[0]} (TensorFlow: {textwrap.shorten(found[1], 160, placeholder=' …')})" if found \
+            else one_line(e)
         return {"checked": False, "why": f"the model did not run under MirroredStrategy: {what}", "fails": what}
     if not calls:
         return {"checked": False, "why": "under MirroredStrategy the train_step handed no gradients to its optimizer"}

@@ -96,3 +96,6 @@ def test_a_gan_with_its_own_optimizers_and_a_keras_loss_object():
     assert tk["checked"] is False and "\n" not in tk["why"]
     assert "MirroredStrategy" in tk["why"] and "compute_average_loss" in tk["why"]
     assert "compute_average_loss" in tk["fails"]  # the profile's strategy_failure: STRATEGY_FAILS on tf-keras plans
+    # TensorFlow's own sentence (250 characters) is quoted cut at a word, and says it is cut
+    quoted = tk["fails"].split("(TensorFlow: ", 1)[1]
+    assert quoted.endswith(" …)") and len(quoted) <= 162 and "Reduction.NONE" in quoted
