@@ -173,8 +173,7 @@ def add_replica_check(out: dict, check: dict) -> None:
                        "compute_loss)"),
         "over_scaled": ": the loss is divided across replicas twice, so every update is N times too small",
         "unclear": f" (1 when the loss is scaled for replicas, {n} when it is not divided by the global batch): "
-                   "random layers or "
-                   "per-replica statistics blur it; rung draws no conclusion",
+                   "random layers or per-replica statistics blur it; rung draws no conclusion",
     }.get(v)
     if meaning:
         out["notes"].append(seen + meaning)

@@ -86,8 +86,7 @@ class Workload(_Block):
     # v1 extension (optional): whether the model's training step divides its loss across
     # replicas as Keras' own does (false: a custom train_step's loss not divided by the global
     # batch, a per-replica mean or a sum, N times the update under N synchronous replicas:
-    # LOSS_NOT_SCALED). `rung profile` checks
-    # it; absent: not checked.
+    # LOSS_NOT_SCALED). `rung profile` checks it; absent: not checked.
     loss_scaled_for_replicas: Optional[bool] = None
     # v1 extension (optional): the model takes string features (TextVectorization or
     # StringLookup inside it). Keras 3's fit fails on them under MirroredStrategy
