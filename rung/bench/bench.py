@@ -20,8 +20,9 @@ from pydantic import ValidationError
 from rung import units as u
 from rung.bench import predict
 from rung.bench.netns import TestNet, check_can_make_hosts
-from rung.bench.plan import RunSpec, keras_for, plan_run
+from rung.bench.plan import RunSpec, keras_for, plan_run, task_environment
 from rung.bench.run import BenchError, execute, step_stats, workdir
+from rung.bench.warm import WarmStarters
 from rung.errors import InputError
 from rung.kerasfit import keras3_imports, keras3_mirrored_failures, source_of, tf_keras_imports
 from rung.model import comm as model_comm
@@ -167,8 +168,10 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
         from rung.bench.ray_engine import RayCluster
 
         ray_ctx = RayCluster(address)
+    # a bench on local processes forks its tasks from a warm process per Keras (`rung.bench.warm`)
+    warm_ctx = WarmStarters(work) if engine == "local" else nullcontext(None)
     try:
-        with net_ctx as net, ray_ctx as cluster:
+        with net_ctx as net, ray_ctx as cluster, warm_ctx as warm:
             link_bytes = int(min(100e6, (link_mbit or 8000) * 1e6 / 8 * 1.5))
             if on_run:
                 on_run("measuring the link")
@@ -230,7 +233,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                         on_run(label)
                     twin = attempt(spec, label, base, work, net, link, bases.get(plan_keras(spec), basis), None,
                                    kill if straggler else None, deadline_seconds, on_progress, steps + warmup,
-                                   tag="-plain", cluster=cluster)
+                                   tag="-plain", cluster=cluster, warm=warm)
                     if twin is None:
                         continue  # the same configuration with the straggler or the kill would fail as well
                     out_runs.append(twin)
@@ -243,7 +246,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 run = attempt(spec, label, base, work, net, link, bases.get(plan_keras(spec), basis), straggler,
                               kill, deadline_seconds, on_progress, steps + warmup, cluster=cluster,
                               testbed_sync=measured_by.get("testbed_sync_seconds"),
-                              small_allreduce=measured_by.get("small_allreduce_seconds"))
+                              small_allreduce=measured_by.get("small_allreduce_seconds"), warm=warm)
                 if run is None:
                     continue  # a twin measured before it stays: a run of this configuration
                 out_runs.append(run)
@@ -278,7 +281,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                         if on_run:
                             on_run(extra_spec.label)
                         extra = attempt(extra_spec, extra_spec.label, base, work, net, link, None, None, None,
-                                        deadline_seconds, on_progress, steps + warmup, cluster=cluster)
+                                        deadline_seconds, on_progress, steps + warmup, cluster=cluster, warm=warm)
                         if extra is None:
                             notes.append(f"the runs on {flavour} are predicted from the one-device step on "
                                          f"{r0.get('keras')}: the one-device run on {flavour} failed")
@@ -353,7 +356,7 @@ def _hosts(spec, multi: bool, net, worker_nodes) -> int:
 
 def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,
              tag: str = "", cluster=None, testbed_sync: Optional[float] = None,
-             small_allreduce: Optional[float] = None) -> dict:
+             small_allreduce: Optional[float] = None, warm: Optional[WarmStarters] = None) -> dict:
     """One run on local processes (test hosts when `net`), or on Ray when `cluster`.
     A multi-worker run measures the test bed's fixed cost of a step in its own cluster
     (`task._probe`), except with a straggler or a kill, which would slow the probe too:
@@ -381,8 +384,10 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
 
             outcome = execute_on_ray(cluster, spec.strategy, spec.replicas, cfg, base["ps_tasks"])
         else:
+            starter = warm.get(plan.keras, task_environment(os.environ, plan.lead, plan.keras)) if warm else None
+            netns = (lambda t: net.namespace(t.host) if t.host is not None else None) if net is not None else None
             outcome = execute(plan, cfg, run_dir, deadline, wrap=wrap, on_progress=progress, kill=my_kill,
-                              restarts=1)
+                              restarts=1, warm=starter, netns=netns)
     except BenchError as e:
         if plan.keras == keras_for("single_device", base.get("model")):
             _surface_input_error(e)  # the file itself is at fault: exit 2, one line
@@ -421,7 +426,9 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     attempts = getattr(outcome, "attempts", None) or []
     if attempts and attempts[0].get("ends") and spec.strategy != "parameter_server":
         # launch to the first step's end: import, cluster set-up, model, the first (traced) step
-        run["startup_seconds"] = attempts[0]["ends"][0] - attempts[0]["launched_at"]
+        # (a task forked warm skipped the import: the import its warm process took is added)
+        run["startup_seconds"] = attempts[0]["ends"][0] - attempts[0]["launched_at"] + attempts[0]["import_seconds"]
+        run["warm_start"] = attempts[0]["import_seconds"] > 0
     if my_kill:
         warmup = outcome.result.get("warmup", base["warmup"])  # whole calls of a steps_per_execution model
         total_steps += warmup - base["warmup"]
@@ -499,7 +506,7 @@ def _whole_run(attempts: list[dict], warmup: int, total_steps: int, global_batch
     if len(first) < max(1, warmup) or not last or "killed_at" not in attempts[0]:
         return None
     timed = first[max(warmup, 1) - 1:]  # from the warm-up's last step on
-    start = timed[0] if warmup >= 1 else attempts[0]["launched_at"]
+    start = timed[0] if warmup >= 1 else attempts[0]["launched_at"] - attempts[0].get("import_seconds", 0.0)
     window = last[-1] - start
     steps = total_steps - warmup
     return {"window_seconds": window, "steps": steps,

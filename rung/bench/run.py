@@ -55,13 +55,25 @@ class Processes:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
-    def start(self, cmd, env, log_path: Path) -> subprocess.Popen:
+    @staticmethod
+    def _scratch_env(env, log_path: Path) -> dict:
         # a task ended from here (a killed worker, a server that never exits) leaves its
         # temporary files (TensorFlow's autograph files) behind: beside its log, in the
         # run's own folder, not in the machine's /tmp
         scratch = log_path.parent / "tmp"
         scratch.mkdir(exist_ok=True)
-        env = dict(env, TMPDIR=str(scratch))
+        return dict(env, TMPDIR=str(scratch))
+
+    def start_warm(self, starter, config: str, env, log_path: Path, netns: Optional[str], cmd: list[str]):
+        """A task forked from a warm process (`rung.bench.warm`); None when that process
+        cannot start it (the caller starts it cold)."""
+        p = starter.spawn(config, self._scratch_env(env, log_path), log_path, netns, cmd)
+        if p is not None:
+            self.procs.append(p)
+        return p
+
+    def start(self, cmd, env, log_path: Path) -> subprocess.Popen:
+        env = self._scratch_env(env, log_path)
         log = open(log_path, "wb")
         p = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                              start_new_session=True, preexec_fn=self._preexec)
@@ -134,12 +146,18 @@ def _tail(path: Path, n: int = 6) -> str:
 def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: float,
             wrap: Optional[Callable[[Task, list[str]], list[str]]] = None,
             on_progress: Optional[Callable[[int], None]] = None,
-            kill: Optional[tuple[int, int]] = None, restarts: int = 0) -> Outcome:
+            kill: Optional[tuple[int, int]] = None, restarts: int = 0, warm=None,
+            netns: Optional[Callable[[Task], Optional[str]]] = None) -> Outcome:
     """Start every task of `plan`, wait for the lead task's result, end everything.
 
     `wrap(task, cmd)` prefixes a command (e.g. `ip netns exec HOST`). `kill=(k, step)`
     kills worker k once the lead task reports `step`; synchronous runs are then restarted
-    (up to `restarts` times) and resume from BackupAndRestore."""
+    (up to `restarts` times) and resume from BackupAndRestore.
+
+    `warm` (a `rung.bench.warm.WarmStarter` of the plan's Keras) forks the first attempt's
+    tasks from a process that has imported TensorFlow, each in the network namespace
+    `netns(task)` names (the namespace `wrap` would enter); restarts start cold. A warm
+    attempt records the import it skipped (`import_seconds`): its start-up adds it."""
     procs = Processes()
     t0 = time.perf_counter()
     started = 0
@@ -149,11 +167,14 @@ def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: floa
     try:
         attempt = 0
         while True:
+            starter = warm if (attempt == 0 and warm is not None and warm.ready()) else None
             launched = time.perf_counter()
-            files = _start_all(plan, base_cfg, workdir, procs, wrap, attempt)
+            files, warm_tasks = _start_all(plan, base_cfg, workdir, procs, wrap, attempt, starter, netns)
             started += len(plan.tasks)
             lead_result, lead_err, _lead_log, progress = files
-            attempts.append({"launched_at": launched, "timeline": progress.with_suffix(".timeline")})
+            attempts.append({"launched_at": launched, "timeline": progress.with_suffix(".timeline"),
+                             # every task skipped TensorFlow's import: a cold start would have paid it
+                             "import_seconds": starter.import_seconds if warm_tasks == len(plan.tasks) else 0.0})
             if attempt > 0:
                 _await_first_step(plan, procs, progress, lead_result, t0, deadline_seconds)
                 recovery["recovery_seconds"] = time.perf_counter() - recovery.pop("_killed_at")
@@ -189,8 +210,9 @@ def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: floa
         procs.close()
 
 
-def _start_all(plan, base_cfg, workdir, procs, wrap, attempt):
+def _start_all(plan, base_cfg, workdir, procs, wrap, attempt, starter=None, netns=None):
     lead = plan.lead
+    warm_tasks = 0
     lead_files = None
     lead_progress = workdir / f"{lead.role}{lead.index}-a{attempt}.progress"
 
@@ -210,13 +232,19 @@ def _start_all(plan, base_cfg, workdir, procs, wrap, attempt):
         cmd = task_command(str(cfg_path))
         if wrap:
             cmd = wrap(task, cmd)
-        p = procs.start(cmd, task_environment(os.environ, task, plan.keras), workdir / f"{tag}.log")
+        env, log = task_environment(os.environ, task, plan.keras), workdir / f"{tag}.log"
+        p = procs.start_warm(starter, str(cfg_path), env, log, netns(task) if netns else None, cmd) \
+            if starter is not None else None
+        if p is None:
+            p = procs.start(cmd, env, log)
+        else:
+            warm_tasks += 1
         p.rung_task = task  # type: ignore[attr-defined]
         if task.straggle > 1.0:
             procs.straggle(p, task.straggle, after=stepped)
         if is_lead:
             lead_files = (Path(cfg["result"]), Path(cfg["error"]), workdir / f"{tag}.log", Path(cfg["progress"]))
-    return lead_files
+    return lead_files, warm_tasks
 
 
 def _await_first_step(plan, procs, progress: Path, result: Path, t0, deadline) -> None:

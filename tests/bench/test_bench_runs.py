@@ -10,12 +10,14 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 
 from rung.bench.netns import leftovers
 from rung.bench.reproduce import reproduce
 from rung.bench.task import PS_ROUNDS
+from rung.bench.warm import enabled as warm_enabled
 from rung.examples import workload_examples
 from rung.model import preemption
 from rung.spec.benchresult import BenchResult
@@ -33,9 +35,22 @@ def bench(*args, timeout=400):
     return r, (json.loads(r.stdout) if r.returncode == 0 else None)
 
 
-def task_processes() -> list[str]:
-    out = subprocess.run(["pgrep", "-f", "rung.bench.task"], capture_output=True, text=True).stdout
-    return [p for p in out.split() if p.strip()]
+def task_processes(warm_too: bool = False) -> list[str]:
+    """The bench's task processes on this machine: started cold (their command line) or
+    forked from a warm process (their name; their command line is the warm process's),
+    and with `warm_too` the warm processes themselves."""
+    found = []
+    for d in Path("/proc").iterdir():
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ")
+            name = (d / "comm").read_text().strip()
+            if (d / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue  # exited
+        except (OSError, ValueError, IndexError):
+            continue
+        if b"rung.bench.task" in cmd or name == "rung.bench.task" or (warm_too and b"rung.bench.warm" in cmd):
+            found.append(d.name)
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -92,9 +107,9 @@ def reused(b: dict, path: str) -> bool:
 def nothing_left_behind():
     yield
     deadline = time.monotonic() + 5  # an ended task may take a moment to leave /proc
-    while task_processes() and time.monotonic() < deadline:
+    while task_processes(warm_too=True) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert task_processes() == [], "bench tasks still running"
+    assert task_processes(warm_too=True) == [], "bench tasks or their warm processes still running"
     if os.geteuid() == 0:
         assert leftovers() == [], "test hosts left behind"
 
@@ -214,6 +229,9 @@ def test_two_test_hosts_on_a_shaped_link(tmp_path):
     assert 150 <= b["link"]["bytes_per_second"] * 8 / 1e6 <= 205      # tbf at 200 Mbit/s
     mw = next(x for x in b["runs"] if x["strategy"] == "multi_worker_mirrored")
     assert (mw["hosts"], mw["link_mbit"]) == (2, 200)
+    # its workers were forked warm into their test hosts' network namespaces (or, with
+    # RUNG_WARM_START=0, started cold by `ip netns exec`)
+    assert mw["warm_start"] == warm_enabled()
     # 16.8 MB of gradients: a 2-worker ring moves 16.8 MB each way, at most 25 MB/s
     assert mw["step_seconds_mean"] >= 0.9 * 4_207_626 * 4 / 25e6
     assert abs(mw["prediction_error"]) < 0.35
@@ -279,7 +297,8 @@ def test_killed_workers_restart_synchronous_and_not_asynchronous_runs(ps_costs):
     assert whole["steps_after_restart"] == 2 + 30 - mw["resumed_from_step"]
     assert whole["detection_seconds"] > 0 and whole["restart_first_step_seconds"] > 0
     assert whole["checkpoint_seconds"] > 0                              # a save slows the step that takes it
-    assert plain["startup_seconds"] > 0
+    # a warm start's start-up counts the import its warm process took (docs/bench.md)
+    assert plain["warm_start"] == warm_enabled() and plain["startup_seconds"] > 0
     # the killed run's probe would have been killed too: it takes its twin's fixed cost
     killed = next(x for x in b["runs"] if x["strategy"] == "multi_worker_mirrored" and x.get("kill"))
     assert killed["testbed_sync_seconds"] == plain["testbed_sync_seconds"] > 0 and "probe" not in killed
