@@ -205,6 +205,11 @@ def _child(req: dict) -> None:
         import tempfile
 
         tempfile.tempdir = None  # TMPDIR is the task's own (its run's folder)
+        if "numpy" in sys.modules:
+            # a fork copies NumPy's global generator (Python's `random` reseeds itself after
+            # a fork): fresh entropy, as each cold process draws, or every forked worker of
+            # a workload that draws its synthetic data from np.random would draw the same
+            sys.modules["numpy"].random.seed()
         import runpy
 
         sys.argv = [sys.argv[0], req["config"]]
