@@ -279,6 +279,9 @@ def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progr
             time.sleep(0.2)
             if result.exists():
                 return None
+            cause = _earlier_peer_failure(plan, procs, err, kill, dead_ok)
+            if cause is not None:
+                raise BenchError(f"{plan.spec.label}: {cause}")
             why = (err.read_text()[:600].splitlines()[0] if err.exists()
                    else f"exit code {lead_proc.returncode}, last output: {_tail(err.with_suffix('').with_suffix('.log'))}")
             raise BenchError(f"{plan.spec.label}: {plan.lead.name} failed: {why}")
@@ -292,6 +295,32 @@ def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progr
             raise BenchError(f"{plan.spec.label}: no result after {deadline:.0f} s (deadline); every task "
                              "was ended")
         time.sleep(0.1)
+
+
+def _earlier_peer_failure(plan, procs, lead_err: Path, kill, dead_ok) -> Optional[str]:
+    """When the lead failed: a peer that failed before it, "TASK failed: ERROR", or None.
+    A worker whose peer fails fails too (UnavailableError), often before the runner sees
+    the peer exit: the error file written first is the cause (a worker killed on purpose
+    is none)."""
+    suffix = lead_err.name[len(f"{plan.lead.role}{plan.lead.index}"):]  # "-aN.error.txt"
+    lead_at = lead_err.stat().st_mtime_ns if lead_err.exists() else None
+    first = None
+    for p in procs.procs:
+        t = p.rung_task  # type: ignore[attr-defined]
+        if t is plan.lead or dead_ok or (kill and t.role == "worker"):
+            continue  # (a peer that wrote its error may still be exiting: TensorFlow's teardown)
+        f = lead_err.parent / f"{t.role}{t.index}{suffix}"
+        try:
+            at = f.stat().st_mtime_ns
+        except OSError:
+            continue
+        if (lead_at is None or at < lead_at) and (first is None or at < first[0]):
+            first = (at, t, f)
+    if first is None:
+        return None
+    _, t, f = first
+    lines = f.read_text().splitlines()
+    return f"{t.name} failed: {lines[0] if lines else 'an empty error file'}"
 
 
 def _settled_step(progress: Path, seen: int, still: float = 0.5, cap: float = 3.0) -> int:

@@ -112,6 +112,9 @@ class BenchRun(_Record):
     straggler: Optional[Straggler] = None
     kill: Optional[Kill] = None
     startup_seconds: Optional[float] = None
+    # its tasks were forked from a warm process (`rung.bench.warm`): startup_seconds adds the
+    # import that process took (None: an older file, or a parameter-server run)
+    warm_start: Optional[bool] = None
     testbed_sync_seconds: Optional[float] = None  # the fixed cost of a step between its hosts, measured in the run
     # one small all-reduce between its workers, measured in the run (a model with synchronized BatchNorm)
     small_allreduce_seconds: Optional[float] = None
