@@ -16,7 +16,9 @@ alone (`WarmStarter.import_seconds`): it is what a cold process pays on a real c
 Restarts after a kill are started cold. `RUNG_WARM_START=0` starts every task cold.
 
 Forking after `import tensorflow` is safe while TensorFlow's runtime has not started
-(no op has run, no device is listed: the warm process does neither). A warm process that
+(no op has run, no device is listed: the warm process does neither, and exits, leaving
+its tasks to cold starts, if the import itself made the runtime). On GPU machines that is
+written to hold and not measured: this machine has no GPU. A warm process that
 fails to start or to answer is not used again and the task starts cold."""
 
 from __future__ import annotations
@@ -239,11 +241,19 @@ def _write_exit(path: str, status: int) -> None:
 
 def main() -> None:
     t0 = time.perf_counter()
-    import tensorflow  # noqa: F401 - the import every task would pay
-    if os.environ.get("TF_USE_LEGACY_KERAS") == "1":
-        import tf_keras  # noqa: F401
-    import rung.bench.task  # noqa: F401
-    import rung.measure.counts  # noqa: F401
+    import importlib
+
+    # the import every task would pay: TensorFlow, the Keras of this process, and rung's own
+    for name in ("tensorflow", "tf_keras" if os.environ.get("TF_USE_LEGACY_KERAS") == "1" else None,
+                 "rung.bench.task", "rung.measure.counts"):
+        if name:
+            importlib.import_module(name)
+    from tensorflow.python.eager import context
+
+    if context.context_safe() is not None:
+        # something made TensorFlow's runtime at import (its devices, a GPU's driver): a
+        # fork would copy it half-made. Not seen here; the bench then starts its tasks cold
+        sys.exit("TensorFlow's runtime started at import: no warm starts")
     # what the import made stays out of the collector's sight in the children (as the gc
     # module advises for forking servers): a collection that walked it would write to
     # every page of it, and each child would copy those pages, inside its timed steps
