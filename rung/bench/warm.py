@@ -83,7 +83,6 @@ class WarmStarter:
         self.keras = keras
         self.broken: Optional[str] = None
         self.import_seconds: Optional[float] = None
-        self._log = log_path
         with open(log_path, "wb") as log:
             self.proc = subprocess.Popen([sys.executable, "-m", "rung.bench.warm"], env=env, stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=log, start_new_session=True,
@@ -122,8 +121,9 @@ class WarmStarter:
         return None if got is None else WarmChild(int(got["pid"]), exit_path, self, cmd)
 
     def close(self) -> None:
-        """End the warm process (its children, whose parent it is, then exit too: they
-        watch their parent, `orphans.exit_with_parent`)."""
+        """End the warm process: at the end of its input it kills the tasks it forked that
+        still run, reaps them and exits (killed after 5 s; its tasks then exit too, as
+        they watch their parent: `orphans.exit_with_parent`)."""
         if self.proc.poll() is None:
             try:
                 self.proc.stdin.close()  # type: ignore[union-attr]
@@ -131,9 +131,8 @@ class WarmStarter:
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
-        for f in (self.proc.stdout,):
-            if f is not None:
-                f.close()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 class WarmStarters:

@@ -18,6 +18,20 @@ mode = sys.argv[1]
 if mode == "plain":
     child = "from rung.bench.orphans import exit_with_parent; exit_with_parent(0.1); import time; time.sleep(120)"
     pids = [subprocess.Popen([sys.executable, "-c", child], start_new_session=True).pid]
+elif mode == "warm":
+    # a bench's warm process and a task forked from it, a long one-device run of the mlp
+    import os, tempfile
+    from pathlib import Path
+    from rung.bench.warm import WarmStarters
+    from rung.examples import workload_examples
+    d = Path(tempfile.mkdtemp(prefix="rung-orphans-"))
+    cfg = {"workload": str(workload_examples()["mlp"]), "batch": 16, "steps": 100000, "warmup": 1,
+           "collective_timeout": 60, "ps_tasks": 1, "strategy": "single_device", "replicas": 1, "option": None,
+           "keras": "keras3", "probe": False, "role": "single", "index": 0}
+    (d / "task.json").write_text(json.dumps(cfg))
+    starter = WarmStarters(d).get("keras3", dict(os.environ))
+    child = starter.spawn(str(d / "task.json"), dict(os.environ, TMPDIR=str(d)), d / "task.log", None, [])
+    pids = [starter.proc.pid, child.pid]
 else:
     from rung.bench.plan import free_ports
     from rung.bench.psbench import start_servers
@@ -65,3 +79,12 @@ def test_psbench_servers_end_when_psbench_is_killed():
     """The servers (one PS task, one worker) started by psbench, which end in its `finally`:
     a SIGKILL skips it, and they must end anyway, as soon as they notice."""
     assert _orphans_after_killing_their_parent("servers", 30) == []
+
+
+@pytest.mark.tf
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_warm_process_and_its_tasks_end_when_the_bench_is_killed():
+    """A bench's warm process (`rung.bench.warm`) ends with the bench killed by SIGKILL (its
+    input closes, and the kernel sends it the parent-death signal), and a task forked from
+    it ends with it, as it watches its parent."""
+    assert _orphans_after_killing_their_parent("warm", 15) == []
