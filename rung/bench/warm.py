@@ -27,6 +27,7 @@ import gc
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -273,7 +274,7 @@ def main() -> None:
                     open_input = False  # the bench is done with this process: end what is left
                     for pid in children:
                         try:
-                            os.killpg(pid, 9)
+                            os.killpg(pid, signal.SIGKILL)
                         except ProcessLookupError:
                             pass
                 else:

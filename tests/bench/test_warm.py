@@ -25,10 +25,16 @@ def starters(tmp_path_factory):
         yield w
 
 
+def _cfg(plan, workload: str, steps: int) -> dict:
+    """A run's config, as `rung.bench.bench._one_run` writes it."""
+    return {"workload": workload, "batch": 16, "steps": steps, "warmup": 1, "collective_timeout": 60, "ps_tasks": 1,
+            "strategy": plan.spec.strategy, "replicas": plan.spec.replicas, "option": None, "keras": plan.keras,
+            "probe": False}
+
+
 def _run(tmp: Path, name: str, workload: str, strategy: str, replicas: int, warm, steps: int = 6, **kw):
     plan = plan_run(RunSpec(strategy, replicas))
-    cfg = {"workload": workload, "batch": 16, "steps": steps, "warmup": 1, "collective_timeout": 60, "ps_tasks": 1,
-           "strategy": strategy, "replicas": replicas, "option": None, "keras": plan.keras, "probe": False}
+    cfg = _cfg(plan, workload, steps)
     if kw.get("kill"):
         cfg.update(backup_dir=str(tmp / f"{name}-backup"), save_freq=2)
     run_dir = tmp / name
@@ -101,10 +107,8 @@ def test_a_warm_process_that_cannot_start_hands_its_tasks_to_cold_starts(tmp_pat
         assert starter is not None and not starter.ready() and starter.broken == "exited (1)"
         assert w.get("keras3", env) is None
         plan = plan_run(RunSpec("single_device", 1))
-        cfg = {"workload": MLP, "batch": 16, "steps": 3, "warmup": 1, "collective_timeout": 60, "ps_tasks": 1,
-               "strategy": "single_device", "replicas": 1, "option": None, "keras": plan.keras, "probe": False}
         (tmp_path / "run").mkdir()
-        out = execute(plan, cfg, tmp_path / "run", 180, warm=starter)
+        out = execute(plan, _cfg(plan, MLP, 3), tmp_path / "run", 180, warm=starter)
         assert len(out.result["ends"]) == 4 and out.attempts[0]["import_seconds"] == 0.0
     assert "a TensorFlow that does not load" in (tmp_path / "w" / "warm-keras3.log").read_text()
 
