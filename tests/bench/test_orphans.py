@@ -20,11 +20,11 @@ if mode == "plain":
     pids = [subprocess.Popen([sys.executable, "-c", child], start_new_session=True).pid]
 elif mode == "warm":
     # a bench's warm process and a task forked from it, a long one-device run of the mlp
-    import os, tempfile
+    import os
     from pathlib import Path
     from rung.bench.warm import WarmStarters
     from rung.examples import workload_examples
-    d = Path(tempfile.mkdtemp(prefix="rung-orphans-"))
+    d = Path(sys.argv[2])  # the test's own folder: this process is killed before it could remove one
     cfg = {"workload": str(workload_examples()["mlp"]), "batch": 16, "steps": 100000, "warmup": 1,
            "collective_timeout": 60, "ps_tasks": 1, "strategy": "single_device", "replicas": 1, "option": None,
            "keras": "keras3", "probe": False, "role": "single", "index": 0}
@@ -50,8 +50,8 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _orphans_after_killing_their_parent(mode: str, wait_seconds: float) -> list[int]:
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, mode], stdout=subprocess.PIPE, text=True)
+def _orphans_after_killing_their_parent(mode: str, wait_seconds: float, *args: str) -> list[int]:
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, mode, *args], stdout=subprocess.PIPE, text=True)
     pids = json.loads(parent.stdout.readline())
     try:
         time.sleep(0.5)
@@ -83,8 +83,8 @@ def test_psbench_servers_end_when_psbench_is_killed():
 
 @pytest.mark.tf
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_warm_process_and_its_tasks_end_when_the_bench_is_killed():
+def test_a_warm_process_and_its_tasks_end_when_the_bench_is_killed(tmp_path):
     """A bench's warm process (`rung.bench.warm`) ends with the bench killed by SIGKILL (its
     input closes, and the kernel sends it the parent-death signal), and a task forked from
     it ends with it, as it watches its parent."""
-    assert _orphans_after_killing_their_parent("warm", 15) == []
+    assert _orphans_after_killing_their_parent("warm", 15, str(tmp_path)) == []
