@@ -93,6 +93,11 @@ class WarmStarter:
         ready, _, _ = select.select([self.proc.stdout], [], [], ANSWER_SECONDS)
         line = self.proc.stdout.readline() if ready else b""  # type: ignore[union-attr]
         if not line:
+            if ready:  # its output closed: it is exiting (poll() alone can come before the exit)
+                try:
+                    self.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
             self.broken = "no answer" if self.proc.poll() is None else f"exited ({self.proc.returncode})"
             self.close()
             return None
