@@ -162,7 +162,9 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                      "the two Kerases (docs/bench.md)")
     out_runs: list[dict] = []
     failed: list[dict] = []
-    net_ctx = TestNet(hosts, link_mbit) if hosts else nullcontext(None)
+    # parameter servers and their coordinator get a test host of their own, after the workers'
+    ps_host = bool(hosts) and any(r.strategy == "parameter_server" for r in runs)
+    net_ctx = TestNet(hosts + ps_host, link_mbit) if hosts else nullcontext(None)
     ray_ctx = nullcontext(None)
     if engine == "ray":
         from rung.bench.ray_engine import RayCluster
@@ -363,8 +365,10 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     those take `testbed_sync` (and `small_allreduce`), their twin's."""
     multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
     addresses = [net.address(i) for i in range(spec.replicas)] if (net is not None and multi) else None
+    ps_host = (net.hosts - 1, net.address(net.hosts - 1)) if (addresses and spec.strategy == "parameter_server") \
+        else None
     plan = plan_run(spec, addresses, ps_tasks=base["ps_tasks"], straggler=straggler if multi else None,
-                    model=base.get("model"))
+                    model=base.get("model"), ps_host=ps_host)
     my_kill = kill if (kill and multi) else None
     # the run's processes share this machine's cores (the test bed's terms apply), unless
     # Ray places its workers on machines of their own (one per worker)

@@ -220,10 +220,11 @@ def test_synchronized_batch_norm_is_predicted_from_the_small_all_reduce_the_run_
 
 
 @root_only
-def test_two_test_hosts_on_a_shaped_link(tmp_path):
+def test_two_test_hosts_on_a_shaped_link(tmp_path, ps_costs):
     cal = tmp_path / "cal.json"
-    r, b = bench(HEAVY, "--runs", "single_device,multi_worker_mirrored:2", "--hosts", "2", "--link-mbit", "200",
-                 "--steps", "3", "--warmup", "1", "--calibrate", "--calibration-out", str(cal))
+    r, b = bench(HEAVY, "--runs", "single_device,multi_worker_mirrored:2,parameter_server:2", "--hosts", "2",
+                 "--link-mbit", "200", "--steps", "3", "--warmup", "1", "--calibrate", "--calibration-out", str(cal),
+                 "--ps-costs", ps_costs)
     assert r.returncode == 0, r.stderr[-800:]
     assert b["link"]["where"] == "test hosts 0 -> 1"
     assert 150 <= b["link"]["bytes_per_second"] * 8 / 1e6 <= 205      # tbf at 200 Mbit/s
@@ -235,6 +236,13 @@ def test_two_test_hosts_on_a_shaped_link(tmp_path):
     # 16.8 MB of gradients: a 2-worker ring moves 16.8 MB each way, at most 25 MB/s
     assert mw["step_seconds_mean"] >= 0.9 * 4_207_626 * 4 / 25e6
     assert abs(mw["prediction_error"]) < 0.35
+    # the PS and the coordinator ran on a third test host: every worker's pull and push of
+    # the 16.8 MB crossed the PS host's link, at most 25 MB/s each way, whichever worker's
+    # step it was (beside worker 0, as they once ran, its exchange took loopback: 0.19 s
+    # a fleet step against 1.80 s predicted)
+    ps = next(x for x in b["runs"] if x["strategy"] == "parameter_server")
+    assert ps["step_seconds_mean"] >= 0.9 * 4_207_626 * 4 / 25e6
+    assert abs(ps["prediction_error"]) < 0.35, ps
     # one load point fits the share of goodput alone; the file it writes is one rung advise takes
     c = json.loads(cal.read_text())
     assert c["fitted"] and c["testbed_cpu_seconds_per_byte"] == 0.0 and 0.4 < c["allreduce_share_of_goodput"] < 1.2

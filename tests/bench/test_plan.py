@@ -41,6 +41,13 @@ def test_parameter_server_cluster_on_test_hosts_with_a_straggler():
     assert cluster["worker"][1].startswith("10.77.1.2:") and cluster["chief"][0].startswith("10.77.1.1:")
     assert [t.straggle for t in plan.tasks] == [1.0, 1.0, 3.0, 1.0]
     assert plan.lead.role == "chief"
+    # on the bench's test hosts the PS and the coordinator get a host of their own: every
+    # worker crosses a link to its variables
+    own = plan_run(RunSpec("parameter_server", 2), ["10.77.1.1", "10.77.1.2"], ps_tasks=2, ps_host=(2, "10.77.1.3"))
+    assert [(t.role, t.host) for t in own.tasks] == [("chief", 2), ("worker", 0), ("worker", 1), ("ps", 2), ("ps", 2)]
+    cluster = own.tasks[0].tf_config["cluster"]
+    assert all(a.startswith("10.77.1.3:") for a in cluster["ps"] + cluster["chief"])
+    assert [a.split(":")[0] for a in cluster["worker"]] == ["10.77.1.1", "10.77.1.2"]
     single = plan_run(RunSpec("mirrored", 2))
     assert single.keras == "keras3" and single.tasks[0].tf_config is None
 
