@@ -26,7 +26,7 @@ run: $(VENV)/.installed-run
 	  --html rung-report.html
 
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q -ra --durations=15
+	$(PY) -m pytest -q -ra --durations=25
 
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/bench_advise.py
