@@ -332,7 +332,8 @@ def _basis_of_run(r: dict, link: dict, ps_costs: Optional[dict]) -> predict.Basi
                           cores=os.cpu_count() or 1, variables=r["_grads"].get("variables"),
                           optimizer=r["_grads"].get("optimizer") or "sgd", ps_costs=ps_costs,
                           non_trainable_params=r["_grads"].get("non_trainable_params") or 0.0,
-                          sync_batch_norm_layers=r["_grads"].get("sync_batch_norm_layers") or 0)
+                          sync_batch_norm_layers=r["_grads"].get("sync_batch_norm_layers") or 0,
+                          sparse_gradient_tensors=r["_grads"].get("sparse_tensors"))
     r.update(predicted_step_seconds=r["step_seconds_mean"], prediction_error=0.0, scaling_efficiency=1.0,
              gradient_bytes_per_step=0.0)
     return basis
@@ -343,7 +344,8 @@ def _basis_record(b: predict.Basis) -> dict:
             "sparse_gradient_bytes": b.sparse_gradient_bytes, "step_time_cv": b.step_time_cv,
             "link_bytes_per_second": b.link_bytes_per_second, "link_rtt_seconds": b.link_rtt_seconds,
             "cores": b.cores, "variables": b.variables, "optimizer": b.optimizer,
-            "non_trainable_params": b.non_trainable_params, "sync_batch_norm_layers": b.sync_batch_norm_layers}
+            "non_trainable_params": b.non_trainable_params, "sync_batch_norm_layers": b.sync_batch_norm_layers,
+            "sparse_gradient_tensors": b.sparse_gradient_tensors}
 
 
 def _hosts(spec, multi: bool, net, worker_nodes) -> int:
@@ -374,7 +376,9 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     # Ray places its workers on machines of their own (one per worker)
     shares_cores = not (multi and cluster is not None and cluster.kernels >= spec.replicas)
     cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas, option=spec.option, keras=plan.keras,
-               probe=spec.strategy == "multi_worker_mirrored" and not straggler and not my_kill)
+               probe=spec.strategy == "multi_worker_mirrored" and not straggler and not my_kill,
+               # the probe also times one small collective: each sparse gradient queues three
+               sparse_gradients=bool(basis is not None and basis.sparse_gradient_bytes))
     if my_kill:
         cfg["backup_dir"] = str(work / f"backup-{spec.label.replace(':', '-')}{tag}{'-slow' if straggler else ''}")
         cfg["save_freq"] = SAVE_FREQ_STEPS

@@ -40,6 +40,7 @@ class Basis:
     optimizer: str = "sgd"             # its optimizer's kind (slots per variable)
     non_trainable_params: float = 0.0  # weights no optimizer updates (float32): a PS worker reads them a step
     sync_batch_norm_layers: int = 0    # BatchNormalization(synchronized=True) layers of the model
+    sparse_gradient_tensors: Optional[int] = None  # IndexedSlices gradients a step (None: one, with sparse bytes)
     # one small all-reduce between the run's workers, measured in its cluster (the probe);
     # None: the model's hop latency
     small_allreduce_seconds: Optional[float] = None
@@ -65,6 +66,8 @@ def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
         workload["sync_batch_norm_layers"] = int(b.sync_batch_norm_layers)
     if b.sparse_gradient_bytes:
         workload["sparse_gradient_bytes_per_example"] = b.sparse_gradient_bytes
+        if b.sparse_gradient_tensors is not None:
+            workload["sparse_gradient_tensors"] = int(b.sparse_gradient_tensors)
     return parse_scenario({
         "schema": SCHEMA, "name": f"bench {strategy}:{replicas}", "workload": workload,
         "hardware": {"device": "custom", "device_memory_gib": 1e6, "devices_per_host": replicas if mirrored else 1,

@@ -40,7 +40,8 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[Calibration] = No
                           cpu_seconds_per_byte=cpu, sync_seconds=sync, cores=found.cores or b.cores or 1,
                           variables=found.variables, optimizer=found.optimizer or "sgd", ps_costs=b.ps_costs,
                           non_trainable_params=found.non_trainable_params,
-                          sync_batch_norm_layers=found.sync_batch_norm_layers)
+                          sync_batch_norm_layers=found.sync_batch_norm_layers,
+                          sparse_gradient_tensors=found.sparse_gradient_tensors)
     return basis, share
 
 

@@ -265,7 +265,8 @@ def run(cfg) -> dict:
                  "string_inputs": bool(shapes.string_inputs(tf, one.element_spec)),
                  "ragged_or_sparse_inputs": bool(shapes.ragged_or_sparse_inputs(tf, one.element_spec)),
                  "steps_per_execution": counts.steps_per_execution(counted),
-                 "sync_batch_norm_layers": counts.synchronized_batch_norms(tf, counted)}
+                 "sync_batch_norm_layers": counts.synchronized_batch_norms(tf, counted),
+                 "sparse_tensors": g.sparse_tensors}
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
             "gradients": grads, "devices": devices, "jit_compile_off": xla_off,
             "run_eagerly_off": eager_off}
@@ -310,7 +311,8 @@ def run(cfg) -> dict:
     if cfg.get("probe") and cfg["strategy"] == "multi_worker_mirrored":
         try:  # the run is measured: a probe that fails costs its figure, not the run
             info["probe"] = _probe(tf, strategy, cfg.get("index", 0) == 0,
-                                   small_allreduce=counts.synchronized_batch_norms(tf, model) > 0)
+                                   small_allreduce=counts.synchronized_batch_norms(tf, model) > 0
+                                   or bool(cfg.get("sparse_gradients")))
         except Exception as e:  # noqa: BLE001 - reported in the run's notes
             from rung.failures import failure_line
 

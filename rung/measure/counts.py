@@ -43,6 +43,9 @@ class GradientCounts:
     # Embedding tables whose gradient reached the optimizer dense: (layer name, parameters,
     # what made it dense when rung can tell, else "")
     dense_tables: list = field(default_factory=list)
+    # IndexedSlices gradients a step hands its optimizers (one per embedding table and call):
+    # under multi-worker each is all-gathered by three collectives in sequence
+    sparse_tensors: int = 0
 
 
 def _is_optimizer(x) -> bool:
@@ -127,7 +130,7 @@ def gradient_counts(tf, model, batch, step_fn=None) -> GradientCounts:
         return GradientCounts(params, 0, dense, 0, dtype, observed=False, variables=len(variables))
     # every call of the step exchanges its gradients (a GAN's discriminator and generator
     # updates are two all-reduces of one step)
-    dense = sparse = emb = 0
+    dense = sparse = emb = tensors = 0
     for grads, tvars, _ in calls:
         for v, g in zip(tvars, grads):
             if g is None:
@@ -135,6 +138,7 @@ def gradient_counts(tf, model, batch, step_fn=None) -> GradientCounts:
             if isinstance(g, tf.IndexedSlices):
                 sparse += _n(g.values.shape) * _size(g.values.dtype) + _n(g.indices.shape) * _size(g.indices.dtype)
                 emb += _n(v.shape)
+                tensors += 1
             else:
                 dense += _n(g.shape) * _size(g.dtype)
     used = []
@@ -142,7 +146,7 @@ def gradient_counts(tf, model, batch, step_fn=None) -> GradientCounts:
         if all(opt is not u for u in used):
             used.append(opt)
     return GradientCounts(params, emb, dense, sparse, dtype, variables=len(variables), optimizers=used,
-                          dense_tables=_dense_tables(tf, model, calls))
+                          dense_tables=_dense_tables(tf, model, calls), sparse_tensors=tensors)
 
 
 def synchronized_batch_norms(tf, model) -> int:

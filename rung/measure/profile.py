@@ -280,6 +280,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         # Embedding tables whose gradient came dense (an embeddings_regularizer, a tied output)
         "dense_embedding_params": sum(n for _, n, _ in g.dense_tables),
         "sync_batch_norm_layers": counts.synchronized_batch_norms(tf, model),
+        "sparse_gradient_tensors": g.sparse_tensors,
         "stateful_rnn_layers": counts.stateful_rnns(tf, model),
         "dense_embedding_tables": [f"{name} ({n:,} parameters{', ' + why if why else ''})"
                                    for name, n, why in g.dense_tables],

@@ -215,6 +215,22 @@ def small_allreduce_seconds(hosts, devices_per_host, links: Links):
             + ring_allreduce_seconds(0.0, h, 1.0, links.inter_host_hop_seconds))
 
 
+# tf.distribute's CollectiveAllReduce all-gathers an IndexedSlices gradient in three
+# collectives, one after another (`CollectiveReplicaLauncher.all_reduce_indexed_slices`,
+# TensorFlow 2.21): every replica's row count, then its rows and their indices, padded to
+# the longest (five CollectiveGatherV2 ops in the graph, two of them in each branch of a
+# cond, three run). Multi-worker orders its collectives (an ordering token), so they queue.
+SPARSE_GATHER_COLLECTIVES_PER_TENSOR = 3
+
+
+def sparse_gather_latency_seconds(tensors, allreduce_seconds):
+    """The latency sparse gradients add to a synchronous step beyond their bytes: each
+    IndexedSlices gradient's three collectives in sequence
+    (`SPARSE_GATHER_COLLECTIVES_PER_TENSOR`), each waiting one small collective's latency."""
+    return np.asarray(tensors, dtype=float) * SPARSE_GATHER_COLLECTIVES_PER_TENSOR * np.asarray(allreduce_seconds,
+                                                                                                 dtype=float)
+
+
 def sync_batch_norm_seconds(layers, allreduce_seconds):
     """What synchronized BatchNorm layers add to a step: each layer's six small
     all-reduces (`SYNC_BN_COLLECTIVES_PER_LAYER`) run one after another, and the layers

@@ -94,6 +94,15 @@ def sparse_bytes_per_example(s: Scenario) -> float:
     return float(ps.DEFAULT_SPARSE_GRADIENT_BYTES_PER_EXAMPLE)
 
 
+def sparse_gradient_tensors(s: Scenario) -> int:
+    """IndexedSlices gradients a step: as measured, else one when the workload has
+    embedding rows to exchange (0 without)."""
+    if sparse_bytes_per_example(s) <= 0:
+        return 0
+    n = s.workload.sparse_gradient_tensors
+    return 1 if n is None else int(n)
+
+
 def replica(s: Scenario, per_device_batch=None) -> memory.ReplicaMemory:
     w = s.workload
     return memory.replica_memory(w.params, w.optimizer, w.param_dtype, w.mixed_precision,
@@ -167,6 +176,10 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     sparse_bytes = sparse_bytes_per_example(s) * np.asarray(batch, dtype=float) * k
     sp_intra, sp_inter = comm.sparse_allgather_seconds(sparse_bytes, h, d, intra_bw, inter_bw, links, intra_eff)
     sparse = np.where((h * d > 1) & (sparse_bytes > 0), np.where(d > 1, sp_intra, 0.0) + sp_inter * slowdown, 0.0)
+    # each sparse gradient's three collectives in sequence, once a step (the k micro-batches'
+    # rows go in one exchange, as their bytes do): latency
+    sparse = sparse + np.where(h * d > 1, comm.sparse_gather_latency_seconds(
+        sparse_gradient_tensors(s), comm.small_allreduce_seconds(h, d, links)), 0.0)
     # the fixed cost of a synchronous step: real hosts', or the test bed's own, measured
     # between its hosts (0 inside one test host)
     fixed = links.sync_step_seconds if testbed is None else np.where(h > 1, testbed.sync_seconds, 0.0)

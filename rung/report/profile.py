@@ -58,8 +58,10 @@ def render(p: dict, console: Console | None = None) -> None:
               + (f"; {int(p['non_trainable_params']):,} not trained (frozen layers, BatchNorm statistics: held by "
                  "every replica, read from the PS every step)" if p.get("non_trainable_params") else ""))
     t.add_row("optimizer", f"{p['optimizer_class']} → {p['optimizer']}; slots {u.gib(p['optimizer_slot_bytes'])}")
+    tensors = p.get("sparse_gradient_tensors")
     t.add_row("gradients/step", f"dense {u.gib(p['gradient_bytes_dense'])}, sparse (IndexedSlices) "
-                                f"{u.gib(p['gradient_bytes_sparse'])}")
+                                f"{u.gib(p['gradient_bytes_sparse'])}"
+              + (f" in {tensors} tensor(s): three collectives each, in sequence, under multi-worker" if tensors else ""))
     act = p["activation_bytes_per_example"]
     t.add_row("activations", ("n/a" if act is None else f"{u.gib(act)} per example")
               + (f" + {u.gib(p['activation_bytes_fixed'])} per step" if p.get("activation_bytes_fixed") else "")

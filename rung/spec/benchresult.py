@@ -92,6 +92,7 @@ class BasisRecord(_Record):
     optimizer: Optional[str] = None
     non_trainable_params: float = Field(default=0.0, ge=0)
     sync_batch_norm_layers: int = Field(default=0, ge=0)
+    sparse_gradient_tensors: Optional[int] = Field(default=None, ge=0)
 
 
 class BenchRun(_Record):

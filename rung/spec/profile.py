@@ -25,7 +25,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "loss_scaled_for_replicas", "string_inputs", "steps_per_execution", "keras3_import",
                  "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "worker_input",
                  "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
-                 "sync_batch_norm_layers", "stateful_rnn_layers", "non_trainable_params",
+                 "sync_batch_norm_layers", "sparse_gradient_tensors", "stateful_rnn_layers", "non_trainable_params",
                  "optimizer_accumulation_steps", "strategy_failure",
                  "strategy_fails_on_one_device")
 _FLOATS = ("params", "non_trainable_params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
@@ -46,6 +46,7 @@ class Profile(BaseModel):
     embedding_params: float = 0.0
     dense_embedding_params: float = 0.0  # Embedding tables whose gradient came dense (rung.measure.counts)
     sync_batch_norm_layers: int = 0  # BatchNormalization(synchronized=True) layers (rung.measure.counts)
+    sparse_gradient_tensors: Optional[int] = None  # IndexedSlices gradients a step (rung.measure.counts)
     stateful_rnn_layers: int = 0     # recurrent layers with stateful=True (rung.measure.counts)
     param_dtype: str = "float32"
     mixed_precision: bool = False
@@ -112,6 +113,7 @@ def workload_block(profile: Profile, step_time_cv: Optional[float] = None) -> di
             block[k] = [float(x) for x in block[k]]
     if block.get("embedding_params", 0) == 0:
         block.pop("sparse_gradient_bytes_per_example", None)
+        block.pop("sparse_gradient_tensors", None)
     block["step_seconds_source"] = "measured"
     if profile.keras is not None:
         block["step_keras"] = profile.keras

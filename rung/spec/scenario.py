@@ -106,6 +106,12 @@ class Workload(_Block):
     # step, six small all-reduces in sequence that the predicted step pays in latency
     # (`comm.sync_batch_norm_seconds`; SYNC_BATCH_NORM). `rung profile` counts them.
     sync_batch_norm_layers: Annotated[int, Field(ge=0)] = 0
+    # v1 extension (optional): sparse (IndexedSlices) gradients a step, one per embedding
+    # table the step looks rows up in. Under multi-worker each is all-gathered by three
+    # collectives in sequence (its rows' count, then its rows and their indices), which the
+    # predicted step pays in latency (`comm.sparse_gather_latency_seconds`). Absent: one,
+    # when the workload has embedding parameters. `rung profile` counts them.
+    sparse_gradient_tensors: Optional[Annotated[int, Field(ge=0)]] = None
     # v1 extension (optional): weights no optimizer updates (a frozen base's layers,
     # BatchNorm's moving statistics), which `params` (trainable) leaves out. Every replica
     # holds them; under parameter servers they live on the PS and every worker reads them

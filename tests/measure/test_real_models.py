@@ -50,6 +50,11 @@ def profiles():
 def test_counts_from_the_models_own_train_step(profiles, name, params, embedding, dense, sparse, slots):
     p = profiles[name]
     assert (p["params"], p["embedding_params"]) == (params, embedding)
+    # one IndexedSlices gradient per table looked up: custom_step's one, wide_deep's two
+    assert p["sparse_gradient_tensors"] == {"custom_step": 1, "wide_deep": 2}.get(name, 0)
+    if embedding:  # and the plan takes the count (without embedding rows it has nothing to gather)
+        from rung.spec.profile import Profile, workload_block
+        assert workload_block(Profile.model_validate(p))["sparse_gradient_tensors"] == p["sparse_gradient_tensors"]
     assert (p["gradient_bytes_dense"], p["gradient_bytes_sparse"]) == (dense, sparse)
     assert p["optimizer_slot_bytes"] == slots and p["gradients_observed"]
 
@@ -173,14 +178,23 @@ def test_verdicts_are_stable_over_repeated_profiles():
 
 
 def test_bench_runs_a_subclassed_model_under_its_strategies(tmp_path):
+    """Its own train_step hands the optimizer one IndexedSlices gradient (its embedding's
+    rows): the multi-worker run times one small collective in its cluster and predicts
+    the gradient's three in sequence with it."""
     r = subprocess.run([sys.executable, "-m", "rung", "bench", str(HERE / "custom_step.py"), "--runs",
-                        "single_device,mirrored:2", "--steps", "4", "--warmup", "1", "--json"],
+                        "single_device,mirrored:2,multi_worker_mirrored:2", "--steps", "4", "--warmup", "1", "--json"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-800:]
     out = json.loads(r.stdout)
     runs = {(run["strategy"], run["replicas"]): run for run in out["runs"]}
-    assert set(runs) == {("single_device", 1), ("mirrored", 2)}
+    assert set(runs) == {("single_device", 1), ("mirrored", 2), ("multi_worker_mirrored", 2)}
     assert all(run["examples_per_second"] > 0 for run in runs.values())
+    mw = runs[("multi_worker_mirrored", 2)]
+    assert out["basis"]["sparse_gradient_tensors"] == 1
+    latency = mw["small_allreduce_seconds"]
+    assert 0 < latency < 0.05  # a few bytes between two processes on loopback
+    # the exchange term is the three latencies and the bytes (9 KB on loopback: microseconds)
+    assert 0 <= mw["predicted_terms"]["comm"] - 3 * latency < 1e-3
 
 
 def test_try_fixes_reports_a_speedup_only_outside_its_interval():

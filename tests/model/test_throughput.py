@@ -64,6 +64,34 @@ def test_synchronized_batch_norm_adds_six_small_all_reduces_a_layer_in_every_mic
     assert measured.sync_batch_norm_seconds == pytest.approx(53 * 6 * 1e-3)
 
 
+def test_each_sparse_gradient_queues_three_small_collectives_once_a_step():
+    """An IndexedSlices gradient under multi-worker: its rows' count, then its rows and
+    their indices, all-gathered in sequence (three latencies), beside its bytes."""
+    emb = {"embedding_params": 20e6, "sparse_gradient_bytes_per_example": 1000.0}
+    links = t.comm.DEFAULT_LINKS.with_(small_allreduce_seconds=2e-3)
+    one, two = (t.predict_sync(scenario(workload={**emb, "sparse_gradient_tensors": n}), "multi_worker_mirrored",
+                               2, 8, links) for n in (1, 2))
+    assert two.sparse_exchange_seconds - one.sparse_exchange_seconds == pytest.approx(3 * 2e-3)
+    assert two.step_seconds - one.step_seconds == pytest.approx(3 * 2e-3)
+    # not measured: one table, the hierarchical ring's hops as for any small collective
+    unknown = t.predict_sync(scenario(workload=emb), "multi_worker_mirrored", 2, 8)
+    counted = t.predict_sync(scenario(workload={**emb, "sparse_gradient_tensors": 1}), "multi_worker_mirrored", 2, 8)
+    none = t.predict_sync(scenario(workload={**emb, "sparse_gradient_tensors": 0}), "multi_worker_mirrored", 2, 8)
+    assert unknown.sparse_exchange_seconds == pytest.approx(counted.sparse_exchange_seconds)
+    assert counted.sparse_exchange_seconds - none.sparse_exchange_seconds == pytest.approx(3 * (14 * 5e-6 + 2 * 25e-6))
+    k4 = t.predict_sync(scenario(workload={**emb, "sparse_gradient_tensors": 2, "gradient_accumulation_steps": 4}),
+                        "multi_worker_mirrored", 2, 8, links)
+    k4_none = t.predict_sync(scenario(workload={**emb, "sparse_gradient_tensors": 0, "gradient_accumulation_steps": 4}),
+                             "multi_worker_mirrored", 2, 8, links)
+    # accumulated micro-batches exchange their rows once (their bytes x 4, their latency x 1)
+    assert k4.sparse_exchange_seconds - k4_none.sparse_exchange_seconds == pytest.approx(2 * 3 * 2e-3)
+    # no embedding rows to exchange, or one replica: nothing
+    dense = scenario(workload={"sparse_gradient_tensors": 3})
+    assert t.predict_sync(dense, "multi_worker_mirrored", 2, 8, links).sparse_exchange_seconds == 0
+    assert t.predict_sync(scenario(workload={**emb, "sparse_gradient_tensors": 2}), "single_device", 1, 1,
+                          links).sparse_exchange_seconds == 0
+
+
 def test_without_peer_to_peer_the_host_link_runs_at_half_rate():
     s = scenario(hardware={"intra_host": "pcie", "peer_to_peer": False})
     p = t.predict_sync(s, "mirrored", 1, 8)
