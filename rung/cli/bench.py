@@ -32,7 +32,8 @@ def register(sub) -> None:
                    help="local processes (default), or a Ray cluster: the same runs, placed by Ray")
     e.add_argument("--address", metavar="HOST:PORT", help="a running Ray cluster (default: a local Ray instance)")
     n = p.add_argument_group("test hosts (root)")
-    n.add_argument("--hosts", type=int, metavar="H", help="put each worker on its own network namespace (the PS tasks and coordinator on one more)")
+    n.add_argument("--hosts", type=int, metavar="H",
+                   help="put each worker on its own network namespace (the PS tasks and coordinator on one more)")
     n.add_argument("--link-mbit", type=float, metavar="B", help="shape every test host's link to B Mbit/s (tbf)")
     f = p.add_argument_group("failures")
     f.add_argument("--straggler", metavar="K:F", help="slow worker K's process by factor F")
