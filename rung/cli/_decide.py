@@ -70,13 +70,20 @@ def decide(args, links, profile=None):
     return scenario, decision, args.workload, profile
 
 
+def _without_prefix(line: str) -> str:
+    """A CLI error line without the program's own `rung: error: ` before it."""
+    return line.split("error: ", 1)[1] if line.startswith("rung: error: ") else line
+
+
 def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
     """A step measured on Keras 3 for a plan that runs on tf-keras (STEP_ON_OTHER_KERAS):
     measured again on tf-keras, and the plan made from that step when it still runs there
     (STEP_REMEASURED). When the tf-keras step leads to a plan on Keras 3, the first plan
-    stays and its warning says what the other step gives. `--keras` pins the measurement."""
+    stays and its warning says what the other step gives. `--keras` pins the measurement.
+    A workload that fails on tf-keras (its model does not build there: a Keras 3 argument,
+    say) cannot run the plan at all: STRATEGY_FAILS, first, in place of the step's warning."""
     from rung.cli._common import Progress
-    from rung.cli.profile import measure_apart
+    from rung.cli.profile import FailsOnKeras, measure_apart
     from rung.kerasfit import runs_on_tf_keras
     from rung.ladder import advise
     from rung.ladder import codes as C
@@ -94,6 +101,14 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
     try:
         with Progress(quiet=bool(getattr(args, "json", False))) as progress:
             other = measure_apart(args, args.workload, "tf_keras", progress.phase)
+    except FailsOnKeras as e:
+        del decision.warnings[at]
+        decision.warnings.insert(0, Finding(C.STRATEGY_FAILS,
+            f"rung init's train.py runs {decision.verdict} on tf-keras (TF_USE_LEGACY_KERAS=1: Keras 3's fit cannot "
+            f"run it), and the workload fails there: {_without_prefix(str(e))}. Write the model so it builds and "
+            "trains on tf-keras too (tf.keras as Keras 2 defines its layers and arguments) before launching; the "
+            "step the plan rests on is Keras 3's"))
+        return scenario, decision, profile, caveats
     except RuntimeError as e:
         add_to_warning(f". Measuring it on tf-keras here failed: {e}")
         return scenario, decision, profile, caveats

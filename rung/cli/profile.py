@@ -60,9 +60,15 @@ def measure(args, path: str):
     return Profile.model_validate(measured)
 
 
+class FailsOnKeras(RuntimeError):
+    """The workload itself fails on that Keras (the profile's exit 2: its model does not
+    build, or its pipeline or step fails there), not the measurement."""
+
+
 def measure_apart(args, path: str, keras: str, on_phase=None):
     """The measurement on `keras`, in a process of its own (one Keras per process: this one
-    may have imported TensorFlow already). Raises RuntimeError with the profile's one line."""
+    may have imported TensorFlow already). Raises RuntimeError with the profile's one line
+    (FailsOnKeras when the workload is what failed there)."""
     import subprocess
 
     from rung.spec.profile import Profile
@@ -77,7 +83,8 @@ def measure_apart(args, path: str, keras: str, on_phase=None):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         lines = r.stderr.strip().splitlines()
-        raise RuntimeError(lines[-1] if lines else f"rung profile --keras {keras} exited {r.returncode}")
+        line = lines[-1] if lines else f"rung profile --keras {keras} exited {r.returncode}"
+        raise (FailsOnKeras if r.returncode == 2 else RuntimeError)(line)
     return Profile.model_validate(json.loads(r.stdout))
 
 

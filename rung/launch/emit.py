@@ -160,7 +160,7 @@ def train_py(job: Job, workload: Path) -> str:
     body = ["    strategy = make_strategy(tf, args)",
             "    workload = load_workload(WORKLOAD)",
             "    with strategy.scope():",
-            "        model = workload.build_model()  # variables and optimizer created under the strategy",
+            "        model = build(workload)  # variables and optimizer created under the strategy",
             "    check_model(tf, model)",
             "    global_batch = args.batch * strategy.num_replicas_in_sync",
             "    report = reporting(tf, args, global_batch)",

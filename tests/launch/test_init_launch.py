@@ -331,6 +331,19 @@ def test_a_keras_3_import_is_warned_at_init_and_stops_launch_at_once(tmp_path):
 
 
 @pytest.mark.tf
+def test_a_model_written_for_keras_3_alone_stops_train_py_on_tf_keras_in_one_line():
+    # LeakyReLU(negative_slope=...) is Keras 3's argument (tf-keras: alpha): the model builds
+    # on Keras 3 and not on tf-keras, where multi-worker fit runs. Before, the launch's line
+    # was the middle of a traceback ("... validate_kwargs(kwargs, allowed_kwargs) | ..."), exit 1
+    path = HERE.parent / "measure" / "workloads" / "keras3_args.py"
+    r = rung("launch", str(path), "--strategy", "multi_worker_mirrored", "--engine", "local", "--steps", "2")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"rung: error: {path}: build_model() raised TypeError: ") and "negative_slope" in line
+    assert "(line 18)" in line and "train.py runs multi_worker_mirrored on tf-keras" in line
+
+
+@pytest.mark.tf
 def test_a_file_on_tf_keras_itself_gets_a_train_py_on_tf_keras_for_every_strategy(tmp_path):
     # `import tf_keras as keras` (the Keras 3 migration guide's way to keep Keras 2): before,
     # a single-device or mirrored train.py ran on Keras 3, whose fit cannot take that model

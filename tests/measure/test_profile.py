@@ -309,6 +309,23 @@ def test_advise_measures_the_step_again_on_the_keras_its_plan_runs_on():
     assert k3_ms > 0
 
 
+def test_a_model_that_builds_only_on_keras_3_gets_strategy_fails_on_a_plan_that_runs_on_tf_keras():
+    """keras.io's examples are written for Keras 3: a layer argument tf-keras does not know
+    (LeakyReLU's negative_slope) builds on Keras 3, where the step is measured, and fails on
+    tf-keras, where a multi-worker fit runs. Before, the plan said only that its step was
+    Keras 3's (STEP_ON_OTHER_KERAS), with the failure at the end of that warning's words."""
+    hw = Path(EXAMPLES["mlp"]).parents[1] / "hardware.yaml"   # hosts of one CPU device
+    r = run_cli("advise", str(HERE / "workloads" / "keras3_args.py"), "--hardware", str(hw), "--target", "1e7",
+                "--steps", "6", "--warmup", "2", "--no-replica-check", "--json")
+    assert r.returncode == 0, r.stderr[-800:]
+    d = json.loads(r.stdout)
+    codes = [w["code"] for w in d["warnings"]]
+    assert d["verdict"] == "multi_worker_mirrored" and "STEP_ON_OTHER_KERAS" not in codes, codes
+    said = next(w["message"] for w in d["warnings"] if w["code"] == "STRATEGY_FAILS")
+    assert "build_model() raised TypeError" in said and "negative_slope" in said and "(line 18)" in said  # LeakyReLU(negative_slope=...)
+    assert "tf-keras" in said and "rung: error" not in said
+
+
 def test_cli_a_shape_bug_in_the_users_model_is_exit_2_one_line(tmp_path):
     path = tmp_path / "shape_bug.py"
     path.write_text(BAD["shape_bug.py"][0])
