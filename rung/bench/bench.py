@@ -377,8 +377,10 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     shares_cores = not (multi and cluster is not None and cluster.kernels >= spec.replicas)
     cfg = dict(base, strategy=spec.strategy, replicas=spec.replicas, option=spec.option, keras=plan.keras,
                probe=spec.strategy == "multi_worker_mirrored" and not straggler and not my_kill,
-               # the probe also times one small collective: each sparse gradient queues three
-               sparse_gradients=bool(basis is not None and basis.sparse_gradient_bytes))
+               # the probe also times one small collective when the model queues some: six a
+               # synchronized BatchNorm layer, three a sparse gradient (the basis counted both)
+               small_allreduce=bool(basis is not None and (basis.sync_batch_norm_layers
+                                                           or basis.sparse_gradient_bytes)))
     if my_kill:
         cfg["backup_dir"] = str(work / f"backup-{spec.label.replace(':', '-')}{tag}{'-slow' if straggler else ''}")
         cfg["save_freq"] = SAVE_FREQ_STEPS

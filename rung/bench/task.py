@@ -311,8 +311,7 @@ def run(cfg) -> dict:
     if cfg.get("probe") and cfg["strategy"] == "multi_worker_mirrored":
         try:  # the run is measured: a probe that fails costs its figure, not the run
             info["probe"] = _probe(tf, strategy, cfg.get("index", 0) == 0,
-                                   small_allreduce=counts.synchronized_batch_norms(tf, model) > 0
-                                   or bool(cfg.get("sparse_gradients")))
+                                   small_allreduce=bool(cfg.get("small_allreduce")))
         except Exception as e:  # noqa: BLE001 - reported in the run's notes
             from rung.failures import failure_line
 

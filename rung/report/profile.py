@@ -50,8 +50,9 @@ def render(p: dict, console: Console | None = None) -> None:
     pipe = p["pipeline_seconds_per_batch"]
     alone = (f"delivers a batch every {u.seconds(pipe)} beyond that cost" if pipe and pipe >= 1e-6
              else "costs no more per batch than that fixed cost")
-    t.add_row("", Text(f"wait net of next()'s fixed cost {u.seconds(p['iterator_overhead_seconds'])} "
-                       f"(raw {u.seconds(p['input_wait_seconds_raw'])}); the pipeline alone {alone}", style="dim"))
+    t.add_row("", Text(f"the wait is net of next()'s fixed cost ({u.seconds(p['iterator_overhead_seconds'])} a "
+                       f"call; {u.seconds(p['input_wait_seconds_raw'])} before it is taken off); the pipeline "
+                       f"alone {alone}", style="dim"))
     t.add_row("throughput", u.rate(p["per_device_batch"] / p["step_seconds"]))
     t.add_row("parameters", f"{int(p['params']):,} trainable ({p['param_dtype']}, policy {p['mixed_precision_policy']})"
               + (f", {int(p['embedding_params']):,} in embedding tables" if p["embedding_params"] else "")
