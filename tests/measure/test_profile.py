@@ -322,7 +322,8 @@ def test_a_model_that_builds_only_on_keras_3_gets_strategy_fails_on_a_plan_that_
     codes = [w["code"] for w in d["warnings"]]
     assert d["verdict"] == "multi_worker_mirrored" and "STEP_ON_OTHER_KERAS" not in codes, codes
     said = next(w["message"] for w in d["warnings"] if w["code"] == "STRATEGY_FAILS")
-    assert "build_model() raised TypeError" in said and "negative_slope" in said and "(line 18)" in said  # LeakyReLU(negative_slope=...)
+    # the line of LeakyReLU(negative_slope=...) in the file
+    assert "build_model() raised TypeError" in said and "negative_slope" in said and "(line 18)" in said
     assert "tf-keras" in said and "rung: error" not in said
 
 
