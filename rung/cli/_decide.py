@@ -70,11 +70,6 @@ def decide(args, links, profile=None):
     return scenario, decision, args.workload, profile
 
 
-def _without_prefix(line: str) -> str:
-    """A CLI error line without the program's own `rung: error: ` before it."""
-    return line.split("error: ", 1)[1] if line.startswith("rung: error: ") else line
-
-
 def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
     """A step measured on Keras 3 for a plan that runs on tf-keras (STEP_ON_OTHER_KERAS):
     measured again on tf-keras, and the plan made from that step when it still runs there
@@ -103,9 +98,10 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
             other = measure_apart(args, args.workload, "tf_keras", progress.phase)
     except FailsOnKeras as e:
         del decision.warnings[at]
+        why = str(e).removeprefix("rung: error: ")
         decision.warnings.insert(0, Finding(C.STRATEGY_FAILS,
             f"rung init's train.py runs {decision.verdict} on tf-keras (TF_USE_LEGACY_KERAS=1: Keras 3's fit cannot "
-            f"run it), and the workload fails there: {_without_prefix(str(e))}. Write the model so it builds and "
+            f"run it), and the workload fails there: {why}. Write the model so it builds and "
             "trains on tf-keras too (tf.keras as Keras 2 defines its layers and arguments) before launching; the "
             "step the plan rests on is Keras 3's"))
         return scenario, decision, profile, caveats
