@@ -21,10 +21,11 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                        + (f" · test hosts: {b.hosts}, shaped to {b.link_mbit:g} Mbit/s" if b.link_mbit else ""),
                        style="dim"))
     t = Table(box=None, pad_edge=False, header_style="bold")
-    widest = max([len(r.name) for r in b.runs] + [len(f.run) for f in b.failed])
+    # the figures and their headings are never cut: where the width is short, a run's label
+    # folds onto a second line instead
     for col in ("run", "keras", "ex/s", "p50", "p95", "eff.", "grad B/step", "predicted", "error"):
         t.add_column(col, justify="left" if col in ("run", "keras") else "right",
-                     **({"no_wrap": True, "min_width": widest} if col == "run" else {}))
+                     **({"overflow": "fold"} if col == "run" else {"no_wrap": True}))
     for r in b.runs:
         label = r.name
         err = r.prediction_error

@@ -348,3 +348,39 @@ def test_a_parameter_server_step_is_the_median_of_the_epochs_of_one_fit():
     # a fit whose epoch ends were not seen: the whole fit, per step
     one = step_stats({"async": True, "steps": 20, "start": 0.0, "end": 0.5}, 3, 32)
     assert one["step_seconds_mean"] == pytest.approx(0.5 / 20) and one["fit_fixed_seconds"] is None
+
+
+def test_the_bench_table_keeps_its_headings_and_figures_whole_at_80_columns():
+    """A pipe or a CI log is 80 columns: the headings and figures were cut to "kera…",
+    "fail…", "pred…" to make room for the widest run label. The label folds instead."""
+    import io
+
+    from rich.console import Console
+
+    from rung.report.bench import render
+    from rung.spec.benchresult import BenchResult
+
+    def run(strategy, replicas, keras):
+        return {"strategy": strategy, "replicas": replicas, "keras": keras, "examples_per_second": 12345.0,
+                "step_seconds_p50": 0.04, "step_seconds_p95": 0.05, "scaling_efficiency": 0.5,
+                "gradient_bytes_per_step": 1.6e6, "predicted_step_seconds": 0.03, "prediction_error": -0.2}
+
+    slowed = "multi_worker_mirrored:2 (worker 1 slowed 3x)"
+    b = {"schema": "rung/bench/v1", "workload": "w.py", "per_replica_batch": 8, "steps": 10, "warmup": 2,
+         "cores": 2, "hosts": 1, "link_mbit": None,
+         "link": {"where": "loopback", "bytes_per_second": 1e9, "rtt_seconds": 1e-4},
+         "runs": [run("single_device", 1, "keras3"), run("parameter_server", 2, "tf_keras")],
+         "failed": [{"run": slowed, "strategy": "multi_worker_mirrored", "replicas": 2, "error": "boom"}],
+         "calibration": None, "notes": []}
+    out = io.StringIO()
+    render(BenchResult.model_validate(b), Console(file=out, width=80))
+    text = out.getvalue()
+    assert all(len(line) <= 80 for line in text.splitlines())
+    table = text[text.index("run "):text.index(f"{slowed} failed: boom")]
+    assert "…" not in table
+    assert table.split("\n")[0].split() == ["run", "keras", "ex/s", "p50", "p95", "eff.", "grad", "B/step",
+                                            "predicted", "error"]
+    assert table.count("tf_keras") == 1 and table.count("12,345") == 2 and table.count("failed") == 1
+    # every character of the folded label is there, in order
+    assert slowed.replace(" ", "") in "".join(line[:line.index("  ")] if "  " in line else line
+                                              for line in table.splitlines()[1:]).replace(" ", "")
