@@ -106,11 +106,18 @@ def _gradient_bytes(strategy: str, n: int, dense: float, sparse: float) -> float
     return 2 * (n - 1) / n * dense + (n - 1) * sparse
 
 
-def _surface_input_error(err: BenchError) -> None:
+def _surface_input_error(err: BenchError, chose_tf_keras: bool = False) -> None:
+    """The workload's own error (bad input: exit 2, one line). `chose_tf_keras`: rung ran
+    the file on tf-keras for every run (multi-worker and parameter servers run only there),
+    and a model that does not build there may be one written for Keras 3 alone: said."""
     text = str(err)
     if "InputError: " in text:
-        raise InputError(text.split("InputError: ", 1)[1].split(":")[0], None,
-                         text.split("InputError: ", 1)[1].split(": ", 1)[-1]) from None
+        message = text.split("InputError: ", 1)[1].split(": ", 1)[-1]
+        if chose_tf_keras and "build_model() raised" in message:
+            message += ("; every run of this bench is on tf-keras (multi-worker and parameter-server fit run only "
+                        "there, and so does their one-device basis), so the model must build on tf-keras too "
+                        "(tf.keras as Keras 2 defines its layers and arguments)")
+        raise InputError(text.split("InputError: ", 1)[1].split(":")[0], None, message) from None
 
 
 def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmup: int = 3,
@@ -214,7 +221,8 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     if spec.strategy == "single_device" and spec.keras is None:
                         raise
                     failed.append({"run": label, "strategy": spec.strategy, "replicas": spec.replicas,
-                                   "option": spec.option, "error": str(e)})
+                                   "option": spec.option, "error": str(e) + _builds_on_keras_3_only(
+                                       str(e), plan_keras(spec), out_runs)})
                     if on_run:
                         on_run(f"{label} failed; going on")
                     return None
@@ -400,7 +408,8 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
                               restarts=1, warm=starter, netns=netns)
     except BenchError as e:
         if plan.keras == keras_for("single_device", base.get("model")):
-            _surface_input_error(e)  # the file itself is at fault: exit 2, one line
+            _surface_input_error(e, chose_tf_keras=bool((base.get("model") or {}).get("tf_keras_runs")))
+            # (the file itself is at fault: exit 2, one line)
         # else the file ran on the single-device run's Keras, and this run's Keras is what
         # fails (a model built from Keras 3's own `import keras`, under tf-keras): the
         # run's failure, recorded, and the bench goes on
@@ -505,6 +514,18 @@ def _testbed_sync(probe: dict, basis: predict.Basis, replicas: int, shares_cores
                    sparse_gradient_bytes=0.0, step_time_cv=0.0, sync_seconds=0.0, variables=2, optimizer="sgd")
     without = predict.predict_step_seconds(tiny, "multi_worker_mirrored", replicas, shares_cores=shares_cores)["step"]
     return max(0.0, step - without)
+
+
+def _builds_on_keras_3_only(error: str, keras: str, done: list[dict]) -> str:
+    """What to add to a failed run's error when build_model() raised on tf-keras after
+    building on Keras 3 in an earlier run of this bench: a model written for Keras 3 alone
+    (an argument tf-keras does not know, say), which train.py cannot run either; or ''."""
+    if keras != "tf_keras" or "build_model() raised" not in error or \
+            not any(r.get("keras") == "keras3" for r in done):
+        return ""
+    return ("; the model built on Keras 3 in this bench's one-device run and not on tf-keras, where this run is "
+            "(rung init's train.py runs multi-worker and parameter servers there): it must build on tf-keras too "
+            "(tf.keras as Keras 2 defines its layers and arguments)")
 
 
 def _whole_run(attempts: list[dict], warmup: int, total_steps: int, global_batch: int,

@@ -472,3 +472,24 @@ def test_a_run_whose_keras_cannot_build_the_model_fails_alone():
     (failed,) = b["failed"]
     assert failed["strategy"] == "multi_worker_mirrored"
     assert "Keras 3 model (VAE) under tf-keras" in failed["error"] and "from tensorflow import keras" in failed["error"]
+
+
+def test_a_model_written_for_keras_3_alone_fails_its_runs_on_tf_keras_with_what_to_change():
+    # LeakyReLU(negative_slope=...) is Keras 3's argument (tf-keras calls it alpha): the file
+    # builds from tf.keras, so the one-device run is on Keras 3 and the runs on tf-keras (the
+    # basis for them, and multi-worker) fail to build. Before, they said only what was raised
+    path = os.path.join(os.path.dirname(__file__), "..", "measure", "workloads", "keras3_args.py")
+    r, _ = bench(path, "--runs", "single_device,mirrored:2,multi_worker_mirrored:2", "--steps", "3", "--warmup", "1")
+    assert r.returncode == 1, r.stderr[-800:]
+    b = json.loads(r.stdout)
+    assert [(x["strategy"], x["keras"]) for x in b["runs"]] == [("single_device", "keras3"), ("mirrored", "keras3")]
+    assert [f["run"] for f in b["failed"]] == ["single_device@tf_keras", "multi_worker_mirrored:2"]
+    for f in b["failed"]:
+        assert "build_model() raised" in f["error"] and "negative_slope" in f["error"], f["error"]
+        assert "(line 18)" in f["error"] and "it must build on tf-keras too" in f["error"], f["error"]
+    # with runs on tf-keras alone, the one-device run is on tf-keras too: the file cannot run
+    # at all (exit 2, one line), and the line says it was tf-keras, chosen by rung
+    r, _ = bench(path, "--runs", "single_device,multi_worker_mirrored:2", "--steps", "3", "--warmup", "1")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr[-800:]
+    assert "negative_slope" in r.stderr and "(line 18)" in r.stderr
+    assert "every run of this bench is on tf-keras" in r.stderr and "must build on tf-keras too" in r.stderr
