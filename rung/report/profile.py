@@ -56,8 +56,9 @@ def render(p: dict, console: Console | None = None) -> None:
     t.add_row("throughput", u.rate(p["per_device_batch"] / p["step_seconds"]))
     t.add_row("parameters", f"{int(p['params']):,} trainable ({p['param_dtype']}, policy {p['mixed_precision_policy']})"
               + (f", {int(p['embedding_params']):,} in embedding tables" if p["embedding_params"] else "")
-              + (f"; {int(p['non_trainable_params']):,} not trained (frozen layers, BatchNorm statistics: held by "
-                 "every replica, read from the PS every step)" if p.get("non_trainable_params") else ""))
+              + (f"; {int(p['non_trainable_params']):,} not trained (weights the optimizer does not "
+                 "update, such as frozen layers, BatchNorm statistics or a distiller's teacher: held by every "
+                 "replica, read from the PS every step)" if p.get("non_trainable_params") else ""))
     t.add_row("optimizer", f"{p['optimizer_class']} → {p['optimizer']}; slots {u.gib(p['optimizer_slot_bytes'])}")
     tensors = p.get("sparse_gradient_tensors")
     t.add_row("gradients/step", f"dense {u.gib(p['gradient_bytes_dense'])}, sparse (IndexedSlices) "
@@ -179,8 +180,8 @@ def replica_line(rc: dict) -> str:
     if not rc.get("checked"):
         return "not checked (see the notes)"
     what = {"scaled": "scaled for replicas as Keras' own loss is",
-            "not_scaled": "NOT scaled: " + ("a sum over the batch" if rc.get("loss_over_batch") == "sum"
-                                            else "a per-replica mean") + ", N times the update under N replicas",
+            "not_scaled": "NOT scaled: " + {"sum": "a sum over the batch, ", "mean": "a per-replica mean, "}.get(
+                rc.get("loss_over_batch"), "not divided by the global batch: ") + "N times the update under N replicas",
             "over_scaled": "divided across replicas twice: 1/N of the update",
             "unclear": "unclear (random layers or per-replica statistics)"}[rc["verdict"]]
     return f"{what} (summed gradients of {rc['replicas']} replicas {rc['gradient_ratio']:.2f}x one device's)"
