@@ -63,8 +63,11 @@ def blocks(args, measured_eps: Optional[float] = None, require: bool = True):
         fleet["preemptible"] = True
     if "device" not in hw:
         if require:
+            goal_too = "" if "target_examples_per_second" in goal else \
+                " and a goal: --target EXAMPLES_PER_SECOND (both are needed)"
             raise InputError("--hardware", None, "planning from a workload needs the hardware on offer: "
-                                                 "--hardware HW.yaml or --device NAME (see `rung catalog`)")
+                                                 "--hardware HW.yaml or --device NAME (see `rung catalog`)"
+                                                 + goal_too)
         hw = {**this_machine(), **hw}
     hw.setdefault("devices_per_host", 1)
     if "target_examples_per_second" not in goal:

@@ -166,6 +166,22 @@ def test_a_bad_offer_is_refused_before_the_workload_is_even_imported(tmp_path, f
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "s.yaml").exists()
 
 
+@pytest.mark.parametrize("flags,missing", [
+    ([], ["--hardware HW.yaml or --device NAME", "--target EXAMPLES_PER_SECOND"]),
+    (["--target", "100"], ["--hardware HW.yaml or --device NAME"]),
+    (["--device", "A100-80GB"], ["--target EXAMPLES_PER_SECOND"]),
+])
+def test_advise_on_a_workload_names_everything_it_still_needs_in_one_line(tmp_path, flags, missing):
+    # a newcomer's first `rung advise model.py` was told of --hardware, then, on the second
+    # try, of --target: both are named at once now
+    workload = tmp_path / "w.py"
+    workload.write_text("raise RuntimeError('imported')\n")
+    r = run_cli("advise", str(workload), *flags)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    named = [f for f in ("--hardware HW.yaml or --device NAME", "--target EXAMPLES_PER_SECOND") if f in r.stderr]
+    assert named == missing and "imported" not in r.stderr
+
+
 def _on_a_terminal(args: list[str]) -> str:
     """Run rung with stdout and stderr on a pseudo-terminal; everything it wrote there."""
     import os
