@@ -227,6 +227,17 @@ UNLABELLED_LOSS_PROBLEM = ("compile without loss= and compute the loss in train_
                            "not supported\")")
 
 
+# Why a model that is not built when build_model() returns it can fail Keras 3's fit under
+# every tf.distribute strategy (reproduced with TF 2.21 and Keras 3.15 on keras.io's Siamese
+# network, whose call() takes a triplet: OneDeviceStrategy and MirroredStrategy fail, the
+# same fit without a strategy runs, and so does tf-keras, which builds in the first step).
+def keras3_build_problem(error: str) -> str:
+    return ("under a strategy Keras 3's fit first builds a model that is not built by calling it on the batch's "
+            f"features alone (x of (x, y, sample_weight)), and that call fails here ({error}): mark the model built "
+            "in build_model() once its parts are built (model.built = True), or give it a call() that takes the "
+            "features alone")
+
+
 # Why an optimizer built with gradient_accumulation_steps runs under no replicated strategy
 # (reproduced with TF 2.21: Keras 3 ran it on one device; its mirrored fit failed, "`merge_call`
 # called while defining a new graph or a tf.function"; tf-keras's build_model() raised

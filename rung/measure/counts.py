@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
+from typing import Optional
 
 from rung.errors import InputError
 from rung.measure.workload import features
@@ -279,6 +280,35 @@ def unlabelled_compiled_loss(tf, model, element) -> bool:
     labelled = isinstance(element, tuple) and len(element) >= 2
     return (not labelled and getattr(model, "_compile_loss", None) is not None
             and not keras_own_train_step(model))
+
+
+def unbuilt_for_keras3_fit(model) -> bool:
+    """Whether Keras 3's fit would build this model before its first step under a
+    tf.distribute strategy: a Keras 3 model some layer of which (itself included) is not
+    built, as `Trainer._symbolic_build` asks. Read right after build_model(), before a step
+    builds it. False for tf-keras, whose fit builds nothing before the first step."""
+    if not hasattr(model, "_symbolic_build") or not hasattr(model, "_flatten_layers"):
+        return False
+    return not all(layer.built for layer in model._flatten_layers())
+
+
+def keras3_strategy_build_failure(tf, build, element, device: str) -> Optional[str]:
+    """Why Keras 3's fit of this model fails under every tf.distribute strategy before its
+    first step, or None. Under a strategy (OneDeviceStrategy included) fit first builds an
+    unbuilt model symbolically, calling it on the batch's features alone (x of (x, y,
+    sample_weight): `Trainer._symbolic_build`); without a strategy the first step builds it,
+    with whatever the train_step passes (keras.io's Siamese network calls its network on
+    all three images of a triplet, and fails the strategy's build on the first one). Keras's
+    own build, on a fresh model from `build` under a OneDeviceStrategy, with one batch."""
+    from rung.failures import message_line
+
+    with tf.distribute.OneDeviceStrategy(device).scope():
+        fresh = build()
+        try:
+            fresh._symbolic_build(data_batch=element)
+        except Exception as e:  # noqa: BLE001 - the user's model, as Keras 3's fit would build it
+            return message_line(str(e), type(e).__name__)
+    return None
 
 
 def optimizer_accumulation_steps(model) -> int:

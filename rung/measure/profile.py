@@ -133,6 +133,7 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
                             "model is a tf-keras model (rung bench and init run it on tf-keras too)")
     own_step = out.pop("_keras_train_step")
     unlabelled = out.pop("_unlabelled_loss")
+    build_failure = out.pop("_strategy_build_failure")
     if check_replicas and own_step:  # Keras' own step scales its loss: nothing to run
         add_replica_check(out, dict(replicas.KERAS_STEP))
     elif check_replicas:
@@ -142,6 +143,11 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
         from rung.kerasfit import UNLABELLED_LOSS_PROBLEM
 
         out["strategy_failure"] = UNLABELLED_LOSS_PROBLEM
+        out["strategy_fails_on_one_device"] = True
+    elif build_failure:  # and so does one whose build under a strategy fails
+        from rung.kerasfit import keras3_build_problem
+
+        out["strategy_failure"] = keras3_build_problem(build_failure)
         out["strategy_fails_on_one_device"] = True
     return out
 
@@ -161,14 +167,21 @@ def add_replica_check(out: dict, check: dict) -> None:
     n, r = check["replicas"], check["gradient_ratio"]
     seen = (f"under {n} replicas the gradients summed for one update were {r:.2f}x the one-device gradient of the "
             f"same {n} batches")
-    summed = check.get("loss_over_batch") == "sum"  # one more one-device step, on the batches joined
+    over = check.get("loss_over_batch")  # one more one-device step, on the batches joined: mean, sum or None
     meaning = {
         "not_scaled": (": the train_step (or compute_loss) sums its loss over the batch (its gradient on the "
                        f"{n} batches joined was their sum), so the update grows with the global batch: N times a "
                        "one-device step's under N replicas (LOSS_NOT_SCALED). If that is not meant, divide by the "
-                       "global batch: tf.nn.compute_average_loss(per_example_loss)" if summed else
+                       "global batch: tf.nn.compute_average_loss(per_example_loss)" if over == "sum" else
                        ": the train_step (or compute_loss) averages its loss over each replica's batch, so every "
                        "update is N times too large under N replicas (LOSS_NOT_SCALED). Divide by the global batch: "
+                       "tf.nn.compute_average_loss(per_example_loss), or use the compiled loss (Keras's own "
+                       "compute_loss)" if over == "mean" else
+                       ": the train_step (or compute_loss) does not divide its loss by the global batch, so every "
+                       "update is N times a one-device step's under N replicas (LOSS_NOT_SCALED); whether it "
+                       "averages over each replica's batch or sums was not told apart (a step on the batches "
+                       "joined is not run for a model with BatchNormalization, whose statistics would differ, or "
+                       "for one that fixes its batch). Divide by the global batch: "
                        "tf.nn.compute_average_loss(per_example_loss), or use the compiled loss (Keras's own "
                        "compute_loss)"),
         "over_scaled": ": the loss is divided across replicas twice, so every update is N times too small",
@@ -188,6 +201,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
     notes: list[str] = []
     with tf.device(device["device"]):
         model = build_checked_model(w, tf)
+        unbuilt = counts.unbuilt_for_keras3_fit(model)  # before a step builds it
         batch = _batch_for(model, batch, w.default_batch, notes)
         if not model.built and type(model).call is tf.keras.Model.call and tfenv.keras_flavor(tf) == "keras3":
             notes.append("the model is not built and has no call(): under any tf.distribute strategy (one device "
@@ -334,4 +348,8 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "notes": notes,
         "_keras_train_step": replicas.keras_scales_the_loss(model),
         "_unlabelled_loss": counts.unlabelled_compiled_loss(tf, model, sample),
+        # (a compiled loss without labels fails the same build: said by its own finding)
+        "_strategy_build_failure": counts.keras3_strategy_build_failure(
+            tf, lambda: build_checked_model(w, tf), sample, device["device"])
+        if unbuilt and not counts.unlabelled_compiled_loss(tf, model, sample) else None,
     }

@@ -27,7 +27,7 @@ def profiles():
     from rung.measure.profile import profile
     # ResNet50 is the Keras application here (its count against Keras's, its FLOPs against
     # the paper's); MobileNetV2 was too, and took 30 s of the suite for the same assertions
-    names = ("custom_step", "custom_step_compiled", "wide_deep", "ftrl", "mixed16", "resnet50", "gan", "vae")
+    names = ("custom_step", "custom_step_compiled", "wide_deep", "ftrl", "mixed16", "resnet50", "gan", "vae", "siamese")
     # ResNet50 steps take ~0.9 s here, each block of 3 far longer than any stall of its
     # in-memory pipeline: 2 blocks, not 4 (its 12 steps were a third of this fixture)
     return {n: profile(HERE / f"{n}.py", steps=6 if n == "resnet50" else STEPS, warmup=1 if n == "resnet50" else WARMUP)
@@ -241,6 +241,33 @@ def test_a_keras_io_vae_on_images_alone_from_keras_3_itself(profiles):
     assert any("model.built = True" in n for n in profiles["gan"]["notes"])
     # none of the other workloads imports Keras 3 itself
     assert not any(profiles[n]["keras3_imports"] for n in profiles if n != "vae")
+
+
+def test_a_model_keras_3_cannot_build_under_a_strategy_fails_every_plan_on_keras_3(profiles, tmp_path):
+    """keras.io's Siamese network: its call() takes the triplet, and Keras 3's fit under a
+    strategy builds an unbuilt model on the anchors alone (a plain fit and tf-keras build it
+    in the first step, and train). Before, the profile said nothing and train.py's
+    OneDeviceStrategy failed at launch. The build Keras 3 would run is run, on a fresh model."""
+    from rung.measure.profile import profile
+
+    p = profiles["siamese"]
+    assert p["keras"] == "keras3" and p["strategy_fails_on_one_device"] is True
+    why = p["strategy_failure"]
+    assert "on the batch's features alone" in why and "model.built = True" in why
+    assert "expects 3 named input(s)" in why and "received 1 input tensors" in why  # Keras's own words
+    # a subclassed model marked built, and the GAN without call() (the build fails there too)
+    assert profiles["vae"].get("strategy_failure") is None and not profiles["vae"].get("strategy_fails_on_one_device")
+    assert profiles["gan"]["strategy_fails_on_one_device"] is True
+    assert "does not have a `call()` method" in profiles["gan"]["strategy_failure"]
+    # functional models are built: no build to try
+    assert not any(profiles[n].get("strategy_failure") for n in ("custom_step_compiled", "wide_deep", "resnet50"))
+    # what the finding says to do, done: marked built, Keras 3 builds nothing and the failure is gone
+    built = tmp_path / "siamese_built.py"
+    built.write_text((HERE / "siamese.py").read_text().replace(
+        "    model = SiameseModel(siamese_network)\n", "    model = SiameseModel(siamese_network)\n    model.built = True\n"))
+    assert "model.built = True" in built.read_text()
+    fixed = profile(built, steps=4, warmup=1)
+    assert fixed.get("strategy_failure") is None and not fixed.get("strategy_fails_on_one_device")
 
 
 def test_a_keras_3_model_under_tf_keras_is_one_clear_line():
