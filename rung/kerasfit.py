@@ -232,10 +232,10 @@ UNLABELLED_LOSS_PROBLEM = ("compile without loss= and compute the loss in train_
 # network, whose call() takes a triplet: OneDeviceStrategy and MirroredStrategy fail, the
 # same fit without a strategy runs, and so does tf-keras, which builds in the first step).
 def keras3_build_problem(error: str) -> str:
-    return ("under a strategy Keras 3's fit first builds a model that is not built by calling it on the batch's "
-            f"features alone (x of (x, y, sample_weight)), and that call fails here ({error}): mark the model built "
-            "in build_model() once its parts are built (model.built = True), or give it a call() that takes the "
-            "features alone")
+    return ("mark the model built in build_model() once its parts are built (model.built = True), or give it a "
+            "call() that takes the features alone: under a strategy Keras 3's fit first builds a model that is not "
+            "built by calling it on the batch's features alone (x of (x, y, sample_weight)), and that call fails "
+            f"here ({error})")
 
 
 # Why an optimizer built with gradient_accumulation_steps runs under no replicated strategy

@@ -223,6 +223,7 @@ def run(cfg) -> dict:
     w = load_workload(cfg["workload"])
     with strategy.scope():
         model = build_checked_model(w, tf)
+    unbuilt = counts.unbuilt_for_keras3_fit(model)  # Keras 3's fit builds it first under the strategy
     counts.check_batch(model, cfg["batch"])
     xla_off = cfg["strategy"] == "parameter_server" and jit_compiled(model)
     if xla_off:  # as rung init's train.py does: an XLA step cannot read the ps tasks' variables
@@ -298,14 +299,26 @@ def run(cfg) -> dict:
     k = counts.steps_per_execution(model)
     warmup = -(-cfg["warmup"] // k) * k
     start = time.perf_counter()
+    began: list[bool] = []  # fit's on_train_begin: after Keras 3's build under the strategy
     try:
-        model.fit(data, epochs=1, steps_per_epoch=warmup + cfg["steps"], verbose=0, callbacks=callbacks)
-    except ValueError as e:
+        model.fit(data, epochs=1, steps_per_epoch=warmup + cfg["steps"], verbose=0,
+                  callbacks=callbacks + [tf.keras.callbacks.LambdaCallback(on_train_begin=lambda _logs: began.append(True))])
+    except Exception as e:  # noqa: BLE001 - what to change, where rung knows it, not Keras's line alone
         spec = getattr(data, "element_spec", None)
-        if spec is not None and counts.unlabelled_compiled_loss(tf, model, spec) and "None values" in str(e):
+        if isinstance(e, ValueError) and spec is not None and counts.unlabelled_compiled_loss(tf, model, spec) \
+                and "None values" in str(e):
             from rung.kerasfit import UNLABELLED_LOSS_PROBLEM
 
-            raise RuntimeError(UNLABELLED_LOSS_PROBLEM) from e  # what to change, not Keras's line alone
+            raise RuntimeError(UNLABELLED_LOSS_PROBLEM) from e
+        from rung.failures import hint
+
+        if unbuilt and not began and hint(str(e)) is None:
+            # the model was not built, and fit failed before it began training: the build
+            # (Keras hides its own frames from the traceback, so the callback tells)
+            from rung.failures import message_line
+            from rung.kerasfit import keras3_build_problem
+
+            raise RuntimeError(keras3_build_problem(message_line(str(e), type(e).__name__))) from e
         raise
     end = time.perf_counter()
     if cfg.get("probe") and cfg["strategy"] == "multi_worker_mirrored":
