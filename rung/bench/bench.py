@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -110,14 +111,18 @@ def _surface_input_error(err: BenchError, chose_tf_keras: bool = False) -> None:
     """The workload's own error (bad input: exit 2, one line). `chose_tf_keras`: rung ran
     the file on tf-keras for every run (multi-worker and parameter servers run only there),
     and a model that does not build there may be one written for Keras 3 alone: said."""
-    text = str(err)
-    if "InputError: " in text:
-        message = text.split("InputError: ", 1)[1].split(": ", 1)[-1]
+    found = _RUNGS_INPUT_ERROR.search(str(err))  # rung's own, not TensorFlow's ClosureInputError
+    if found:
+        rest = str(err)[found.end():]
+        message = rest.split(": ", 1)[-1]
         if chose_tf_keras and "build_model() raised" in message:
             message += ("; every run of this bench is on tf-keras (multi-worker and parameter-server fit run only "
                         "there, and so does their one-device basis), so the model must build on tf-keras too "
                         "(tf.keras as Keras 2 defines its layers and arguments)")
-        raise InputError(text.split("InputError: ", 1)[1].split(":")[0], None, message) from None
+        raise InputError(rest.split(":")[0], None, message) from None
+
+
+_RUNGS_INPUT_ERROR = re.compile(r"(?<![A-Za-z_.])InputError: ")
 
 
 def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmup: int = 3,

@@ -458,6 +458,23 @@ def test_a_compiled_loss_on_data_without_labels_says_what_to_change():
     assert "compile without loss=" in line and "OneDeviceStrategy included" in line
 
 
+def test_a_pipeline_that_uses_the_coordinators_tables_fails_its_parameter_server_run_alone(ps_costs):
+    """keras.io's FeatureSpace, adapted when the file is imported and mapped over the
+    pipeline: under parameter servers the workers cannot receive its tables. TensorFlow's
+    ClosureInputError was read as rung's own InputError (its name ends so): the bench exited
+    2 with a line that began "rung: error: : :UNKNOWN", and the one-device run was lost."""
+    path = os.path.join(os.path.dirname(__file__), "featurespace.py")
+    r, _ = bench(path, "--runs", "single_device,parameter_server:2", "--steps", "4", "--warmup", "1",
+                 "--ps-costs", ps_costs)
+    assert r.returncode == 1, r.stderr[-800:]
+    b = json.loads(r.stdout)
+    assert [x["strategy"] for x in b["runs"]] == ["single_device"] and b["runs"][0]["examples_per_second"] > 0
+    (failed,) = b["failed"]
+    assert failed["strategy"] == "parameter_server"
+    assert "lives in the coordinator's process" in failed["error"] and "FeatureSpace" in failed["error"]
+    assert "ClosureInputError" in failed["error"]  # TensorFlow's own line, after what it means
+
+
 def test_a_run_whose_keras_cannot_build_the_model_fails_alone():
     # keras.io's VAE is built from Keras 3's own `import keras`: it runs on one device
     # (Keras 3), and the multi-worker run, which must use tf-keras, cannot build it.
