@@ -156,15 +156,16 @@ _HINTS = (
     (("Reduction.SUM` or `tf.keras.losses.Reduction.NONE",),
      "a loss inside a custom train_step under a strategy must not average over the batch itself: create it "
      "with reduction=NONE and average with tf.nn.compute_average_loss (global batch)"),
-    # parameter servers: each worker's dataset function, traced on the coordinator, captures a
-    # resource of the coordinator's (seen with keras.io's FeatureSpace adapted at import: its
-    # lookup tables and normalization variables)
+    # parameter servers: each worker's dataset function, traced on the coordinator, uses a
+    # resource of the coordinator's the worker cannot receive (seen with keras.io's FeatureSpace
+    # adapted at import, with lookups alone and with normalizations alone; a TextVectorization
+    # adapted at import runs: tests/measure/workloads/adapt_at_import.py)
     (("Unable to parse tensor proto", "per_worker_dataset_fn"),
      "under parameter servers each worker's dataset comes from a function traced on the coordinator, and this "
-     "pipeline uses something that lives in the coordinator's process, which a worker cannot receive: the "
-     "lookup tables or variables of preprocessing layers adapted outside the strategy (StringLookup, "
-     "IntegerLookup, Normalization, a FeatureSpace). TensorFlow's parameter-server tutorial creates such layers "
-     "under strategy.scope(), which gives each worker its own copy (not measured on this machine)"),
+     "pipeline uses something that lives in the coordinator's process, which a worker cannot receive (seen "
+     "with a FeatureSpace adapted when the file is imported and mapped over the pipeline): TensorFlow's "
+     "parameter-server tutorial creates its preprocessing layers under strategy.scope() (not measured on this "
+     "machine)"),
     # Keras 3's fit under a strategy builds the compiled loss on the first batch's labels
     # (kerasfit.UNLABELLED_LOSS_PROBLEM); the message alone cannot tell it from other Nones.
     # TensorFlow's ValueError, not rung's own line that already says it (the bench's task)

@@ -1,8 +1,9 @@
 """keras.io's "Structured data classification with FeatureSpace", shrunk: a heart-disease-
 like table built in memory (strings, integer categories, floats), a FeatureSpace adapted
 when the file is imported, and mapped over the tf.data pipeline. Under parameter servers
-each worker's dataset function captures its lookup tables and variables, which live in the
-coordinator's process: the workers cannot receive them ("Unable to parse tensor proto")."""
+each worker's dataset function uses what the FeatureSpace holds in the coordinator's process,
+and the workers cannot receive it ("Unable to parse tensor proto"; with lookups alone and with
+normalizations alone as well; a TextVectorization adapted at import runs there)."""
 import numpy as np
 import tensorflow as tf
 from tensorflow import keras
