@@ -458,9 +458,9 @@ def test_a_compiled_loss_on_data_without_labels_says_what_to_change():
     assert "compile without loss=" in line and "OneDeviceStrategy included" in line
 
 
-def test_a_pipeline_that_uses_the_coordinators_tables_fails_its_parameter_server_run_alone(ps_costs):
+def test_a_pipeline_that_uses_what_the_coordinator_holds_fails_its_parameter_server_run_alone(ps_costs):
     """keras.io's FeatureSpace, adapted when the file is imported and mapped over the
-    pipeline: under parameter servers the workers cannot receive its tables. TensorFlow's
+    pipeline: under parameter servers the workers cannot receive what it holds. TensorFlow's
     ClosureInputError was read as rung's own InputError (its name ends so): the bench exited
     2 with a line that began "rung: error: : :UNKNOWN", and the one-device run was lost."""
     path = os.path.join(os.path.dirname(__file__), "featurespace.py")
