@@ -55,7 +55,6 @@ feature_space.adapt(raw.map(lambda x, _: x).batch(32))
 
 
 def build_model():
-    dict_inputs = feature_space.get_inputs()
     encoded_features = feature_space.get_encoded_features()
     x = keras.layers.Dense(32, activation="relu")(encoded_features)
     x = keras.layers.Dropout(0.5)(x)
