@@ -201,6 +201,11 @@ def keras3_import_problem(imports: list[str]) -> str:
             f"cannot train a model built from `keras`: {KERAS3_FIX}")
 
 
+# Why a model that builds on Keras 3 may not build on tf-keras, where rung runs multi-worker
+# and parameter servers (train.py, which runs without rung, says it in its own words).
+TF_KERAS_DEFINES = "tf.keras as Keras 2 defines its layers and arguments"
+
+
 # What to change in a file that builds its model from Keras 3's own `import keras`.
 KERAS3_FIX = "build it from tf.keras (`from tensorflow import keras`; keras.ops and keras.random become tf.*)"
 

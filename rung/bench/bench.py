@@ -25,7 +25,7 @@ from rung.bench.plan import RunSpec, keras_for, plan_run, task_environment
 from rung.bench.run import BenchError, execute, step_stats, workdir
 from rung.bench.warm import WarmStarters
 from rung.errors import InputError
-from rung.kerasfit import keras3_imports, keras3_mirrored_failures, source_of, tf_keras_imports
+from rung.kerasfit import TF_KERAS_DEFINES, keras3_imports, keras3_mirrored_failures, source_of, tf_keras_imports
 from rung.model import comm as model_comm
 from rung.spec.benchresult import PsCosts
 
@@ -118,7 +118,7 @@ def _surface_input_error(err: BenchError, chose_tf_keras: bool = False) -> None:
         if chose_tf_keras and "build_model() raised" in message:
             message += ("; every run of this bench is on tf-keras (multi-worker and parameter-server fit run only "
                         "there, and so does their one-device basis), so the model must build on tf-keras too "
-                        "(tf.keras as Keras 2 defines its layers and arguments)")
+                        f"({TF_KERAS_DEFINES})")
         raise InputError(rest.split(":")[0], None, message) from None
 
 
@@ -530,7 +530,7 @@ def _builds_on_keras_3_only(error: str, keras: str, done: list[dict]) -> str:
         return ""
     return ("; the model built on Keras 3 in this bench's one-device run and not on tf-keras, where this run is "
             "(rung init's train.py runs multi-worker and parameter servers there): it must build on tf-keras too "
-            "(tf.keras as Keras 2 defines its layers and arguments)")
+            f"({TF_KERAS_DEFINES})")
 
 
 def _whole_run(attempts: list[dict], warmup: int, total_steps: int, global_batch: int,

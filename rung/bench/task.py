@@ -300,9 +300,9 @@ def run(cfg) -> dict:
     warmup = -(-cfg["warmup"] // k) * k
     start = time.perf_counter()
     began: list[bool] = []  # fit's on_train_begin: after Keras 3's build under the strategy
+    begins = tf.keras.callbacks.LambdaCallback(on_train_begin=lambda _logs: began.append(True))
     try:
-        model.fit(data, epochs=1, steps_per_epoch=warmup + cfg["steps"], verbose=0,
-                  callbacks=callbacks + [tf.keras.callbacks.LambdaCallback(on_train_begin=lambda _logs: began.append(True))])
+        model.fit(data, epochs=1, steps_per_epoch=warmup + cfg["steps"], verbose=0, callbacks=callbacks + [begins])
     except Exception as e:  # noqa: BLE001 - what to change, where rung knows it, not Keras's line alone
         spec = getattr(data, "element_spec", None)
         if isinstance(e, ValueError) and spec is not None and counts.unlabelled_compiled_loss(tf, model, spec) \

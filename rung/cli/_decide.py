@@ -79,7 +79,7 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
     say) cannot run the plan at all: STRATEGY_FAILS, first, in place of the step's warning."""
     from rung.cli._common import Progress
     from rung.cli.profile import FailsOnKeras, measure_apart
-    from rung.kerasfit import runs_on_tf_keras
+    from rung.kerasfit import TF_KERAS_DEFINES, runs_on_tf_keras
     from rung.ladder import advise
     from rung.ladder import codes as C
     from rung.ladder.decision import Finding
@@ -102,7 +102,7 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
         decision.warnings.insert(0, Finding(C.STRATEGY_FAILS,
             f"rung init's train.py runs {decision.verdict} on tf-keras (TF_USE_LEGACY_KERAS=1: Keras 3's fit cannot "
             f"run it), and the workload fails there: {why}. Write the model so it builds and "
-            "trains on tf-keras too (tf.keras as Keras 2 defines its layers and arguments) before launching; the "
+            f"trains on tf-keras too ({TF_KERAS_DEFINES}) before launching; the "
             "step the plan rests on is Keras 3's"))
         return scenario, decision, profile, caveats
     except RuntimeError as e:
