@@ -12,6 +12,12 @@ def rate(examples_per_second) -> str:
     return f"{v:.3g} ex/s"
 
 
+def sig3(x: float) -> str:
+    """Three significant digits, never in exponent form: 1,010 stays 1,010 (`.3g` gives
+    1.01e+03, which a unit's 1000-1023 can reach), 999.7 becomes 1,000."""
+    return f"{x:.3g}" if x < 999.5 else f"{x:,.0f}"
+
+
 def gib(nbytes) -> str:
     """Bytes in binary units with three significant digits (B, KiB, MiB, GiB, TiB)."""
     if nbytes is None:
@@ -19,7 +25,7 @@ def gib(nbytes) -> str:
     v = float(nbytes)
     for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if v >= scale:
-            return f"{v / scale:.3g} {unit}"
+            return f"{sig3(v / scale)} {unit}"
     return f"{v:.0f} B"
 
 
@@ -27,11 +33,11 @@ def seconds(s) -> str:
     if s is None:
         return "n/a"
     v = float(s)
-    if v >= 100:
+    if v >= 99.995:
         return f"{v:.0f} s"
-    if v >= 1:
+    if v >= 0.9995:  # 999.5 ms and up reads as seconds, not "1e+03 ms"
         return f"{v:.2f} s"
-    if v >= 1e-3:
+    if v >= 0.9995e-3:
         return f"{v * 1e3:.3g} ms"
     return f"{v * 1e6:.3g} µs"
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from rung import units as u
 from rung.cli import _hardware, _plan
 from rung.errors import InputError
 
@@ -92,7 +93,7 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
         decision.warnings[at] = Finding(C.STEP_ON_OTHER_KERAS, decision.warnings[at].message + text)
 
     w = scenario.workload
-    first = f"{profile.step_seconds * 1e3:.3g} ms"
+    first = u.seconds(profile.step_seconds)
     try:
         with Progress(quiet=bool(getattr(args, "json", False))) as progress:
             other = measure_apart(args, args.workload, "tf_keras", progress.phase)
@@ -110,7 +111,7 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
         return scenario, decision, profile, caveats
     scenario2, caveats2 = _plan.plan_scenario(other, args, where=args.hardware or "--device")
     decision2 = advise(scenario2, links)
-    second = f"{other.step_seconds * 1e3:.3g} ms"
+    second = u.seconds(other.step_seconds)
     if runs_on_tf_keras(decision2.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs):
         decision2.warnings.append(Finding(C.STEP_REMEASURED,
             f"{decision2.verdict} runs on tf-keras (rung init's train.py sets TF_USE_LEGACY_KERAS=1), so the step was "

@@ -163,7 +163,7 @@ def _step_on_other_keras(ctx: Context, d: Decision) -> Finding | None:
             or not runs_on_tf_keras(d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs):
         return None
     return Finding(C.STEP_ON_OTHER_KERAS,
-        f"the step ({w.step_seconds * 1e3:.3g} ms) was measured on Keras 3, and rung init's train.py runs "
+        f"the step ({u.seconds(w.step_seconds)}) was measured on Keras 3, and rung init's train.py runs "
         f"{d.verdict} on tf-keras (TF_USE_LEGACY_KERAS=1), where the same model's step can differ by 2-3x either "
         "way (on rung's machine an embedding model with Adagrad took 0.31x its Keras 3 step, the same model with "
         "SGD 1.8x: keras-team/keras#19992). The plan's throughput rests on the Keras 3 step: measure the step on "

@@ -1,0 +1,39 @@
+"""The figures people read: three significant digits, never an exponent, at every unit's
+edge (a byte count of 1000-1023 KiB printed "1.01e+03 KiB" in `rung bench`'s table)."""
+
+import re
+
+import pytest
+
+from rung import units as u
+
+EXPONENT = re.compile(r"\de[+-]")
+
+
+@pytest.mark.parametrize("nbytes,text", [
+    (5, "5 B"), (1024, "1 KiB"), (999.4 * 1024, "999 KiB"),
+    (1010 * 1024, "1,010 KiB"),           # keras.io's miniature GPT's gradients under mirrored:2
+    (1023.9 * 1024, "1,024 KiB"), (1.5 * 2**20, "1.5 MiB"), (2000 * 2**40, "2,000 TiB"),
+])
+def test_bytes(nbytes, text):
+    assert u.gib(nbytes) == text
+
+
+@pytest.mark.parametrize("s,text", [
+    (2.5e-7, "0.25 µs"), (999.7e-6, "1 ms"), (0.0625, "62.5 ms"), (0.99949, "999 ms"),
+    (0.9996, "1.00 s"), (12.345, "12.35 s"), (99.996, "100 s"), (150, "150 s"),
+])
+def test_seconds(s, text):
+    assert u.seconds(s) == text
+
+
+def test_nothing_is_printed_as_an_exponent():
+    # bytes from one to petabytes, seconds from a nanosecond to a day, rates from one
+    # example an hour to millions a second
+    for m in (1.0, 0.9996, 0.99951, 1.0001, 9.9996, 99.96, 999.6, 1023.6):
+        for k in range(0, 16):
+            assert not EXPONENT.search(u.gib(m * 10.0 ** k)), m * 10.0 ** k
+        for k in range(-9, 5):
+            assert not EXPONENT.search(u.seconds(m * 10.0 ** k)), m * 10.0 ** k
+        for k in range(-3, 7):
+            assert not EXPONENT.search(u.rate(m * 10.0 ** k)), m * 10.0 ** k
