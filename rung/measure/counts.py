@@ -663,8 +663,14 @@ def _trip_count(tf, op) -> int:
 
 
 def _function_graph(graph, op, attr: str):
-    """The graph of the function an op runs (a loop's body, a call's function), or None."""
+    """The graph of the function an op runs (a loop's body, a call's function), or None.
+    A TensorFlow 1 function (`function.Defun`: the loops of `tf.nn.ctc_loss` on dense labels
+    are) has no graph with shapes to count: ValueError, which says so."""
     fn = graph._get_function(op.get_attr(attr).name)  # noqa: SLF001 - TensorFlow keeps them by name
+    if fn is not None and not hasattr(fn, "graph"):
+        inside = ", inside tf.nn.ctc_loss" if "ctc_loss" in op.name else ""
+        raise ValueError(f"a {op.type} op ({op.name}{inside}) runs a TensorFlow 1 function (function.Defun), "
+                         "which keeps no shapes to count, so a count would leave it out")
     return fn.graph if fn is not None else None
 
 

@@ -442,6 +442,34 @@ def test_a_recurrent_layers_steps_are_counted():
     assert 3 * 30_720 <= flops <= 3 * (30_720 + 7_680)
 
 
+def test_a_ctc_loss_leaves_flops_uncounted_and_says_why():
+    """keras.io's "OCR model for reading Captchas" adds tf.nn.ctc_loss with a layer's
+    add_loss. On dense labels its loops run TensorFlow 1 functions (function.Defun) that keep
+    no shapes: before, the profile's note was Python's AttributeError ('_DefinedFunction'
+    object has no attribute 'graph'); now it names the loop and why it cannot be counted
+    (a partial count would plan a device from too few FLOPs). Kernels are still counted."""
+    import tensorflow as tf
+
+    from rung.measure import counts
+
+    image, labels = tf.keras.Input((16, 8), name="image"), tf.keras.Input((3,), name="label")
+
+    class CTC(tf.keras.layers.Layer):
+        def call(self, y_true, y_pred):
+            n = tf.shape(y_true)[0]
+            self.add_loss(tf.reduce_mean(tf.nn.ctc_loss(tf.cast(y_true, tf.int32), y_pred, tf.fill([n], 3),
+                                                        tf.fill([n], 16), logits_time_major=False, blank_index=-1)))
+            return y_pred
+
+    model = tf.keras.Model([image, labels], CTC(name="ctc")(labels, tf.keras.layers.Dense(5)(image)))
+    model.compile("adam")
+    batch = {"image": tf.zeros((4, 16, 8)), "label": tf.ones((4, 3))}
+    with pytest.raises(ValueError, match=r"a While op \(.*ctc_loss_dense/While, inside tf.nn.ctc_loss\) runs a "
+                                         r"TensorFlow 1 function \(function.Defun\)"):
+        counts.flops_per_example(tf, model, batch)
+    assert counts.ops_per_step(tf, model, batch) > 0
+
+
 @pytest.mark.parametrize("layer,loops", [
     ("LSTM(16)", False),                              # cuDNN on a GPU: one kernel, whatever the length
     ("Bidirectional(tf.keras.layers.LSTM(16))", False),
