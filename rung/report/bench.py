@@ -20,14 +20,16 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                        f"Mbit/s, RTT {u.seconds(link.rtt_seconds)}"
                        + (f" · test hosts: {b.hosts}, shaped to {b.link_mbit:g} Mbit/s" if b.link_mbit else ""),
                        style="dim"))
-    t = Table(box=None, pad_edge=False, header_style="bold")
+    t = Table(box=None, pad_edge=False, collapse_padding=True, header_style="bold")
     # the figures and their headings are never cut: where the width is short, a run's label
     # folds onto a second line instead
     for col in ("run", "keras", "ex/s", "p50", "p95", "eff.", "grad B/step", "predicted", "error"):
         t.add_column(col, justify="left" if col in ("run", "keras") else "right",
-                     **({"overflow": "fold"} if col == "run" else {"no_wrap": True}))
+                     **({"overflow": "fold", "min_width": len("single_device")} if col == "run" else {"no_wrap": True}))
     for r in b.runs:
-        label = r.name
+        # a narrow console (a pipe, a CI log: 80 columns) breaks a one-device basis's label
+        # before its "@", not mid-word
+        label = r.name if console.width >= 100 else r.name.replace("@", "\n@", 1)
         err = r.prediction_error
         err_cell = Text("basis" if r.strategy == "single_device" else (f"{err:+.0%}" if err is not None else "-"),
                         style="" if err is None or abs(err) <= 0.1 else "yellow")

@@ -381,6 +381,10 @@ def test_the_bench_table_keeps_its_headings_and_figures_whole_at_80_columns():
     assert table.split("\n")[0].split() == ["run", "keras", "ex/s", "p50", "p95", "eff.", "grad", "B/step",
                                             "predicted", "error"]
     assert table.count("tf_keras") == 1 and table.count("12,345") == 2 and table.count("failed") == 1
-    # every character of the folded label is there, in order
-    assert slowed.replace(" ", "") in "".join(line[:line.index("  ")] if "  " in line else line
-                                              for line in table.splitlines()[1:]).replace(" ", "")
+    # every character of the folded label is there, in order, in the run column (as wide as
+    # its heading's place before "keras")
+    lines = table.splitlines()
+    width = lines[0].index("keras")
+    assert slowed.replace(" ", "") in "".join(line[:width] for line in lines[1:]).replace(" ", "")
+    # and a one-device run's label is whole on its line (at 80 columns, 13 wide at least)
+    assert any(line.startswith("single_device ") for line in lines)
