@@ -79,9 +79,12 @@ PS_SAME_INPUT = (
 PS_SAME_INPUT_FIX = "shuffle it without a seed (ds.shuffle(buffer)), so each worker draws its own order"
 
 
+# Keras 3's words when its fit under a strategy cannot build the model (`Trainer._symbolic_build`)
+KERAS3_BUILD_FAILED = "Unable to automatically build the model"
+
 _HINTS = (
     # Keras 3 builds the model under a strategy by calling it on a batch
-    (("Unable to automatically build the model",),
+    ((KERAS3_BUILD_FAILED,),
      "under a tf.distribute strategy Keras 3 builds the model by calling it on a batch, and this model cannot "
      "be called (no call()?): give it a call(), or mark it built in build_model() (model.built = True) once "
      "its parts are built"),

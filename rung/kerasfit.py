@@ -236,11 +236,31 @@ UNLABELLED_LOSS_PROBLEM = ("compile without loss= and compute the loss in train_
 # every tf.distribute strategy (reproduced with TF 2.21 and Keras 3.15 on keras.io's Siamese
 # network, whose call() takes a triplet: OneDeviceStrategy and MirroredStrategy fail, the
 # same fit without a strategy runs, and so does tf-keras, which builds in the first step).
-def keras3_build_problem(error: str) -> str:
-    return ("mark the model built in build_model() once its parts are built (model.built = True), or give it a "
-            "call() that takes the features alone: under a strategy Keras 3's fit first builds a model that is not "
-            "built by calling it on the batch's features alone (x of (x, y, sample_weight)), and that call fails "
-            f"here ({error})")
+def keras3_build_problem(error: str, model_built: bool = False, unbuilt: list[str] | tuple = ()) -> str:
+    """What to change when Keras 3's fit under a strategy fails to build the model, then why.
+    `model_built`: the model is marked built (model.built = True) and `unbuilt` names the
+    layers that are not: marking the model alone does not do, each of them must be built."""
+    how = "a Sequential its keras.Input, or call layer.build(input_shape) in build_model()"
+    why = ("under a strategy Keras 3's fit first builds a model any layer of which is not built, by calling it on "
+           f"the batch's features alone (x of (x, y, sample_weight)), and that call fails here ({error})")
+    names = ", ".join(unbuilt[:4]) + (f" and {len(unbuilt) - 4} more" if len(unbuilt) > 4 else "")
+    if model_built and unbuilt:
+        verb = "is" if len(unbuilt) == 1 else "are"
+        return (f"build every layer of the model, not only the model (model.built = True): {names} {verb} not "
+                f"(give {how}): {why}")
+    also = f" (these layers are not built either, and must be: {names}; give {how})" if unbuilt else ""
+    return ("mark the model built in build_model() once its parts are built (model.built = True)" + also +
+            f", or give it a call() that takes the features alone: {why}")
+
+
+def unbuilt_optimizers_problem(names: list[str]) -> str:
+    """What to change when a train_step's own optimizers would build their slot variables
+    inside the replicated step (`counts.unbuilt_optimizers_with_slots`), then why."""
+    listed = ", ".join(names)
+    return (f"build every optimizer the train_step uses in build_model(), under the strategy's scope ({listed}: "
+            "optimizer.build(the variables it updates)): Keras 3's fit builds model.optimizer alone before the "
+            "first step, and an optimizer built by its first apply_gradients creates its slot variables inside the "
+            "replicated step, where MirroredStrategy's fit fails (\"You must feed a value for placeholder tensor\")")
 
 
 # Why an optimizer built with gradient_accumulation_steps runs under no replicated strategy

@@ -224,6 +224,7 @@ def run(cfg) -> dict:
     with strategy.scope():
         model = build_checked_model(w, tf)
     unbuilt = counts.unbuilt_for_keras3_fit(model)  # Keras 3's fit builds it first under the strategy
+    marked_built, unbuilt_layers = model.built, counts.unbuilt_layers(model) if unbuilt else []
     counts.check_batch(model, cfg["batch"])
     xla_off = cfg["strategy"] == "parameter_server" and jit_compiled(model)
     if xla_off:  # as rung init's train.py does: an XLA step cannot read the ps tasks' variables
@@ -310,15 +311,18 @@ def run(cfg) -> dict:
             from rung.kerasfit import UNLABELLED_LOSS_PROBLEM
 
             raise RuntimeError(UNLABELLED_LOSS_PROBLEM) from e
-        from rung.failures import hint
+        from rung.failures import KERAS3_BUILD_FAILED, hint
 
-        if unbuilt and not began and hint(str(e)) is None:
+        marked_or_layers = marked_built or bool(unbuilt_layers)  # the hint's "mark it built" would not do
+        if unbuilt and not began and (hint(str(e)) is None or (KERAS3_BUILD_FAILED in str(e) and marked_or_layers)):
             # the model was not built, and fit failed before it began training: the build
-            # (Keras hides its own frames from the traceback, so the callback tells)
+            # (Keras hides its own frames from the traceback, so the callback tells). What to
+            # change names the layers not built (a model marked built whose layers are not)
             from rung.failures import message_line
             from rung.kerasfit import keras3_build_problem
 
-            raise RuntimeError(keras3_build_problem(message_line(str(e), type(e).__name__))) from e
+            raise RuntimeError(keras3_build_problem(message_line(str(e), type(e).__name__), marked_built,
+                                                    unbuilt_layers)) from e
         raise
     end = time.perf_counter()
     if cfg.get("probe") and cfg["strategy"] == "multi_worker_mirrored":

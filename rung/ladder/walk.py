@@ -215,8 +215,10 @@ def _finish(ctx: Context, d: Decision) -> Decision:
 def _strategy_fails(ctx: Context, d: Decision):
     """STRATEGY_FAILS: a plan of several replicas on the Keras the step was measured on,
     where `rung profile`'s replica check saw the step fail under a MirroredStrategy of two
-    replicas (a keras.io loss object in a custom train_step under tf-keras, say); a plan of
-    one device too when fit fails under every strategy (`strategy_fails_on_one_device`)."""
+    replicas (a keras.io loss object in a custom train_step under tf-keras, say), or read
+    from the model that Keras 3's mirrored fit fails (optimizers of its own, not built, that
+    keep slots); a plan of one device too when fit fails under every strategy
+    (`strategy_fails_on_one_device`)."""
     from rung.kerasfit import runs_on_tf_keras
 
     w, p = ctx.s.workload, d.prediction
@@ -231,8 +233,10 @@ def _strategy_fails(ctx: Context, d: Decision):
         strategy = C.STRATEGY.get(d.verdict) or C.STRATEGY["single_device"]
         return Finding(C.STRATEGY_FAILS, f"the model's fit fails under every tf.distribute strategy on {keras}, which "
                                          f"{d.verdict} runs on ({strategy} included): {w.strategy_failure}")
-    return Finding(C.STRATEGY_FAILS, f"the model's step failed under a MirroredStrategy of two replicas on {keras}, "
-                                     f"which {d.verdict} runs on (rung profile's replica check, on this machine): "
+    # the replica check saw the step fail under two replicas, or the profile read it from the
+    # model (optimizers a train_step builds inside the replicated step): the reason says which
+    return Finding(C.STRATEGY_FAILS, f"the model cannot train under a MirroredStrategy of several replicas on "
+                                     f"{keras}, which {d.verdict} runs on (rung profile, on this machine): "
                                      f"{w.strategy_failure}. The job would fail before its first step")
 
 

@@ -64,6 +64,36 @@ def optimizers_of(model) -> list:
     return found
 
 
+def unbuilt_optimizers_with_slots(tf, model) -> list[str]:
+    """The optimizers a Keras 3 model keeps of its own (beside `model.optimizer`, which
+    Keras's fit builds before the first step) that are not built and would create slot
+    variables when they are: a train_step's first apply_gradients builds them inside the
+    replicated step, and Keras 3's fit under MirroredStrategy fails there ("You must feed a
+    value for placeholder tensor"; reproduced with TF 2.21: keras.io's SimCLR with two
+    Adams failed, with two plain SGDs, which keep no slots, it ran, and with the Adams
+    built in build_model() it ran). Whether one keeps slots is read from a copy built on
+    one scalar variable. Named by the attribute that holds each. Read right after
+    build_model(), before a step builds them; empty for tf-keras."""
+    own = getattr(model, "optimizer", None)
+    names = {id(v): k for k, v in vars(model).items()}
+    out = []
+    for opt in optimizers_of(model):
+        if opt is own or not hasattr(opt, "built") or opt.built or not hasattr(opt, "from_config"):
+            continue
+        if "tf_keras" in type(opt).__module__:
+            continue
+        try:
+            copy = type(opt).from_config(opt.get_config())
+            before = len(copy.variables)
+            copy.build([tf.Variable(0.0)])
+            keeps = len(copy.variables) > before
+        except Exception:  # noqa: BLE001 - an optimizer of the user's own that cannot be copied: not known
+            continue
+        if keeps:
+            out.append(f"{names.get(id(opt), 'an optimizer')} ({type(opt).__name__})")
+    return out
+
+
 @contextlib.contextmanager
 def optimizer_calls(model, passthrough: bool = True):
     """Record the gradients the model's own train_step hands its optimizers.
@@ -292,6 +322,26 @@ def unbuilt_for_keras3_fit(model) -> bool:
     return not all(layer.built for layer in model._flatten_layers())
 
 
+def unbuilt_layers(model) -> list[str]:
+    """The layers of a Keras 3 model that are not built, outermost first: a layer not built
+    is named and its own layers are not (a Sequential without an Input leaves each of its
+    layers unbuilt). Named as the code names them: the attribute that holds the layer
+    (`self.augmenter`), else Keras's name. The model itself is not among them."""
+    out: list[str] = []
+
+    def walk(layer) -> None:
+        held = {id(v): k for k, v in vars(layer).items() if not k.startswith("_")}
+        for child in layer._flatten_layers(include_self=False, recursive=False):  # noqa: SLF001
+            if not child.built:
+                out.append(f"{held.get(id(child), child.name)} ({type(child).__name__})")
+            else:
+                walk(child)
+
+    if hasattr(model, "_flatten_layers"):
+        walk(model)
+    return out
+
+
 def keras3_strategy_build_failure(tf, build, element, device: str) -> Optional[str]:
     """Why Keras 3's fit of this model fails under every tf.distribute strategy before its
     first step, or None. Under a strategy (OneDeviceStrategy included) fit first builds an
@@ -299,15 +349,19 @@ def keras3_strategy_build_failure(tf, build, element, device: str) -> Optional[s
     sample_weight): `Trainer._symbolic_build`); without a strategy the first step builds it,
     with whatever the train_step passes (keras.io's Siamese network calls its network on
     all three images of a triplet, and fails the strategy's build on the first one). Keras's
-    own build, on a fresh model from `build` under a OneDeviceStrategy, with one batch."""
+    own build, on a fresh model from `build` under a OneDeviceStrategy, with one batch. The
+    reason says what to change (`kerasfit.keras3_build_problem`: a model marked built whose
+    layers are not is told to build them)."""
     from rung.failures import message_line
+    from rung.kerasfit import keras3_build_problem
 
     with tf.distribute.OneDeviceStrategy(device).scope():
         fresh = build()
+        built, layers = fresh.built, unbuilt_layers(fresh)
         try:
             fresh._symbolic_build(data_batch=element)
         except Exception as e:  # noqa: BLE001 - the user's model, as Keras 3's fit would build it
-            return message_line(str(e), type(e).__name__)
+            return keras3_build_problem(message_line(str(e), type(e).__name__), built, layers)
     return None
 
 

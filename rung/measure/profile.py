@@ -134,6 +134,7 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
     own_step = out.pop("_keras_train_step")
     unlabelled = out.pop("_unlabelled_loss")
     build_failure = out.pop("_strategy_build_failure")
+    slot_optimizers = out.pop("_unbuilt_slot_optimizers")
     if check_replicas and own_step:  # Keras' own step scales its loss: nothing to run
         add_replica_check(out, dict(replicas.KERAS_STEP))
     elif check_replicas:
@@ -145,10 +146,12 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
         out["strategy_failure"] = UNLABELLED_LOSS_PROBLEM
         out["strategy_fails_on_one_device"] = True
     elif build_failure:  # and so does one whose build under a strategy fails
-        from rung.kerasfit import keras3_build_problem
-
-        out["strategy_failure"] = keras3_build_problem(build_failure)
+        out["strategy_failure"] = build_failure  # what to change, then why
         out["strategy_fails_on_one_device"] = True
+    elif slot_optimizers and not out.get("strategy_failure"):  # one device runs it; replicas do not
+        from rung.kerasfit import unbuilt_optimizers_problem
+
+        out["strategy_failure"] = unbuilt_optimizers_problem(slot_optimizers)
     return out
 
 
@@ -202,12 +205,8 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
     with tf.device(device["device"]):
         model = build_checked_model(w, tf)
         unbuilt = counts.unbuilt_for_keras3_fit(model)  # before a step builds it
+        slot_optimizers = counts.unbuilt_optimizers_with_slots(tf, model)  # and its optimizers
         batch = _batch_for(model, batch, w.default_batch, notes)
-        if not model.built and type(model).call is tf.keras.Model.call and tfenv.keras_flavor(tf) == "keras3":
-            notes.append("the model is not built and has no call(): under any tf.distribute strategy (one device "
-                         "included) Keras 3's fit builds a model by calling it on a batch, so fit fails there "
-                         "(\"Unable to automatically build the model\"); set model.built = True in build_model() "
-                         "once its parts are built (a keras.io VAE or GAN needs it)")
         ds = make_checked_dataset(w, tf, batch)
         repeats = dataset_repeats(tf, ds)
         if device["reports_memory"]:
@@ -349,6 +348,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "_keras_train_step": replicas.keras_scales_the_loss(model),
         "_unlabelled_loss": counts.unlabelled_compiled_loss(tf, model, sample),
         # (a compiled loss without labels fails the same build: said by its own finding)
+        "_unbuilt_slot_optimizers": slot_optimizers,
         "_strategy_build_failure": counts.keras3_strategy_build_failure(
             tf, lambda: build_checked_model(w, tf), sample, device["device"])
         if unbuilt and not counts.unlabelled_compiled_loss(tf, model, sample) else None,

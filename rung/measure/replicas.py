@@ -129,6 +129,15 @@ def _norm(tf, grads: dict, keys) -> float:
     return float(tf.sqrt(sum(tf.reduce_sum(tf.square(grads[k])) for k in keys)))
 
 
+def _seed_states(model) -> list:
+    """The state variables of the Keras 3 seed generators the model's layers draw from
+    (RandomFlip, RandomZoom, Dropout...), in the model's order: each step advances them, so
+    two steps on the same batch draw different random numbers. Empty on tf-keras."""
+    flatten = getattr(model, "_flatten_layers", None)
+    layers = flatten(include_self=True, recursive=True) if flatten else []
+    return [sg.state for layer in layers for sg in getattr(layer, "_seed_generators", None) or ()]
+
+
 def _run(path: str, batch: int, keras: Optional[str]) -> dict:
     from rung.measure import counts, tfenv
     from rung.measure.workload import build_checked_model, load_workload, make_checked_dataset, one_line
@@ -144,8 +153,15 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
             return dict(KERAS_STEP)
         it = iter(make_checked_dataset(w, tf, batch))
         parts = [next(it) for _ in range(REPLICAS)]
+        # every step, here and in each replica, draws from the same seed states: random
+        # augmentation in the step (keras.io's SimCLR) read 1.52-2.00 over three checks
+        # of the same model, moving its verdict, before
+        states = _seed_states(one)
+        start = [v.numpy() for v in states]
         with counts.optimizer_calls(one, passthrough=False) as calls:
             for part in parts:
+                for v, s in zip(states, start):
+                    v.assign(s)
                 one.train_step(part)
     if not calls:
         return {"checked": False, "why": "the model's train_step handed no gradients to its optimizer"}
@@ -157,6 +173,10 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
             if len(many.weights) != len(one.weights):  # a subclassed model builds on its first call
                 many(parts[0][0])
             many.set_weights(one.get_weights())
+            theirs = _seed_states(many)
+            if len(theirs) == len(start):
+                for v, s in zip(theirs, start):
+                    v.assign(s)
         values = strategy.experimental_distribute_values_from_function(
             lambda ctx: parts[ctx.replica_id_in_sync_group])
         with counts.optimizer_calls(many, passthrough=False) as calls:
@@ -181,6 +201,8 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
     ratio = _norm(tf, summed, keys) / base
     # after the replicas took their copy of the weights: a step that assigns weights itself
     # (an EMA copy) changes them, and the comparison above is made from the same ones
+    for v, s in zip(states, start):  # the joined step draws from them too
+        v.assign(s)
     over_batch = _loss_over_batch(tf, one, parts, single, devices[0])
     return {"checked": True, "replicas": REPLICAS, "gradient_ratio": ratio, "verdict": verdict(ratio),
             "keras": tfenv.keras_flavor(tf), "loss_over_batch": over_batch}

@@ -237,8 +237,11 @@ def test_a_keras_io_vae_on_images_alone_from_keras_3_itself(profiles):
     assert p["keras3_imports"] == ["import keras (line 12)", "from keras import layers, ops (line 14)"]
     assert workload_block(Profile(**p))["keras3_import"] is True
     assert not any("model.built = True" in n for n in p["notes"])  # it is marked built
-    # the keras.io GAN is not: a strategy's fit would fail on it, and the profile says so first
-    assert any("model.built = True" in n for n in profiles["gan"]["notes"])
+    # the keras.io GAN is not: a strategy's fit would fail on it, and the profile says so
+    # first, once (a note said it again in other words)
+    gan = profiles["gan"]
+    assert "model.built = True" in gan["strategy_failure"] and "does not have a `call()`" in gan["strategy_failure"]
+    assert not any("model.built = True" in n for n in gan["notes"])
     # none of the other workloads imports Keras 3 itself
     assert not any(profiles[n]["keras3_imports"] for n in profiles if n != "vae")
 
@@ -289,6 +292,19 @@ def test_a_model_that_cannot_run_under_a_strategy_is_told_what_to_do(name, said)
     assert r.returncode == 1
     line = r.stderr.strip().splitlines()[-1]
     assert "model.built = True" in line and said in line
+
+
+def test_a_bench_of_a_model_marked_built_whose_layers_are_not_names_them(tmp_path):
+    # the hint's "mark it built" was all the bench said to a model that was marked built
+    seq = "keras.Sequential([keras.Input(shape=(SIZE, SIZE, 3)), layers.Rescaling(1 / 255),"
+    f = tmp_path / "simclr_unbuilt_augmenters.py"
+    f.write_text((HERE / "simclr.py").read_text().replace(seq, "keras.Sequential([layers.Rescaling(1 / 255),"))
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", str(f), "--runs", "single_device", "--steps", "4",
+                        "--warmup", "1"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1
+    line = r.stderr.strip().splitlines()[-1]
+    assert "build every layer of the model, not only the model (model.built = True): contrastive_augmenter " \
+           "(Sequential), classification_augmenter (Sequential) are not" in line, line
 
 
 def test_a_whole_train_step_counts_as_three_forward_passes_on_a_model_that_can_be_called():
@@ -440,6 +456,92 @@ def test_a_recurrent_layers_steps_are_counted():
     model.compile("sgd", "mse")
     flops = counts.flops_per_example(tf, model, (tf.zeros((4, 10, 8)), tf.zeros((4, 1))))
     assert 3 * 30_720 <= flops <= 3 * (30_720 + 7_680)
+
+
+SLOTS_CHECK = """
+import json, sys
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+from rung.measure import counts
+from rung.measure.workload import load_workload
+w = load_workload(sys.argv[1])
+out = {}
+for variant in ("two Adams", "two SGDs", "two Adams built"):
+    with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
+        m = w.build_model()
+        if variant == "two SGDs":
+            m.contrastive_optimizer, m.probe_optimizer = tf.keras.optimizers.SGD(), tf.keras.optimizers.SGD()
+        if variant == "two Adams built":
+            m.contrastive_optimizer.build(m.encoder.trainable_weights + m.projection_head.trainable_weights)
+            m.probe_optimizer.build(m.linear_probe.trainable_weights)
+    said = counts.unbuilt_optimizers_with_slots(tf, m)
+    try:
+        m.fit(w.make_dataset(8), steps_per_epoch=2, epochs=1, verbose=0)
+        ran = True
+    except Exception as e:
+        ran = "You must feed a value for placeholder tensor" in str(e) and "failed so"
+    out[variant] = [said, ran]
+print(json.dumps(out))
+"""
+
+
+def test_optimizers_a_train_step_builds_inside_the_replicated_step_are_found_as_keras_3_fails_on_them():
+    """keras.io's SimCLR keeps two Adams of its own, which its train_step builds on their
+    first apply_gradients: inside the replicated step, where Keras 3's fit under
+    MirroredStrategy fails. Before, nothing said so until a mirrored run failed (the bench
+    said what to change; advise and init did not). What the profile reads (an unbuilt
+    optimizer of the model's own that keeps slots) is checked against Keras 3's real
+    MirroredStrategy fit of two logical devices, in three variants: each must agree."""
+    r = subprocess.run([sys.executable, "-c", SLOTS_CHECK, str(HERE / "simclr.py")], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-1500:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["two Adams"] == [["contrastive_optimizer (Adam)", "probe_optimizer (Adam)"], "failed so"]
+    assert out["two SGDs"] == [[], True]          # plain SGD keeps no slots: nothing made in the step
+    assert out["two Adams built"] == [[], True]   # the fix the message gives
+
+
+def test_the_profile_warns_of_optimizers_built_inside_the_replicated_step():
+    from rung.measure.profile import profile
+
+    p = profile(HERE / "simclr.py", steps=4, warmup=1)
+    assert p["keras"] == "keras3" and not p.get("strategy_fails_on_one_device")
+    why = p["strategy_failure"]
+    assert why.startswith("build every optimizer the train_step uses in build_model()")
+    assert "contrastive_optimizer (Adam), probe_optimizer (Adam)" in why
+    # both Adams' slots counted, beside nothing for Keras's own (unused) optimizer
+    assert p["optimizer"] == "adam" and p["optimizer_slot_bytes"] == 2 * 4 * p["params"]
+
+
+def test_a_model_marked_built_whose_layers_are_not_is_told_to_build_them(tmp_path):
+    """keras.io's SimCLR with augmenters that are Sequentials without an Input, as a newcomer
+    may write them: marked built (model.built = True, as rung's advice said), Keras 3's fit
+    under a strategy still builds it, as some layer is not built, and fails (no call()).
+    The advice was to mark the model built, which it was; now it names the layers by the
+    attributes that hold them. Not marked built: both are said."""
+    import tensorflow as tf
+
+    from rung.measure import counts
+    from rung.measure.workload import load_workload
+
+    text = (HERE / "simclr.py").read_text()
+    seq = "keras.Sequential([keras.Input(shape=(SIZE, SIZE, 3)), layers.Rescaling(1 / 255),"
+    assert seq in text
+    said = {}
+    for name, edit in (("marked", text), ("unmarked", text.replace("    model.built = True\n", ""))):
+        f = tmp_path / f"{name}.py"
+        f.write_text(edit.replace(seq, "keras.Sequential([layers.Rescaling(1 / 255),"))
+        w = load_workload(f)
+        element = next(iter(w.make_dataset(4)))
+        said[name] = counts.keras3_strategy_build_failure(tf, w.build_model, element, "/cpu:0")
+    layers = "contrastive_augmenter (Sequential), classification_augmenter (Sequential)"
+    assert said["marked"].startswith(f"build every layer of the model, not only the model (model.built = True): "
+                                     f"{layers} are not (give a Sequential its keras.Input")
+    assert said["unmarked"].startswith("mark the model built in build_model() once its parts are built")
+    assert f"these layers are not built either, and must be: {layers}" in said["unmarked"]
+    for why in said.values():
+        assert "does not have a `call()` method" in why  # Keras's own words, last
 
 
 def test_a_ctc_loss_leaves_flops_uncounted_and_says_why():
