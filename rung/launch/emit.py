@@ -168,6 +168,8 @@ def train_py(job: Job, workload: Path) -> str:
             "    model.fit(make_input(tf, workload, strategy, args), epochs=args.epochs, steps_per_epoch=args.steps,",
             "              callbacks=callbacks, verbose=0, shuffle=False)  # the pipeline shuffles, if it should",
             "    return report.last  # the last epoch's report"]
+    if v == "mirrored":
+        body.insert(body.index("    check_model(tf, model)") + 1, "    check_optimizers(tf, model, strategy)")
     if v == "parameter_server":
         body.insert(body.index("    check_model(tf, model)") + 1, "    without_xla(model)")
         body.insert(body.index("    without_xla(model)") + 1, "    with_a_graph(model)")

@@ -301,6 +301,21 @@ def test_a_pipeline_without_batch_stops_train_py_in_one_line(args):
 
 
 @pytest.mark.tf
+def test_optimizers_a_train_step_would_build_inside_the_replicated_step_stop_mirrored_train_py():
+    """keras.io's SimCLR keeps two Adams of its own, not built: Keras 3's mirrored fit builds
+    them inside the replicated step and fails ("You must feed a value for placeholder
+    tensor", TensorFlow's words were all train.py said). train.py now stops before fit, in
+    one line, with what to change (that the change trains is checked against Keras's own
+    mirrored fit in tests/measure/test_real_models.py)."""
+    simclr = HERE.parent / "measure" / "workloads" / "simclr.py"
+    r = rung("launch", str(simclr), "--strategy", "mirrored", "--engine", "local", "--steps", "3")
+    assert r.returncode == 2 and r.stdout == "", r.stderr[-800:]
+    assert r.stderr.strip().startswith(f"rung: error: {simclr}: build every optimizer the train_step uses in "
+                                       "build_model(), under the strategy's scope (contrastive_optimizer (Adam), "
+                                       "probe_optimizer (Adam): ")
+
+
+@pytest.mark.tf
 def test_a_model_that_fails_only_under_a_strategy_is_told_what_to_change():
     # a keras.io GAN (no call()) trains without a strategy; under MirroredStrategy Keras 3
     # cannot build it. The line says what to change first, then TensorFlow's words,
