@@ -29,6 +29,16 @@ def gib(nbytes) -> str:
     return f"{v:.0f} B"
 
 
+def flop(n) -> str:
+    """Floating-point operations in decimal units with three significant digits (FLOP,
+    kFLOP, MFLOP, GFLOP; GFLOP above that, whole: a tiny model's 6e-07 GFLOP reads 602 FLOP)."""
+    v = float(n)
+    for unit, scale in (("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+        if v >= scale * 0.9995:
+            return f"{sig3(v / scale)} {unit}"
+    return f"{v:.0f} FLOP"
+
+
 def seconds(s) -> str:
     if s is None:
         return "n/a"

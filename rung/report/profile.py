@@ -69,7 +69,7 @@ def render(p: dict, console: Console | None = None) -> None:
               + (f" + {u.gib(p['activation_bytes_fixed'])} per step" if p.get("activation_bytes_fixed") else "")
               + (" (estimate)" if p["activation_bytes_estimated"] else " (measured)"))
     flops = p.get("flops_per_example")
-    t.add_row("compute", (f"{u.sig3(flops / 1e9)} GFLOP per example to train" if flops else "FLOPs not counted")
+    t.add_row("compute", (f"{u.flop(flops)} per example to train" if flops else "FLOPs not counted")
               + (f", {p['ops_per_step']:,} kernels per step" if p.get("ops_per_step") else ""))
     t.add_row("peak memory", u.gib(p["peak_memory_bytes"]) if p["peak_memory_bytes"] is not None
               else "not measured on this machine")

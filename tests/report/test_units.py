@@ -27,6 +27,14 @@ def test_seconds(s, text):
     assert u.seconds(s) == text
 
 
+@pytest.mark.parametrize("n,text", [
+    (602, "602 FLOP"), (43_600, "43.6 kFLOP"), (502e6, "502 MFLOP"), (999.96e6, "1 GFLOP"),
+    (24.6e9, "24.6 GFLOP"), (1.6e13, "16,000 GFLOP"),
+])
+def test_flop(n, text):
+    assert u.flop(n) == text
+
+
 def test_nothing_is_printed_as_an_exponent():
     # bytes from one to petabytes, seconds from a nanosecond to a day, rates from one
     # example an hour to millions a second
@@ -35,5 +43,7 @@ def test_nothing_is_printed_as_an_exponent():
             assert not EXPONENT.search(u.gib(m * 10.0 ** k)), m * 10.0 ** k
         for k in range(-9, 5):
             assert not EXPONENT.search(u.seconds(m * 10.0 ** k)), m * 10.0 ** k
+        for k in range(0, 16):
+            assert not EXPONENT.search(u.flop(m * 10.0 ** k)), m * 10.0 ** k
         for k in range(-3, 7):
             assert not EXPONENT.search(u.rate(m * 10.0 ** k)), m * 10.0 ** k
