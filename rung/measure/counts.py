@@ -64,6 +64,12 @@ def optimizers_of(model) -> list:
     return found
 
 
+def _held_as(obj) -> dict:
+    """The names a user's code holds its parts by: {id(value): attribute} of obj's public
+    attributes (a model's `self.augmenter`, `self.d_optimizer`)."""
+    return {id(v): k for k, v in vars(obj).items() if not k.startswith("_")}
+
+
 def unbuilt_optimizers_with_slots(tf, model) -> list[str]:
     """The optimizers a Keras 3 model keeps of its own (beside `model.optimizer`, which
     Keras's fit builds before the first step) that are not built and would create slot
@@ -75,7 +81,7 @@ def unbuilt_optimizers_with_slots(tf, model) -> list[str]:
     one scalar variable. Named by the attribute that holds each. Read right after
     build_model(), before a step builds them; empty for tf-keras."""
     own = getattr(model, "optimizer", None)
-    names = {id(v): k for k, v in vars(model).items()}
+    names = _held_as(model)
     out = []
     for opt in optimizers_of(model):
         if opt is own or not hasattr(opt, "built") or opt.built or not hasattr(opt, "from_config"):
@@ -330,7 +336,7 @@ def unbuilt_layers(model) -> list[str]:
     out: list[str] = []
 
     def walk(layer) -> None:
-        held = {id(v): k for k, v in vars(layer).items() if not k.startswith("_")}
+        held = _held_as(layer)
         for child in layer._flatten_layers(include_self=False, recursive=False):  # noqa: SLF001
             if not child.built:
                 out.append(f"{held.get(id(child), child.name)} ({type(child).__name__})")
