@@ -38,10 +38,10 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                   u.percent(r.scaling_efficiency), u.gib(r.gradient_bytes_per_step),
                   u.seconds(r.predicted_step_seconds), err_cell)
     for f in b.failed:
-        t.add_row(Text(f.run, style="red"), "-", Text("failed", style="red"), *["-"] * 6)
+        t.add_row(Text(f.name, style="red"), "-", Text("failed", style="red"), *["-"] * 6)
     console.print(t)
     for f in b.failed:
-        console.print(Text(f"{f.run} failed: {f.error}", style="red"))
+        console.print(Text(f"{f.name} failed: {f.error}", style="red"))
     console.print(Text("predicted: rung advise's own model (rung.model.throughput) on this machine's measurements, "
                        "plus the test bed's terms (replicas sharing the cores, CPU spent streaming between test "
                        "hosts), which are zero for real hosts", style="dim"))

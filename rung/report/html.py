@@ -211,7 +211,7 @@ def _bench_section(b: BenchResult) -> str:
             rows.append([name, r.keras or "-", f"{r.whole.examples_per_second:,.0f}", "-", "-", "-", "-", "-",
                          f"{simulated[name]:,.0f}" if name in simulated else "-"])
     for f in b.failed:
-        rows.append([f.run, "-", "failed: " + f.error, "-", "-", "-", "-", "-", "-"])
+        rows.append([f.name, "-", "failed: " + f.error, "-", "-", "-", "-", "-", "-"])
     head = (f"<p class=sub>{escape(b.workload)} · per-replica batch {b.per_replica_batch} · {b.steps} steps timed "
             f"after {b.warmup} · {b.cores} cores shared · link {escape(b.link.where)}"
             + (" · a killed run's own row is its rate after the restart; its whole-run row times it from the "

@@ -95,6 +95,14 @@ class BasisRecord(_Record):
     sparse_gradient_tensors: Optional[int] = Field(default=None, ge=0)
 
 
+def short_label(strategy: str, replicas: int, option: Optional[str] = None, keras: Optional[str] = None) -> str:
+    """A run's name in the bench's table: `mwms:2`, `ps:2:partitioned`, `single_device@tf_keras`."""
+    short = {"mirrored": "mirrored", "multi_worker_mirrored": "mwms", "parameter_server": "ps"}
+    if strategy == "single_device":
+        return "single_device" + (f"@{keras}" if keras else "")
+    return f"{short[strategy]}:{replicas}" + (f":{option}" if option else "")
+
+
 class BenchRun(_Record):
     strategy: Literal["single_device", "mirrored", "multi_worker_mirrored", "parameter_server"]
     replicas: int
@@ -128,10 +136,7 @@ class BenchRun(_Record):
 
     @property
     def label(self) -> str:
-        short = {"mirrored": "mirrored", "multi_worker_mirrored": "mwms", "parameter_server": "ps"}
-        if self.strategy == "single_device":
-            return "single_device" + (f"@{self.basis_for_keras}" if self.basis_for_keras else "")
-        return f"{short[self.strategy]}:{self.replicas}" + (f":{self.option}" if self.option else "")
+        return short_label(self.strategy, self.replicas, self.option, self.basis_for_keras)
 
     @property
     def name(self) -> str:
@@ -155,11 +160,19 @@ class BenchRun(_Record):
 class FailedRun(_Record):
     """A run that failed while the bench went on (its error line says what to change)."""
 
-    run: str
+    run: str  # as the bench's progress named it: `parameter_server:2 (worker 1 slowed 8x)`
     strategy: str
     replicas: int
     option: Optional[str] = None
     error: str
+
+    @property
+    def name(self) -> str:
+        """The run as the table names the runs that finished (`ps:2 (worker 1 slowed 8x)`):
+        the short label, then whatever the progress line said after its own."""
+        _, sep, rest = self.run.partition(" ")
+        keras = self.run.split(" ", 1)[0].partition("@")[2] or None
+        return short_label(self.strategy, self.replicas, self.option, keras) + sep + rest
 
 
 class NotCalibrated(_Record):

@@ -376,8 +376,11 @@ def test_the_bench_table_keeps_its_headings_and_figures_whole_at_80_columns():
     render(BenchResult.model_validate(b), Console(file=out, width=80))
     text = out.getvalue()
     assert all(len(line) <= 80 for line in text.splitlines())
-    table = text[text.index("run "):text.index(f"{slowed} failed: boom")]
-    assert "…" not in table
+    # the failed run is named as the runs that finished are (`mwms:2`, not the progress
+    # line's `multi_worker_mirrored:2`), in the table and on its error line
+    short = "mwms:2 (worker 1 slowed 3x)"
+    table = text[text.index("run "):text.index(f"{short} failed: boom")]
+    assert "…" not in table and "multi_worker" not in text
     assert table.split("\n")[0].split() == ["run", "keras", "ex/s", "p50", "p95", "eff.", "grad", "B/step",
                                             "predicted", "error"]
     assert table.count("tf_keras") == 1 and table.count("12,345") == 2 and table.count("failed") == 1
@@ -385,6 +388,6 @@ def test_the_bench_table_keeps_its_headings_and_figures_whole_at_80_columns():
     # its heading's place before "keras")
     lines = table.splitlines()
     width = lines[0].index("keras")
-    assert slowed.replace(" ", "") in "".join(line[:width] for line in lines[1:]).replace(" ", "")
+    assert short.replace(" ", "") in "".join(line[:width] for line in lines[1:]).replace(" ", "")
     # and a one-device run's label is whole on its line (at 80 columns, 13 wide at least)
     assert any(line.startswith("single_device ") for line in lines)
