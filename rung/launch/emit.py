@@ -170,6 +170,10 @@ def train_py(job: Job, workload: Path) -> str:
             "    return report.last  # the last epoch's report"]
     if v == "mirrored":
         body.insert(body.index("    check_model(tf, model)") + 1, "    check_optimizers(tf, model, strategy)")
+    if v != "parameter_server":  # Keras 3's fit under a strategy builds the model first (tf-keras under PS)
+        fit = next(i for i, line in enumerate(body) if line.startswith("    model.fit("))
+        body = body[:fit] + ["    try:"] + ["    " + line for line in body[fit:fit + 2]] + [
+            "    except RuntimeError as e:", "        stop_on_build_failure(model, e)", "        raise"] + body[fit + 2:]
     if v == "parameter_server":
         body.insert(body.index("    check_model(tf, model)") + 1, "    without_xla(model)")
         body.insert(body.index("    without_xla(model)") + 1, "    with_a_graph(model)")

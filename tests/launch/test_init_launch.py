@@ -316,15 +316,24 @@ def test_optimizers_a_train_step_would_build_inside_the_replicated_step_stop_mir
 
 
 @pytest.mark.tf
-def test_a_model_that_fails_only_under_a_strategy_is_told_what_to_change():
-    # a keras.io GAN (no call()) trains without a strategy; under MirroredStrategy Keras 3
-    # cannot build it. The line says what to change first, then TensorFlow's words,
-    # without Keras's terminal colours
-    gan = HERE.parent / "measure" / "workloads" / "gan.py"
-    r = rung("launch", str(gan), "--strategy", "mirrored", "--engine", "local", "--steps", "3")
-    assert r.returncode == 1
-    line = r.stderr.strip().splitlines()[-1]
-    assert "model.built = True" in line and "does not have a `call()` method" in line and "\x1b[" not in line
+def test_a_model_that_fails_only_under_a_strategy_is_told_what_to_change(tmp_path):
+    # keras.io's SimCLR, marked built, with augmenters that are Sequentials without an Input:
+    # it trains without a strategy, and under one (OneDeviceStrategy, a single_device
+    # train.py) Keras 3's fit cannot build it. train.py stops in one line that names the
+    # layers to build, then Keras's words without its terminal colours; before, launch
+    # said to mark the model built, which it was
+    text = (HERE.parent / "measure" / "workloads" / "simclr.py").read_text()
+    seq = "keras.Sequential([keras.Input(shape=(SIZE, SIZE, 3)), layers.Rescaling(1 / 255),"
+    assert seq in text and "    model.built = True\n" in text
+    marked = tmp_path / "simclr_marked.py"
+    marked.write_text(text.replace(seq, "keras.Sequential([layers.Rescaling(1 / 255),"))
+    r = rung("launch", str(marked), "--strategy", "single_device", "--engine", "local", "--steps", "3")
+    assert r.returncode == 2 and r.stdout == "", r.stderr[-800:]
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith(f"rung: error: {marked}: build every layer of the model, not only the model "
+                           "(model.built = True): contrastive_augmenter (Sequential), classification_augmenter "
+                           "(Sequential) are not")
+    assert line.endswith("(Model ContrastiveModel does not have a `call()` method implemented.)") and "\x1b[" not in line
 
 
 @pytest.mark.tf
