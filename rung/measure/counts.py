@@ -627,7 +627,9 @@ def activation_bytes(tf, model, batch, graphs: TrainGraphs | None = None) -> tup
     real batch B and at 2B, and the difference divided by B, so what does not grow with
     the batch (16-bit casts of the weights under mixed precision, the loss's scalars) is
     not counted per example. A model that fixes its batch (`fixed_batch`) is traced at B
-    alone, what does not grow with the batch counted per example too. Returns (bytes per
+    alone, what does not grow with the batch counted per example too; so is one whose step
+    cannot be traced at 2B though its inputs leave the batch open (keras.io's Switch
+    Transformer reshapes its tokens to a constant batch x length). Returns (bytes per
     example or None when shapes are unknown, bytes that do not grow with the batch,
     tensors counted at B)."""
     b = int(tf.nest.flatten(features(batch))[0].shape[0])
@@ -635,7 +637,10 @@ def activation_bytes(tf, model, batch, graphs: TrainGraphs | None = None) -> tup
     one, unknown, count = _kept_bytes(tf, graphs.at(b), b)
     if fixed_batch(model) == b:
         return (None if unknown and one == 0 else one // b), 0, count
-    two, unknown2, _ = _kept_bytes(tf, graphs.at(2 * b), 2 * b)
+    try:
+        two, unknown2, _ = _kept_bytes(tf, graphs.at(2 * b), 2 * b)
+    except (ValueError, TypeError, tf.errors.OpError):  # the step takes batch B alone
+        return (None if unknown and one == 0 else one // b), 0, count
     if (unknown or unknown2) and one == 0:
         return None, 0, count
     per_example = max(0, two - one) // b

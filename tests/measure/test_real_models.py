@@ -544,6 +544,34 @@ def test_a_model_marked_built_whose_layers_are_not_is_told_to_build_them(tmp_pat
         assert "does not have a `call()` method" in why  # Keras's own words, last
 
 
+def test_activations_of_a_step_that_takes_one_batch_size_alone_are_counted_at_it():
+    """keras.io's Switch Transformer reshapes its tokens to a constant batch x length, its
+    inputs leaving the batch open: the count traced the step at twice the batch as well,
+    which failed, and the profile said "activations n/a". Now the step is counted at its
+    batch alone, as for a batch the inputs fix. By hand, at B = 8, the float32 tensors the
+    backward pass keeps: the first Dense's input (32 x 3), its ReLU's output (32 x 5), the
+    second Dense's input (that output reshaped, 8 x 20) and the loss's difference (8 x 1):
+    (96 + 160 + 160 + 8) x 4 / 8 = 212 bytes an example, in 5 tensors."""
+    import keras
+    import tensorflow as tf
+    from keras import layers, ops
+
+    from rung.measure import counts
+
+    b = 8
+
+    class Tokens(layers.Layer):
+        def call(self, x):
+            return ops.reshape(x, [b * 4, 3])  # the batch fixed by a constant
+
+    i = keras.Input((4, 3))
+    x = layers.Dense(5, activation="relu")(Tokens()(i))
+    model = keras.Model(i, layers.Dense(1)(ops.reshape(x, [b, 20])))
+    model.compile("sgd", "mse")
+    assert counts.fixed_batch(model) is None
+    assert counts.activation_bytes(tf, model, (tf.zeros((b, 4, 3)), tf.zeros((b, 1)))) == (212, 0, 5)
+
+
 def test_a_ctc_loss_leaves_flops_uncounted_and_says_why():
     """keras.io's "OCR model for reading Captchas" adds tf.nn.ctc_loss with a layer's
     add_loss. On dense labels its loops run TensorFlow 1 functions (function.Defun) that keep
