@@ -98,6 +98,13 @@ _HINTS = (
      "pipeline sharded by it (dataset.shard(num_input_pipelines, input_pipeline_id)) over fewer files than "
      "workers leaves some workers nothing: shard after reading the records, or give it at least as many files "
      "as workers"),
+    # a variable made inside the replicated step: keras.random drawn without a seed (Keras 3's
+    # global SeedGenerator), or a layer that creates a tf.Variable in call()
+    (("tf.function only supports singleton tf.Variables created on the first call",),
+     "a variable is created inside the distributed step: random numbers drawn without a seed "
+     "(keras.random.* with seed=None) make Keras 3's global SeedGenerator there; give the layer a "
+     "keras.random.SeedGenerator in __init__ and pass it as seed= (any other variable: create it in "
+     "__init__ or build())"),
     # Keras 3's fit loop over steps_per_execution steps, under MirroredStrategy
     (("You must feed a value for placeholder tensor", "while/cond/"),
      "Keras 3's fit runs steps_per_execution steps in a loop, and under MirroredStrategy that loop fails "
@@ -183,7 +190,7 @@ def hint(message: str) -> Optional[tuple[str, str]]:
     """(what to do, TensorFlow's own line it answers) for a known failure, else None."""
     for needles, advice in _HINTS:
         if all(n in message for n in needles):
-            line = next((ln.strip() for ln in message.splitlines() if needles[0] in ln), needles[0])
+            line = next((_ANSI.sub("", ln).strip() for ln in message.splitlines() if needles[0] in ln), needles[0])
             return advice, line
     return None
 

@@ -263,6 +263,16 @@ def unbuilt_optimizers_problem(names: list[str]) -> str:
             "replicated step, where MirroredStrategy's fit fails (\"You must feed a value for placeholder tensor\")")
 
 
+# What to change when the step draws keras.random numbers without a seed
+# (`counts.global_seed_generator_made`), then why
+UNSEEDED_RANDOM_PROBLEM = (
+    "give every random draw in the step a seed generator the layer keeps (self.seed_generator = "
+    "keras.random.SeedGenerator(seed) in __init__, then keras.random.uniform(..., seed=self.seed_generator)): the "
+    "step draws keras.random numbers without a seed, so Keras 3 makes its global SeedGenerator's variable inside "
+    "the first step, which MirroredStrategy's fit refuses (\"tf.function only supports singleton tf.Variables "
+    "created on the first call\")")
+
+
 # Why an optimizer built with gradient_accumulation_steps runs under no replicated strategy
 # (reproduced with TF 2.21: Keras 3 ran it on one device; its mirrored fit failed, "`merge_call`
 # called while defining a new graph or a tf.function"; tf-keras's build_model() raised

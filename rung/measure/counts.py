@@ -70,6 +70,34 @@ def _held_as(obj) -> dict:
     return {id(v): k for k, v in vars(obj).items() if not k.startswith("_")}
 
 
+def clear_global_seed_generator() -> None:
+    """Forget Keras 3's global SeedGenerator (what keras.random draws from when called
+    without a seed), so `global_seed_generator_made` tells whether what runs next makes it.
+    Nothing on tf-keras, which has none."""
+    try:
+        from keras.src.backend.common import global_state
+        from keras.src.random.seed_generator import GLOBAL_SEED_GENERATOR
+    except ImportError:
+        return
+    global_state.set_global_attribute(GLOBAL_SEED_GENERATOR, None)
+
+
+def global_seed_generator_made() -> bool:
+    """Whether Keras 3's global SeedGenerator exists (since `clear_global_seed_generator`):
+    something drew keras.random numbers without a seed. Made inside a model's first step,
+    its variable is created inside the step's tf.function, which MirroredStrategy's fit
+    refuses ("tf.function only supports singleton tf.Variables created on the first call";
+    reproduced with TF 2.21 and Keras 3.15: keras.io's Switch Transformer's router, whose
+    keras.random.uniform has no seed, ran without a strategy and under OneDeviceStrategy and
+    failed under MirroredStrategy of 2 logical CPU devices; with a SeedGenerator of its own it ran)."""
+    try:
+        from keras.src.backend.common import global_state
+        from keras.src.random.seed_generator import GLOBAL_SEED_GENERATOR
+    except ImportError:
+        return False
+    return global_state.get_global_attribute(GLOBAL_SEED_GENERATOR) is not None
+
+
 def unbuilt_optimizers_with_slots(tf, model) -> list[str]:
     """The optimizers a Keras 3 model keeps of its own (beside `model.optimizer`, which
     Keras's fit builds before the first step) that are not built and would create slot

@@ -135,6 +135,7 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
     unlabelled = out.pop("_unlabelled_loss")
     build_failure = out.pop("_strategy_build_failure")
     slot_optimizers = out.pop("_unbuilt_slot_optimizers")
+    unseeded = out.pop("_unseeded_draws")
     if check_replicas and own_step:  # Keras' own step scales its loss: nothing to run
         add_replica_check(out, dict(replicas.KERAS_STEP))
     elif check_replicas:
@@ -148,10 +149,12 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
     elif build_failure:  # and so does one whose build under a strategy fails
         out["strategy_failure"] = build_failure  # what to change, then why
         out["strategy_fails_on_one_device"] = True
-    elif slot_optimizers and not out.get("strategy_failure"):  # one device runs it; replicas do not
-        from rung.kerasfit import unbuilt_optimizers_problem
+    elif (slot_optimizers or unseeded) and not out.get("strategy_failure"):  # one device runs it; replicas do not
+        from rung.kerasfit import UNSEEDED_RANDOM_PROBLEM, unbuilt_optimizers_problem
 
-        out["strategy_failure"] = unbuilt_optimizers_problem(slot_optimizers)
+        out["strategy_failure"] = "; and ".join(
+            ([unbuilt_optimizers_problem(slot_optimizers)] if slot_optimizers else [])
+            + ([UNSEEDED_RANDOM_PROBLEM] if unseeded else []))
     return out
 
 
@@ -203,7 +206,9 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
     device = tfenv.device_description(tf)
     notes: list[str] = []
     with tf.device(device["device"]):
+        counts.clear_global_seed_generator()
         model = build_checked_model(w, tf)
+        seeds_at_build = counts.global_seed_generator_made()  # made eagerly, outside any step
         unbuilt = counts.unbuilt_for_keras3_fit(model)  # before a step builds it
         slot_optimizers = counts.unbuilt_optimizers_with_slots(tf, model)  # and its optimizers
         batch = _batch_for(model, batch, w.default_batch, notes)
@@ -216,6 +221,8 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         times = timing.time_steps(tf, model, ds, steps, warmup, w.where, batch, on_step=on_step,
                                   step_fn=step_fn, repeats=repeats)
         peak = tf.config.experimental.get_memory_info(device["device"])["peak"] if device["reports_memory"] else None
+        # keras.random drawn without a seed in the step: its generator's variable made inside it
+        unseeded = not seeds_at_build and counts.global_seed_generator_made()
         phase("timing the input pipeline alone")
         pipe_seconds = timing.pipeline_seconds_per_batch(tf, make_checked_dataset(w, tf, batch),
                                                          min(steps, PIPELINE_BATCHES), warmup, w.where, batch,
@@ -349,6 +356,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "_unlabelled_loss": counts.unlabelled_compiled_loss(tf, model, sample),
         # (a compiled loss without labels fails the same build: said by its own finding)
         "_unbuilt_slot_optimizers": slot_optimizers,
+        "_unseeded_draws": unseeded,
         "_strategy_build_failure": counts.keras3_strategy_build_failure(
             tf, lambda: build_checked_model(w, tf), sample, device["device"])
         if unbuilt and not counts.unlabelled_compiled_loss(tf, model, sample) else None,

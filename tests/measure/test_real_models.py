@@ -502,6 +502,51 @@ def test_optimizers_a_train_step_builds_inside_the_replicated_step_are_found_as_
     assert out["two Adams built"] == [[], True]   # the fix the message gives
 
 
+UNSEEDED_CHECK = """
+import json, sys
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+from rung.measure import counts
+from rung.measure.profile import profile
+from rung.measure.workload import load_workload
+out = {}
+for name, path in (("unseeded", sys.argv[1]), ("seeded", sys.argv[2])):
+    w = load_workload(path)
+    counts.clear_global_seed_generator()  # as in a fresh process
+    with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
+        m = w.build_model()
+    try:
+        m.fit(w.make_dataset(8), steps_per_epoch=2, epochs=1, verbose=0)
+        ran = True
+    except Exception as e:
+        ran = "tf.function only supports singleton tf.Variables" in str(e) and "failed so"
+    p = profile(path, steps=3, warmup=1)
+    out[name] = [p.get("strategy_failure"), p.get("strategy_fails_on_one_device"), ran]
+print(json.dumps(out))
+"""
+
+
+def test_random_numbers_drawn_without_a_seed_in_the_step_are_found_as_keras_3_mirrored_fit_fails_on_them(tmp_path):
+    """keras.io's Switch Transformer jitters its router's logits with keras.random.uniform and
+    no seed. Keras 3 makes its global SeedGenerator on first use, inside the first step: fit
+    ran without a strategy and under OneDeviceStrategy, and under MirroredStrategy failed
+    ("tf.function only supports singleton tf.Variables created on the first call"), which
+    nothing said before a mirrored run. What the profile reads (the global generator made
+    by the step) is checked against Keras 3's real mirrored fit of two logical devices, with
+    the router's draws unseeded and with a SeedGenerator of its own: each must agree."""
+    from rung.kerasfit import UNSEEDED_RANDOM_PROBLEM
+
+    seeded = tmp_path / "seeded.py"
+    seeded.write_text((HERE / "unseeded.py").read_text().replace("SEEDED = False", "SEEDED = True"))
+    r = subprocess.run([sys.executable, "-c", UNSEEDED_CHECK, str(HERE / "unseeded.py"), str(seeded)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-1500:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["unseeded"] == [UNSEEDED_RANDOM_PROBLEM, None, "failed so"]  # one device runs it
+    assert out["seeded"] == [None, None, True]  # the fix the message gives
+
+
 def test_the_profile_warns_of_optimizers_built_inside_the_replicated_step():
     from rung.measure.profile import profile
 
