@@ -208,7 +208,6 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
     with tf.device(device["device"]):
         counts.clear_global_seed_generator()
         model = build_checked_model(w, tf)
-        seeds_at_build = counts.global_seed_generator_made()  # made eagerly, outside any step
         unbuilt = counts.unbuilt_for_keras3_fit(model)  # before a step builds it
         slot_optimizers = counts.unbuilt_optimizers_with_slots(tf, model)  # and its optimizers
         batch = _batch_for(model, batch, w.default_batch, notes)
@@ -216,13 +215,15 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         repeats = dataset_repeats(tf, ds)
         if device["reports_memory"]:
             tf.config.experimental.reset_memory_stats(device["device"])
+        # made before the first step (eagerly at build, or by the pipeline), not by the step
+        seeds_before_steps = counts.global_seed_generator_made()
         phase(f"timing {steps} steps after {warmup} warm-up")
         step_fn = timing.make_step_function(tf, model)
         times = timing.time_steps(tf, model, ds, steps, warmup, w.where, batch, on_step=on_step,
                                   step_fn=step_fn, repeats=repeats)
         peak = tf.config.experimental.get_memory_info(device["device"])["peak"] if device["reports_memory"] else None
         # keras.random drawn without a seed in the step: its generator's variable made inside it
-        unseeded = not seeds_at_build and counts.global_seed_generator_made()
+        unseeded = not seeds_before_steps and counts.global_seed_generator_made()
         phase("timing the input pipeline alone")
         pipe_seconds = timing.pipeline_seconds_per_batch(tf, make_checked_dataset(w, tf, batch),
                                                          min(steps, PIPELINE_BATCHES), warmup, w.where, batch,
