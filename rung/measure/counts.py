@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -70,16 +71,26 @@ def _held_as(obj) -> dict:
     return {id(v): k for k, v in vars(obj).items() if not k.startswith("_")}
 
 
-def clear_global_seed_generator() -> None:
-    """Forget Keras 3's global SeedGenerator (what keras.random draws from when called
-    without a seed), so `global_seed_generator_made` tells whether what runs next makes it.
-    Nothing on tf-keras, which has none."""
+def _global_seed():
+    """Keras 3's global state and the key of its global SeedGenerator (what keras.random
+    draws from when called without a seed), or None where Keras 3 is not in use (tf-keras
+    has none; Keras 3 is not imported for it)."""
+    if "keras" not in sys.modules:
+        return None
     try:
         from keras.src.backend.common import global_state
         from keras.src.random.seed_generator import GLOBAL_SEED_GENERATOR
     except ImportError:
-        return
-    global_state.set_global_attribute(GLOBAL_SEED_GENERATOR, None)
+        return None
+    return global_state, GLOBAL_SEED_GENERATOR
+
+
+def clear_global_seed_generator() -> None:
+    """Forget Keras 3's global SeedGenerator, so `global_seed_generator_made` tells whether
+    what runs next makes it."""
+    found = _global_seed()
+    if found is not None:
+        found[0].set_global_attribute(found[1], None)
 
 
 def global_seed_generator_made() -> bool:
@@ -90,12 +101,8 @@ def global_seed_generator_made() -> bool:
     reproduced with TF 2.21 and Keras 3.15: keras.io's Switch Transformer's router, whose
     keras.random.uniform has no seed, ran without a strategy and under OneDeviceStrategy and
     failed under MirroredStrategy of 2 logical CPU devices; with a SeedGenerator of its own it ran)."""
-    try:
-        from keras.src.backend.common import global_state
-        from keras.src.random.seed_generator import GLOBAL_SEED_GENERATOR
-    except ImportError:
-        return False
-    return global_state.get_global_attribute(GLOBAL_SEED_GENERATOR) is not None
+    found = _global_seed()
+    return found is not None and found[0].get_global_attribute(found[1]) is not None
 
 
 def unbuilt_optimizers_with_slots(tf, model) -> list[str]:
