@@ -170,10 +170,6 @@ def train_py(job: Job, workload: Path) -> str:
             "    return report.last  # the last epoch's report"]
     if v == "mirrored":
         body.insert(body.index("    check_model(tf, model)") + 1, "    check_optimizers(tf, model, strategy)")
-    if v != "parameter_server":  # Keras 3's fit under a strategy builds the model first (tf-keras under PS)
-        fit = next(i for i, line in enumerate(body) if line.startswith("    model.fit("))
-        body = body[:fit] + ["    try:"] + ["    " + line for line in body[fit:fit + 2]] + [
-            "    except RuntimeError as e:", "        stop_on_build_failure(model, e)", "        raise"] + body[fit + 2:]
     if v == "parameter_server":
         body.insert(body.index("    check_model(tf, model)") + 1, "    without_xla(model)")
         body.insert(body.index("    without_xla(model)") + 1, "    with_a_graph(model)")
@@ -182,6 +178,12 @@ def train_py(job: Job, workload: Path) -> str:
         body = ["    if serve(tf):", "        return None"] + body[:fit] + [
             "    watching = watch_progress(model)", "    try:"] + ["    " + line for line in body[fit:]] + [
             "    finally:", "        watching.set()"]
+    # a failure rung knows, met only under the strategy: one line with what to change
+    fit = next(i for i, line in enumerate(body) if line.lstrip().startswith("model.fit("))
+    pad = body[fit][:len(body[fit]) - len(body[fit].lstrip())]
+    body = body[:fit] + [pad + "try:"] + ["    " + line for line in body[fit:fit + 2]] + [
+        pad + "except Exception as e:  # noqa: BLE001 - re-raised unless rung knows it",
+        pad + "    stop_on_known_failure(model, e)", pad + "    raise"] + body[fit + 2:]
     about = "\n".join(f"- {t}" for t in job.takes_on) + ("\n" if job.takes_on else "")
     if job.verdict == "fix_input_pipeline":
         about = ("The decision was fix_input_pipeline: the device waits on its input. This trains on\n"

@@ -334,6 +334,16 @@ def test_a_model_that_fails_only_under_a_strategy_is_told_what_to_change(tmp_pat
                            "(model.built = True): contrastive_augmenter (Sequential), classification_augmenter "
                            "(Sequential) are not")
     assert line.endswith("(Model ContrastiveModel does not have a `call()` method implemented.)") and "\x1b[" not in line
+    # any failure rung knows the same way: a step drawing keras.random numbers without a seed
+    # trains on one device and fails under MirroredStrategy (before: exit 1, the hint beside
+    # the task's last lines, and a traceback for whoever ran train.py by hand)
+    unseeded = HERE.parent / "measure" / "workloads" / "unseeded.py"
+    r = rung("launch", str(unseeded), "--strategy", "mirrored", "--engine", "local", "--steps", "3")
+    assert r.returncode == 2 and r.stdout == "", r.stderr[-800:]
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith(f"rung: error: {unseeded}: a variable is created inside the distributed step: random "
+                           "numbers drawn without a seed")
+    assert "(ValueError: tf.function only supports singleton tf.Variables" in line and "\x1b[" not in line
 
 
 @pytest.mark.tf
