@@ -134,6 +134,11 @@ def run_ray_launcher(out: Path, args, kill) -> dict:
         _end(p)
     lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
     if p.returncode != 0:
+        from rung.launch.local import workload_error
+
+        bad = workload_error("\n".join(lines), anywhere=True)  # train.py's stop, in a Ray worker's error
+        if bad is not None:
+            raise bad
         why = next((ln for ln in reversed(lines) if "launch_ray.py:" in ln or "Error" in ln), lines[-1] if lines else "")
         raise RunError(f"the Ray job failed (exit code {p.returncode}): {why.strip()[:400]}")
     result = json.loads(next(ln for ln in reversed(lines) if ln.startswith('{"schema"')))

@@ -36,17 +36,28 @@ class LaunchError(RunError):
 # for a workload that cannot be used (exit code 2).
 _PORT_TAKEN = re.compile(r"(?:Address already in use|Failed to add port)[^\n]*?((?:\d{1,3}\.){3}\d{1,3}:\d+)?")
 _WORKLOAD_ERROR = re.compile(r"^train\.py: workload: (.*)$", re.M)
+_WORKLOAD_ANYWHERE = re.compile(r"train\.py: workload: (.*)$", re.M)
+
+
+def workload_error(text: str, anywhere: bool = False):
+    """train.py's own line for a workload it cannot use (`stop_workload`), as the InputError
+    rung prints, or None. `anywhere`: the line may sit inside another (a Ray Train worker's
+    error, which launch_ray.py raises with it)."""
+    bad = (_WORKLOAD_ANYWHERE if anywhere else _WORKLOAD_ERROR).search(text)
+    if bad is None:
+        return None
+    from rung.errors import InputError
+
+    path, _, message = bad.group(1).partition(": ")
+    return InputError(path, None, message)
 
 
 def _failure(proc: "Proc") -> Exception:
     """Why a task exited: the workload (exit 2, bad input), a port in use, or its last lines."""
     text = proc.log.read_text(errors="replace") if proc.log.exists() else ""
-    bad = _WORKLOAD_ERROR.search(text)
-    if bad and proc.popen.returncode == 2:
-        from rung.errors import InputError
-
-        path, _, message = bad.group(1).partition(": ")
-        return InputError(path, None, message)
+    bad = workload_error(text)
+    if bad is not None and proc.popen.returncode == 2:
+        return bad
     taken = _PORT_TAKEN.search(text)
     if taken:
         port = taken.group(1) or "its port"

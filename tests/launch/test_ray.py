@@ -189,6 +189,31 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(no_ray_left):
         assert not left, left
 
 
+# The tail of launch_ray.py's log when train.py stopped on its workload in Ray Train workers
+# (a Keras 3 file under multi_worker_mirrored, rung launch --engine ray, 2026-12-03). Before,
+# rung printed "the Ray job failed (exit code 1): [Rank 0,1 Error Snippet]:" and nothing of
+# train.py's line, which Ray keeps in the workers' own logs: the workers now raise it
+RAY_STOP_LOG = """\
+ray.train.WorkerGroupError: Training failed due to worker errors:
+[Rank 0,1 Error Snippet]:
+Traceback (most recent call last):
+  File "/tmp/nb/rayjob/launch_ray.py", line 144, in worker_loop
+    raise RuntimeError(train.STOPPED[-1]) from None
+RuntimeError: train.py: workload: /w/unseeded.py: build_model() returned a Keras 3 model, built from `import keras`
+"""
+
+
+def test_a_workload_train_py_stops_on_in_ray_workers_is_one_line_exit_2():
+    from rung.errors import InputError
+    from rung.launch.local import workload_error
+
+    bad = workload_error(RAY_STOP_LOG, anywhere=True)
+    assert isinstance(bad, InputError)
+    assert str(bad) == "/w/unseeded.py: build_model() returned a Keras 3 model, built from `import keras`"
+    assert workload_error(RAY_STOP_LOG) is None  # a local task's line starts with it
+    assert workload_error("RuntimeError: something else\n", anywhere=True) is None
+
+
 def test_bench_on_ray_refuses_what_only_local_runs_do():
     r = subprocess.run([sys.executable, "-m", "rung", "bench", str(MLP), "--engine", "ray", "--straggler", "1:2",
                         "--runs", "multi_worker_mirrored:2"], capture_output=True, text=True, timeout=120)
