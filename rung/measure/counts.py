@@ -670,12 +670,13 @@ def activation_bytes(tf, model, batch, graphs: TrainGraphs | None = None) -> tup
     b = int(tf.nest.flatten(features(batch))[0].shape[0])
     graphs = graphs or TrainGraphs(tf, model, batch)
     one, unknown, count = _kept_bytes(tf, graphs.at(b), b)
+    at_b_alone = (None if unknown and one == 0 else one // b), 0, count
     if fixed_batch(model) == b:
-        return (None if unknown and one == 0 else one // b), 0, count
+        return at_b_alone
     try:
         two, unknown2, _ = _kept_bytes(tf, graphs.at(2 * b), 2 * b)
     except (ValueError, TypeError, tf.errors.OpError):  # the step takes batch B alone
-        return (None if unknown and one == 0 else one // b), 0, count
+        return at_b_alone
     if (unknown or unknown2) and one == 0:
         return None, 0, count
     per_example = max(0, two - one) // b

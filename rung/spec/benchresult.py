@@ -170,9 +170,8 @@ class FailedRun(_Record):
     def name(self) -> str:
         """The run as the table names the runs that finished (`ps:2 (worker 1 slowed 8x)`):
         the short label, then whatever the progress line said after its own."""
-        _, sep, rest = self.run.partition(" ")
-        keras = self.run.split(" ", 1)[0].partition("@")[2] or None
-        return short_label(self.strategy, self.replicas, self.option, keras) + sep + rest
+        head, sep, rest = self.run.partition(" ")
+        return short_label(self.strategy, self.replicas, self.option, head.partition("@")[2] or None) + sep + rest
 
 
 class NotCalibrated(_Record):
