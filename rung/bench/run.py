@@ -375,8 +375,11 @@ def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
     steps = len(timed)
     p95 = percentile(intervals, 0.95) if intervals else None
     return {"steps_timed": steps, "window_seconds": window,
+            # fit's start to the warm-up's end: its set-up and the first (traced) call
+            "warmup_seconds": base - result["start"] if warmup >= 1 and len(ends) > warmup else None,
             "step_seconds_p50": statistics.median(intervals) if intervals else None,
-            "step_seconds_p95": p95, "step_seconds_mean": window / steps if steps else None,
+            "step_seconds_p95": p95, "step_seconds_max": max(intervals) if intervals else None,
+            "step_seconds_mean": window / steps if steps else None,
             "examples_per_second": steps * global_batch / window if window > 0 else None,
             "step_time_cv": (statistics.pstdev(intervals) / statistics.fmean(intervals))
             if len(intervals) > 1 else 0.0}

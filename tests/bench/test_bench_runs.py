@@ -434,8 +434,14 @@ def test_steps_per_execution_is_timed_per_step_and_mirrored_runs_on_tf_keras():
     # the mirrored run (tf-keras) is predicted from the one-device step on tf-keras
     assert single_tf["keras"] == "tf_keras" and single_tf["basis_for_keras"] == "tf_keras"
     assert mirrored["predicted_terms"]["compute"] == pytest.approx(2 * single_tf["step_seconds_mean"])
-    for run in (single, single_tf, mirrored):  # 3 calls of 4 equal steps each; a traced call would be 10x or more
-        assert run["step_seconds_p95"] < 5 * run["step_seconds_p50"], run
+    for run in (single, single_tf, mirrored):
+        # 3 calls of 4 equal steps each. A traced call among them would be many times the
+        # others and as slow as the warm-up's call, which traced (0.45-1.4 s here, against
+        # 4-8 ms a call). A scheduling spike on shared cores can be the first (one call of
+        # 84 ms in a CI run), not the second
+        call = 4 * run["step_seconds_max"]
+        assert run["warmup_seconds"] > 0 and run["step_seconds_p95"] <= run["step_seconds_max"]
+        assert not (run["step_seconds_max"] > 5 * run["step_seconds_p50"] and call > run["warmup_seconds"] / 4), run
     assert single["keras"] == "keras3" and mirrored["keras"] == "tf_keras"
     assert any("steps_per_execution=4" in n and "STEPS_PER_EXECUTION" in n for n in b["notes"])
 
