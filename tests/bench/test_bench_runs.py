@@ -23,7 +23,7 @@ from rung.model import preemption
 from rung.spec.benchresult import BenchResult
 from tests.conftest import interruptible
 
-pytestmark = pytest.mark.tf
+pytestmark = [pytest.mark.tf, pytest.mark.serial]
 MLP = str(workload_examples()["mlp"])
 HEAVY = str(workload_examples()["comm_heavy"])
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="test hosts need root")

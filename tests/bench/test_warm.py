@@ -13,7 +13,7 @@ from rung.bench.plan import RunSpec, plan_run
 from rung.bench.run import BenchError, execute
 from rung.examples import workload_examples
 
-pytestmark = pytest.mark.tf
+pytestmark = [pytest.mark.tf, pytest.mark.serial]
 MLP = str(workload_examples()["mlp"])
 
 

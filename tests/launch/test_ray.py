@@ -21,7 +21,7 @@ import pytest
 from rung.examples import workload_examples
 from tests.conftest import processes_mentioning
 
-pytestmark = [pytest.mark.tf, pytest.mark.skipif(__import__("importlib").util.find_spec("ray") is None,
+pytestmark = [pytest.mark.tf, pytest.mark.serial, pytest.mark.skipif(__import__("importlib").util.find_spec("ray") is None,
                                                  reason="ray not installed (pip install 'rung[ray]')")]
 MLP = workload_examples()["mlp"]
 XLA = Path(__file__).parent / "xla.py"

@@ -17,7 +17,7 @@ import yaml
 from rung.errors import InputError
 from rung.examples import workload_examples
 
-pytestmark = pytest.mark.tf
+pytestmark = [pytest.mark.tf, pytest.mark.serial]
 EXAMPLES = workload_examples()
 HERE = Path(__file__).parent
 STEPS, WARMUP = 12, 2

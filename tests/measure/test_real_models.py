@@ -17,7 +17,7 @@ import pytest
 
 from rung.examples import workload_examples
 
-pytestmark = pytest.mark.tf
+pytestmark = [pytest.mark.tf, pytest.mark.serial]
 HERE = Path(__file__).parent / "workloads"
 STEPS, WARMUP = 12, 2  # 4 blocks of 3 steps: the wait's median of means sets a stalled step aside
 
