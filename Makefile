@@ -26,12 +26,12 @@ run: $(VENV)/.installed-run
 	  --html rung-report.html
 
 # Two passes: the tests that time steps or watch every process on the machine (marked
-# serial) run alone; the rest first, on two processes (pytest-xdist). Both always run;
-# the first failure's exit code is the target's.
+# serial, unless marked parallel too) run alone; the rest first, on two processes
+# (pytest-xdist). Both always run; the first failure's exit code is the target's.
 test: $(VENV)/.installed-test
 	@a=0; b=0; \
-	$(PY) -m pytest -q -ra -n 2 -m "not serial" --durations=10 || a=$$?; \
-	$(PY) -m pytest -q -ra -m serial --durations=20 || b=$$?; \
+	$(PY) -m pytest -q -ra -n 2 -m "not serial or parallel" --durations=10 || a=$$?; \
+	$(PY) -m pytest -q -ra -m "serial and not parallel" --durations=20 || b=$$?; \
 	if [ $$a -ne 0 ]; then exit $$a; fi; exit $$b
 
 bench: $(VENV)/.installed-test

@@ -167,6 +167,7 @@ BAD.update({
 })
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_a_file_on_tf_keras_itself_is_profiled_on_tf_keras():
     # before: Keras 3 behind tf.keras, and "build_model() returned Sequential; expected a
     # compiled tf.keras.Model" (exit 2) for a model built with `import tf_keras as keras`
@@ -232,6 +233,7 @@ def run_cli(*args, timeout=180):
     return subprocess.run([sys.executable, "-m", "rung", *args], capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_cli_bad_workload_exits_2_with_one_line(tmp_path):
     path = tmp_path / "broken.py"
     path.write_text("import not_a_module_rung\n")
@@ -327,6 +329,7 @@ def test_a_model_that_builds_only_on_keras_3_gets_strategy_fails_on_a_plan_that_
     assert "tf-keras" in said and "rung: error" not in said
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_cli_a_shape_bug_in_the_users_model_is_exit_2_one_line(tmp_path):
     path = tmp_path / "shape_bug.py"
     path.write_text(BAD["shape_bug.py"][0])
@@ -337,6 +340,7 @@ def test_cli_a_shape_bug_in_the_users_model_is_exit_2_one_line(tmp_path):
     assert "\x1b" not in r.stderr and "internal error" not in r.stderr
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_cli_scenario_out_writes_nothing_when_the_profile_fails(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def build_model():\n    pass\n")
@@ -420,6 +424,7 @@ def test_a_source_read_from_files_is_named_by_what_the_files_hold(tmp_path):
     assert "holds 3.52 KiB in memory" in msg, msg
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_what_each_worker_reads_is_told_apart_as_two_processes_see_it():
     """worker_input: a make_dataset that takes the InputContext and ignores it, drawing nothing
     at random, gives every worker the same batches (INPUT_NOT_SHARDED); one that shards a list
@@ -648,6 +653,7 @@ def test_a_distillers_teacher_is_held_and_run_not_trained():
     assert teacher_forward <= flops_per_example(tf, m, batch) <= 1.3 * teacher_forward + 3 * 2 * 8 * 4 * 3
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_a_compiled_loss_on_data_without_labels_fails_keras3_fit_under_every_strategy():
     """keras.io's diffusion models' pattern (images alone, compile(loss=...), their own
     train_step). The world first: Keras 3's fit of it fails under OneDeviceStrategy and runs

@@ -273,6 +273,7 @@ def test_a_model_keras_3_cannot_build_under_a_strategy_fails_every_plan_on_keras
     assert fixed.get("strategy_failure") is None and not fixed.get("strategy_fails_on_one_device")
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_a_keras_3_model_under_tf_keras_is_one_clear_line():
     r = subprocess.run([sys.executable, "-m", "rung", "profile", str(HERE / "vae.py"), "--keras", "tf_keras"],
                        capture_output=True, text=True, timeout=600)
@@ -280,6 +281,7 @@ def test_a_keras_3_model_under_tf_keras_is_one_clear_line():
     assert "returned a Keras 3 model (VAE) under tf-keras" in r.stderr and "import keras (line 12)" in r.stderr
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 @pytest.mark.parametrize("name,said", [
     ("gan", "(RuntimeError: Unable to automatically build the model"),
     # Keras's own words were all it said: its frames are hidden from the traceback, and the
@@ -294,6 +296,7 @@ def test_a_model_that_cannot_run_under_a_strategy_is_told_what_to_do(name, said)
     assert "model.built = True" in line and said in line
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_a_bench_of_a_model_marked_built_whose_layers_are_not_names_them(tmp_path):
     # the hint's "mark it built" was all the bench said to a model that was marked built
     seq = "keras.Sequential([keras.Input(shape=(SIZE, SIZE, 3)), layers.Rescaling(1 / 255),"
@@ -486,6 +489,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_optimizers_a_train_step_builds_inside_the_replicated_step_are_found_as_keras_3_fails_on_them():
     """keras.io's SimCLR keeps two Adams of its own, which its train_step builds on their
     first apply_gradients: inside the replicated step, where Keras 3's fit under
@@ -527,6 +531,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_random_numbers_drawn_without_a_seed_in_the_step_are_found_as_keras_3_mirrored_fit_fails_on_them(tmp_path):
     """keras.io's Switch Transformer jitters its router's logits with keras.random.uniform and
     no seed. Keras 3 makes its global SeedGenerator on first use, inside the first step: fit
@@ -547,6 +552,7 @@ def test_random_numbers_drawn_without_a_seed_in_the_step_are_found_as_keras_3_mi
     assert out["seeded"] == [None, None, True]  # the fix the message gives
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_the_profile_warns_of_optimizers_built_inside_the_replicated_step():
     from rung.measure.profile import profile
 
@@ -694,6 +700,7 @@ RECURRENT_KEPT = "\n".join([
 ])
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 @pytest.mark.parametrize("legacy", ["0", "1"], ids=["keras3", "tf_keras"])
 def test_a_recurrent_layer_keeps_every_steps_activations(legacy):
     """The oracle is the sequence's length: 40 steps keep 20 steps' more than 20 do. Before,
