@@ -218,3 +218,57 @@ def test_bench_on_ray_refuses_what_only_local_runs_do():
     r = subprocess.run([sys.executable, "-m", "rung", "bench", str(MLP), "--engine", "ray", "--straggler", "1:2",
                         "--runs", "multi_worker_mirrored:2"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "--engine local" in r.stderr
+
+
+def test_a_workload_every_ray_train_worker_stops_on_is_said_at_once_without_ray_trains_retries(tmp_path, no_ray_left):
+    """keras.io's VAE imports Keras 3 itself; launch_ray.py's workers run tf-keras, and
+    train.py stops on it in each. Before, each worker raised the line, and Ray Train
+    restarted the group --max-failures (3) times, each try stopping alike (70 s here), and
+    its error ("Training failed due to worker errors") was the log's last word. Now every
+    worker returns once all stopped, and the driver says the line."""
+    vae = Path(__file__).parent.parent / "measure" / "workloads" / "vae.py"
+    r = subprocess.run([sys.executable, "-m", "rung", "launch", str(vae), "--engine", "ray", "--strategy",
+                        "multi_worker_mirrored", "--workers", "2", "--steps", "2", "--out", str(tmp_path / "job")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith(
+        f"rung: error: {vae}: build_model() returned a Keras 3 model, built from `import keras`")
+    log = (tmp_path / "job" / "launch_ray.log").read_text(errors="replace")
+    assert "Training failed" not in log and "WorkerGroupError" not in log
+
+
+# One try of a Ray Train group whose two workers stopped on the workload, and one where
+# only worker 1 did (a failure Ray Train retries): what the driver makes of the files
+STOPS_CHECK = """
+import json, os, sys, tempfile
+sys.path.insert(0, sys.argv[1])
+import launch_ray as L
+L.STOP_WAIT_SECONDS = 0.5
+state = tempfile.mkdtemp()
+def try_(ports, ranks):  # the workers of one try, at once
+    from concurrent.futures import ThreadPoolExecutor
+    os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": [f"h:{p}" for p in ports]}, "task": {}})
+    with ThreadPoolExecutor(len(ranks)) as pool:
+        return list(pool.map(lambda r: L.all_stopped(state, r, f"train.py: workload: w.py: stop {r}"), ranks))
+lone = try_((1, 2), [1])
+seen = [lone, L.stopped_line(state, 2)]
+both = try_((3, 4), [0, 1])
+seen += [both, L.stopped_line(state, 2)]
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.parallel  # no Ray, no TensorFlow
+def test_the_driver_says_a_stop_only_when_every_worker_of_one_try_stopped(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "rung", "init", str(MLP), "--strategy", "multi_worker_mirrored",
+                        "--out", str(tmp_path / "job")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-c", STOPS_CHECK, str(tmp_path / "job")], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    lone, after_lone, both, after_both = json.loads(r.stdout)
+    # worker 1 alone: it waits for worker 0 in vain and raises (Ray Train retries); nothing to say
+    assert lone == [False] and after_lone is None
+    # the next try (new addresses), both: each returns, and the driver says worker 0's line,
+    # the lone stop of the try before notwithstanding
+    assert both == [True, True] and after_both == "train.py: workload: w.py: stop 0"
