@@ -225,9 +225,12 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 except BenchError as e:
                     if spec.strategy == "single_device" and spec.keras is None:
                         raise
+                    # why, without the run's label the error begins with: the record and every
+                    # line that shows it name the run
+                    why = str(e).removeprefix(f"{spec.label}: ")
                     failed.append({"run": label, "strategy": spec.strategy, "replicas": spec.replicas,
-                                   "option": spec.option, "error": str(e) + _builds_on_keras_3_only(
-                                       str(e), plan_keras(spec), out_runs)})
+                                   "option": spec.option, "error": why + _builds_on_keras_3_only(
+                                       why, plan_keras(spec), out_runs)})
                     if on_run:
                         on_run(f"{label} failed; going on")
                     return None

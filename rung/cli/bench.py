@@ -158,7 +158,7 @@ def run(args) -> int:
 def _failures(result) -> int:
     """Exit 1 when a run failed (the others' results are above), one line each on stderr."""
     for f in result.failed:
-        print(f"rung bench: {f.error}", file=sys.stderr)
+        print(f"rung bench: {f.name} failed: {f.error}", file=sys.stderr)
     return 1 if result.failed else 0
 
 

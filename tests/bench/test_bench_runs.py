@@ -404,7 +404,8 @@ def test_a_failed_run_does_not_lose_the_others():
     assert failed.strategy == "multi_worker_mirrored" and failed.replicas == 2
     assert "shard" in failed.error and "Empty logs" in failed.error
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rung bench: multi_worker_mirrored:2")
+    # the run named once (before: "mwms:2 failed: multi_worker_mirrored:2: worker:1 failed: ...")
+    assert len(lines) == 1 and lines[0].startswith("rung bench: mwms:2 failed: worker:1 failed: "), lines
 
 
 def test_a_pipeline_that_runs_python_fails_its_parameter_server_run_alone(ps_costs):

@@ -235,12 +235,12 @@ def test_a_failed_run_and_an_unscaled_loss_are_on_the_page():
 
     data = json.loads((DATA / "bench-mlp.json").read_text())
     data["failed"] = [{"run": "multi_worker_mirrored:2", "strategy": "multi_worker_mirrored", "replicas": 2,
-                       "error": "multi_worker_mirrored:2: worker:1 failed: <empty shard>"}]
+                       "error": "worker:1 failed: <empty shard>"}]
     profile = Profile.model_validate({
         "schema": "rung/profile/v1", "workload": "custom_step.py", "device": "CPU:0", "device_name": "x86_64",
         "params": 16810, "optimizer": "adam", "per_device_batch": 16, "step_seconds": 0.002,
         "replica_check": {"checked": True, "replicas": 2, "gradient_ratio": 2.0, "verdict": "not_scaled"},
         "loss_scaled_for_replicas": False})
     _, _, page = page_for("preemptible-fleet", bench=BenchResult.model_validate(data), profile=profile)
-    assert "failed: multi_worker_mirrored:2: worker:1 failed: &lt;empty shard&gt;" in page
+    assert '<td class="l">mwms:2</td><td class="l">-</td><td class="">failed: worker:1 failed: &lt;empty shard&gt;' in page
     assert "NOT scaled" in page and "2.00x" in page
