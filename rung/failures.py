@@ -18,7 +18,8 @@ import re
 from typing import Optional
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_NOISE = ("File \"", "Detected at node", "defined at", "[[", "Traceback", "Arguments received", "•",
+_NOISE = ("File \"", "Detected at node", "defined at", "[[", "Traceback", "Arguments received",
+          "Call arguments received", "•",
           "in user code", "Graph execution error", "Exception encountered when calling", "^", "~",
           "Hint: If you want to see a list of allocated tensors")
 _ERROR_LINE = re.compile(r"^[A-Za-z_.]*(Error|Exception): (.*)$")

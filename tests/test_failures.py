@@ -176,3 +176,18 @@ def test_a_tensors_printed_values_do_not_take_the_line():
     # a shape in brackets is kept
     assert "shape[4096,4096]" in failure_line("ResourceExhaustedError", "OOM when allocating tensor with "
                                               "shape[4096,4096] and type float")
+
+
+# tf-keras, a layer's op error (keras.io's masked autoencoder's patches, called on one
+# image where it takes a batch): tf-keras closes with "Call arguments received by layer"
+TF_KERAS_CALL_ARGUMENTS = (
+    "Exception encountered when calling layer 'patches' (type Patches).\n\n{{function_node "
+    "__wrapped__ExtractImagePatches_device_/job:localhost/replica:0/task:0/device:CPU:0}} input must be "
+    "4-dimensional[32,32,3] [Op:ExtractImagePatches] name: \n\nCall arguments received by layer 'patches' "
+    "(type Patches):\n  \u2022 images=tf.Tensor(shape=(32, 32, 3), dtype=float32)")
+
+
+def test_tf_keras_call_arguments_do_not_take_the_line():
+    # before: "Call arguments received by layer 'patches' (type Patches):", and nothing of the error
+    assert failure_line("InvalidArgumentError", TF_KERAS_CALL_ARGUMENTS) == (
+        "InvalidArgumentError: input must be 4-dimensional[32,32,3]")

@@ -26,12 +26,15 @@ def test_verdict_bands():
 
 @pytest.mark.tf
 @pytest.mark.parametrize("name,keras,over_batch", [("custom_step", "keras3", "mean"), ("custom_step", "tf_keras", "mean"),
-                                                   ("bn_custom_step", "keras3", None), ("sum_loss", "keras3", "sum")])
+                                                   ("bn_custom_step", "keras3", None), ("sum_loss", "keras3", "sum"),
+                                                   ("images_alone", "tf_keras", "mean")])
 def test_a_per_replica_mean_takes_twice_the_gradient(name, keras, over_batch):
     """Also with BatchNormalization: each replica is compared with one device on its own
     batch, so the batch statistics are the same on both sides. A loss summed over the batch
     takes twice the gradient too, and one more step on the batches joined tells it from a
-    mean (not with BatchNormalization, whose joined statistics differ: no name then)."""
+    mean (not with BatchNormalization, whose joined statistics differ: no name then). A
+    subclassed model trained on images alone (no labels) is built on a batch of them: it
+    was called on the first image before, and did not run under MirroredStrategy."""
     from rung.measure.profile import add_replica_check
     from rung.measure.replicas import check
     from rung.report.profile import replica_line
