@@ -138,16 +138,9 @@ def _seed_states(model) -> list:
     return [sg.state for layer in layers for sg in getattr(layer, "_seed_generators", None) or ()]
 
 
-def _inputs(batch):
-    """The model's inputs in a batch as fit takes it: x of (x, y) or (x, y, sample_weight),
-    or the batch itself when the pipeline gives x alone (a model that trains on images
-    alone, keras.io's masked autoencoder: its first image was called before, unbatched)."""
-    return batch[0] if isinstance(batch, (tuple, list)) else batch
-
-
 def _run(path: str, batch: int, keras: Optional[str]) -> dict:
     from rung.measure import counts, tfenv
-    from rung.measure.workload import build_checked_model, load_workload, make_checked_dataset, one_line
+    from rung.measure.workload import build_checked_model, features, load_workload, make_checked_dataset, one_line
 
     tf = tfenv.import_tensorflow(keras)
     cpu = tf.config.list_physical_devices("CPU")[0]
@@ -178,7 +171,7 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
         with strategy.scope():
             many = w.build_model()
             if len(many.weights) != len(one.weights):  # a subclassed model builds on its first call
-                many(_inputs(parts[0]))
+                many(features(parts[0]))  # a batch of them: not parts[0][0], one image of a pipeline of x alone
             many.set_weights(one.get_weights())
             theirs = _seed_states(many)
             if len(theirs) == len(start):
