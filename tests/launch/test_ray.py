@@ -21,8 +21,9 @@ import pytest
 from rung.examples import workload_examples
 from tests.conftest import processes_mentioning
 
-pytestmark = [pytest.mark.tf, pytest.mark.serial, pytest.mark.skipif(__import__("importlib").util.find_spec("ray") is None,
-                                                 reason="ray not installed (pip install 'rung[ray]')")]
+pytestmark = [pytest.mark.tf, pytest.mark.serial,
+              pytest.mark.skipif(__import__("importlib").util.find_spec("ray") is None,
+                                 reason="ray not installed (pip install 'rung[ray]')")]
 MLP = workload_examples()["mlp"]
 XLA = Path(__file__).parent / "xla.py"
 RAY_DAEMONS = ("raylet", "gcs_server", "dashboard", "log_monitor", "monitor.py", "ray::")

@@ -242,5 +242,6 @@ def test_a_failed_run_and_an_unscaled_loss_are_on_the_page():
         "replica_check": {"checked": True, "replicas": 2, "gradient_ratio": 2.0, "verdict": "not_scaled"},
         "loss_scaled_for_replicas": False})
     _, _, page = page_for("preemptible-fleet", bench=BenchResult.model_validate(data), profile=profile)
-    assert '<td class="l">mwms:2</td><td class="l">-</td><td class="">failed: worker:1 failed: &lt;empty shard&gt;' in page
+    assert ('<td class="l">mwms:2</td><td class="l">-</td><td class="">failed: worker:1 failed: &lt;empty shard&gt;'
+            in page)
     assert "NOT scaled" in page and "2.00x" in page
