@@ -19,6 +19,8 @@ from rung.errors import InputError, RunError
 
 # Ray driver output: the launcher prints one JSON object as its last line.
 SIGTERM_GRACE_SECONDS = 15.0
+# launch_ray.py's line when its workers do not see one another's files in --checkpoint-dir
+UNSHARED = "launch_ray.py: --checkpoint-dir"
 
 
 def register(sub) -> None:
@@ -35,6 +37,9 @@ def register(sub) -> None:
     r.add_argument("--kill", metavar="K@STEP", help="kill worker K when the job reaches STEP (see recovery)")
     r.add_argument("--out", metavar="DIR", help="keep the generated files and the run's logs here "
                                                 "(default: a temporary folder, removed at the end)")
+    r.add_argument("--checkpoint-dir", metavar="DIR",
+                   help="--engine ray: the backups every worker resumes from, a folder every node of the "
+                        "cluster mounts (NFS, a cloud bucket) (default: DIR/checkpoints under --out)")
     r.add_argument("--startup-seconds", type=float, default=120.0, metavar="S",
                    help="a task that has not joined by then is reported and the rest ended (default 120)")
     r.add_argument("--deadline", type=float, default=900.0, metavar="S", help="seconds the job may take")
@@ -71,6 +76,8 @@ def run(args) -> int:
         if args.engine != "ray":
             raise InputError("--address", None, "goes with --engine ray")
         check_address(args.address)
+    if args.checkpoint_dir and args.engine != "ray":
+        raise InputError("--checkpoint-dir", None, "goes with --engine ray (local tasks keep theirs under --out)")
     if args.steps < 1 or args.epochs < 1:
         raise InputError("--steps", None, "expected at least 1 step and 1 epoch")
     if job.script_verdict == "tpu":
@@ -112,7 +119,7 @@ def run_ray_launcher(out: Path, args, kill) -> dict:
     from rung.bench.orphans import killed_with_parent
 
     cmd = [sys.executable, str(out / "launch_ray.py"), "--steps", str(args.steps), "--epochs", str(args.epochs),
-           "--checkpoint-dir", str(out / "checkpoints")]
+           "--checkpoint-dir", args.checkpoint_dir or str(out / "checkpoints")]
     if args.address:
         cmd += ["--address", args.address]
     if kill:
@@ -139,6 +146,9 @@ def run_ray_launcher(out: Path, args, kill) -> dict:
         bad = workload_error("\n".join(lines), anywhere=True)  # train.py's stop, in a Ray worker's error
         if bad is not None:
             raise bad
+        unshared = next((ln for ln in lines if ln.startswith(UNSHARED)), None)
+        if p.returncode == 2 and unshared is not None:  # the workers' nodes do not share the folder
+            raise InputError("--checkpoint-dir", None, unshared[len(UNSHARED):].strip())
         why = next((ln for ln in reversed(lines) if "launch_ray.py:" in ln or "Error" in ln), lines[-1] if lines else "")
         raise RunError(f"the Ray job failed (exit code {p.returncode}): {why.strip()[:400]}")
     result = json.loads(next(ln for ln in reversed(lines) if ln.startswith('{"schema"')))

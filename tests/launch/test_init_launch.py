@@ -219,10 +219,31 @@ def test_a_task_that_never_joins_is_named_and_the_rest_ended(tmp_path):
     (["--strategy", "single_device", "--engine", "local", "--kill", "0@3"], "no workers to kill"),
     (["--strategy", "multi_worker_mirrored", "--engine", "ray", "--address", "nohost"], "expected HOST:PORT"),
     (["--strategy", "mirrored", "--engine", "ray"], "runs in one process"),
+    (["--strategy", "multi_worker_mirrored", "--engine", "local", "--checkpoint-dir", "/x"], "goes with --engine ray"),
 ])
 def test_launch_bad_input_is_exit_2_one_line(args, words):
     r = rung("launch", str(MLP), *args)
     assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+
+
+def test_a_checkpoint_folder_the_ray_workers_do_not_share_is_bad_input(tmp_path):
+    # what launch_ray.py prints and exits with when its workers do not see one another's
+    # files in --checkpoint-dir (launch_ray.py's probe is tested in test_ray.py; a second
+    # machine's own folder, in the two-node test's namespaces, was run by hand: 2026-12-04)
+    from argparse import Namespace
+
+    from rung.cli.launch import run_ray_launcher
+    from rung.errors import InputError
+
+    line = ("launch_ray.py: --checkpoint-dir /data/ck is not one folder for every worker: worker 0 (node 10.0.0.1) "
+            "does not see worker 1's file there after 30 s. Ray Train restarts the group from the chief's backup, "
+            "which every worker reads there: give a folder every node mounts (NFS, a cloud bucket)")
+    (tmp_path / "launch_ray.py").write_text(f"import sys\nprint('Connected to Ray cluster.')\n"
+                                            f"print({line!r}, file=sys.stderr)\nsys.exit(2)\n")
+    args = Namespace(steps=5, epochs=1, address=None, workers=2, deadline=60.0, checkpoint_dir="/data/ck")
+    with pytest.raises(InputError) as e:
+        run_ray_launcher(tmp_path, args, None)
+    assert str(e.value) == "--checkpoint-dir: " + line[len("launch_ray.py: --checkpoint-dir "):]
 
 
 @pytest.mark.tf

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -121,34 +122,67 @@ def test_a_launcher_killed_by_sigkill_ends_its_ray_job_and_instance(tmp_path, no
             os.killpg(pid, signal.SIGTERM)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="test hosts need root")
-def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(no_ray_left):
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
+                    reason="test hosts need root (and util-linux's unshare)")
+def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
     """A Ray head in one test host and a worker node in another, joined by a 200 Mbit/s
     tbf link (`ray start` in each network namespace; Ray 2.60 authenticates the joining
-    node with the cluster token). A parameter-server launch and the bench's multi-worker
-    and parameter-server runs place their workers on both nodes. Closing the test hosts
-    ends every process in them by id."""
+    node with the cluster token). The second node does not see the driver's files, as a
+    second machine would not: it starts in a mount namespace of its own, where an empty
+    tmpfs covers the driver's folder (the job, its temporary files, the workload). A
+    multi-worker launch (Ray Train) and a parameter-server launch, each with a kill, and
+    the bench's multi-worker and parameter-server runs place their workers on both nodes.
+    Closing the test hosts ends every process in them by id."""
     from rung.bench.netns import TestNet
 
     ray_cli = str(Path(sys.executable).parent / "ray")
+    driver, shared = tmp_path / "driver", tmp_path / "shared"
+    driver.mkdir()
+    shared.mkdir()
     with TestNet(2, 200) as net:
         head, node = net.address(0), net.address(1)
         env = {**os.environ, "RAY_AUTH_MODE": "token"}
         common = ["--num-cpus=2", "--object-store-memory=300000000", "--disable-usage-stats"]
-        for i, extra in ((0, ["--head", "--port=6379", "--include-dashboard=false"]), (1, [f"--address={head}:6379"])):
-            r = subprocess.run(net.wrap(i, [ray_cli, "start", f"--node-ip-address={net.address(i)}", *extra, *common]),
-                               env=env, capture_output=True, text=True, timeout=180)
-            assert r.returncode == 0, r.stderr[-800:]
+        r = subprocess.run(net.wrap(0, [ray_cli, "start", f"--node-ip-address={head}", "--head", "--port=6379",
+                                        "--include-dashboard=false", *common]),
+                           env=env, capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, r.stderr[-800:]
+        start = f"mount -t tmpfs rung-test {driver} && exec {ray_cli} start --node-ip-address={node} " \
+                f"--address={head}:6379 " + " ".join(common)
+        r = subprocess.run(net.wrap(1, ["unshare", "--mount", "--propagation", "private", "sh", "-c", start]),
+                           env=env, capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, r.stderr[-800:]
+        (driver / MLP.name).write_text(MLP.read_text())  # the team's file, where only the driver sees it
+        # in the second node's mount namespace (its raylet's), the driver's folder is empty
+        raylet = next(pid for pid in subprocess.run(["ip", "netns", "pids", net.namespace(1)], capture_output=True,
+                                                    text=True).stdout.split()
+                      if b"raylet" in Path(f"/proc/{pid}/cmdline").read_bytes())
+        seen = subprocess.run(["nsenter", f"--mount=/proc/{raylet}/ns/mnt", "ls", "-A", str(driver)],
+                              capture_output=True, text=True)
+        assert seen.returncode == 0 and seen.stdout == "", seen
+        # multi-worker through Ray Train: train.py and the workload travel to the second
+        # node with the job, what the workers tell the driver goes through an actor, and the
+        # backups sit in a folder both nodes see; worker 1 is killed on its way and the group
+        # restarts from the last backup
+        r = subprocess.run(net.wrap(0, [sys.executable, "-m", "rung", "launch", str(driver / MLP.name), "--engine",
+                                        "ray", "--address", f"{head}:6379", "--strategy", "multi_worker_mirrored",
+                                        "--workers", "2", "--steps", "30", "--kill", "1@12", "--checkpoint-dir",
+                                        str(shared / "checkpoints"), "--json"]),
+                           env={**env, "TMPDIR": str(driver)}, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-1500:]
+        d = json.loads(r.stdout)
+        assert d["steps_completed"] == 30 and d["restarts"] == 1 and d["killed_at_step"] is not None
+        assert d["resumed_from_step"] <= d["killed_at_step"] and d["killed_at_step"] - d["resumed_from_step"] <= 5
+        assert {t["node"] for t in d["tasks"]} == {head, node}, d["tasks"]
+        assert not [p.name for p in shared.glob("checkpoints/.rung-shared-*")]  # the probes are removed
         # parameter servers train a model compiled with jit_compile=True, which train.py
         # turns off (an XLA step cannot read the ps tasks' variables) and says so; worker 1 is
         # killed on its way, and Ray restarts its actor (on the node it is pinned to) while the
-        # coordinator carries on. (Multi-worker launches on Ray run through Ray Train, as the
-        # bench's multi-worker run below does; its placement across the two nodes is checked
-        # there, and its launch with a kill in the test above)
+        # coordinator carries on
         r = subprocess.run(net.wrap(0, [sys.executable, "-m", "rung", "launch", str(XLA), "--engine", "ray",
                                         "--address", f"{head}:6379", "--strategy", "parameter_server", "--workers",
                                         "2", "--ps-tasks", "1", "--steps", "100", "--kill", "1@20", "--json"]),
-                           env=env, capture_output=True, text=True, timeout=600)
+                           env={**env, "TMPDIR": str(driver)}, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr[-1500:]
         d = json.loads(r.stdout)
         assert d["steps_completed"] == 100 and d["killed_at_step"] is not None
@@ -166,7 +200,7 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(no_ray_left):
                                         "--address", f"{head}:6379", "--runs",
                                         "single_device,multi_worker_mirrored:2,parameter_server:2",
                                         "--steps", "6", "--warmup", "2", "--json"]),
-                           env=env, capture_output=True, text=True, timeout=900)
+                           env={**env, "TMPDIR": str(driver)}, capture_output=True, text=True, timeout=900)
         assert r.returncode == 0, r.stderr[-1500:]
         b = json.loads(r.stdout)
         assert b["link"]["where"].startswith("Ray nodes (2)")
@@ -239,22 +273,23 @@ def test_a_workload_every_ray_train_worker_stops_on_is_said_at_once_without_ray_
 
 
 # One try of a Ray Train group whose two workers stopped on the workload, and one where
-# only worker 1 did (a failure Ray Train retries): what the driver makes of the files
+# only worker 1 did (a failure Ray Train retries): what the driver makes of the board
+# (launch_ray.py's Board, a Ray actor in a run, a plain object here)
 STOPS_CHECK = """
-import json, os, sys, tempfile
+import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import launch_ray as L
 L.STOP_WAIT_SECONDS = 0.5
-state = tempfile.mkdtemp()
+board = L.Board()
 def try_(ports, ranks):  # the workers of one try, at once
     from concurrent.futures import ThreadPoolExecutor
     os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": [f"h:{p}" for p in ports]}, "task": {}})
     with ThreadPoolExecutor(len(ranks)) as pool:
-        return list(pool.map(lambda r: L.all_stopped(state, r, f"train.py: workload: w.py: stop {r}"), ranks))
+        return list(pool.map(lambda r: L.all_stopped(board, r, f"train.py: workload: w.py: stop {r}"), ranks))
 lone = try_((1, 2), [1])
-seen = [lone, L.stopped_line(state, 2)]
+seen = [lone, L.stopped_line(board.summary(), 2)]
 both = try_((3, 4), [0, 1])
-seen += [both, L.stopped_line(state, 2)]
+seen += [both, L.stopped_line(board.summary(), 2)]
 print(json.dumps(seen))
 """
 
@@ -273,3 +308,40 @@ def test_the_driver_says_a_stop_only_when_every_worker_of_one_try_stopped(tmp_pa
     # the next try (new addresses), both: each returns, and the driver says worker 0's line,
     # the lone stop of the try before notwithstanding
     assert both == [True, True] and after_both == "train.py: workload: w.py: stop 0"
+
+
+# Two workers' probes of --checkpoint-dir, at once: in one folder both see (a shared file
+# system), and each in a folder of its own (what two machines without one see)
+SHARED_CHECK = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import launch_ray as L
+from concurrent.futures import ThreadPoolExecutor
+L.SHARED_WAIT_SECONDS = 1.0
+def probe(folders):
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(lambda r: L.unshared_line(folders[r], "run1", r, 2, f"10.0.0.{r + 1}"), (0, 1)))
+shared = os.path.join(sys.argv[2], "shared")
+one = probe([shared, shared])
+L.remove_probes(shared, "run1", 2)
+two = probe([os.path.join(sys.argv[2], "a"), os.path.join(sys.argv[2], "b")])
+print(json.dumps([one, sorted(os.listdir(shared)), two]))
+"""
+
+
+@pytest.mark.parallel  # no Ray, no TensorFlow
+def test_workers_that_do_not_share_the_checkpoint_folder_are_told_so(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "rung", "init", str(MLP), "--strategy", "multi_worker_mirrored",
+                        "--out", str(tmp_path / "job")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-c", SHARED_CHECK, str(tmp_path / "job"), str(tmp_path)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    one, left, two = json.loads(r.stdout)
+    assert one == [None, None] and left == []  # each saw the other's file; rank 0 removes them after the run
+    a = str(tmp_path / "a")
+    assert two[0] == (f"launch_ray.py: --checkpoint-dir {a} is not one folder for every worker: worker 0 "
+                      "(node 10.0.0.1) does not see worker 1's file there after 1 s. Ray Train restarts the "
+                      "group from the chief's backup, which every worker reads there: give a folder every "
+                      "node mounts (NFS, a cloud bucket)")
+    assert "worker 1 (node 10.0.0.2) does not see worker 0's file" in two[1]
