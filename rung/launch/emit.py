@@ -129,7 +129,9 @@ def _run_help(job: Job, out: str) -> str:
              "    python train.py --steps 100 --checkpoint-dir /shared/checkpoints",
              f"  Or all on this machine: rung launch WORKLOAD.py --strategy {v} --workers {job.workers}"
              + (f" --ps-tasks {job.ps_tasks}" if v == "parameter_server" else "") + " --engine local",
-             f"  On a Ray cluster: python {out}/launch_ray.py --address HEAD:6379"]
+             f"  On a Ray cluster: python {out}/launch_ray.py --address HEAD:6379"
+             + (" --checkpoint-dir /shared/checkpoints  (a folder every node mounts)"
+                if v == "multi_worker_mirrored" else "")]
     return "\n".join(lines) + "\n"
 
 
