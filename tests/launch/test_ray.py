@@ -122,8 +122,8 @@ def test_a_launcher_killed_by_sigkill_ends_its_ray_job_and_instance(tmp_path, no
             os.killpg(pid, signal.SIGTERM)
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
-                    reason="test hosts need root (and util-linux's unshare)")
+@pytest.mark.skipif(os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("nsenter")),
+                    reason="test hosts need root (and util-linux's unshare and nsenter)")
 def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
     """A Ray head in one test host and a worker node in another, joined by a 200 Mbit/s
     tbf link (`ray start` in each network namespace; Ray 2.60 authenticates the joining
