@@ -375,6 +375,9 @@ def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
     steps = len(timed)
     p95 = percentile(intervals, 0.95) if intervals else None
     return {"steps_timed": steps, "window_seconds": window,
+            # times Keras traced its train function among the timed steps (a trace there is
+            # a call many times the others: it must be 0)
+            "traced_while_timed": result.get("traced_while_timed"),
             # fit's start to the warm-up's end: its set-up and the first (traced) call
             "warmup_seconds": base - result["start"] if warmup >= 1 and len(ends) > warmup else None,
             "step_seconds_p50": statistics.median(intervals) if intervals else None,

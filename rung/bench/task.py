@@ -77,6 +77,15 @@ def _timing_callback(tf, cfg, sync: bool):
             super().__init__()
             self.ends = []
             self.began, self.first = None, 0
+            # the times Keras's train function was traced: after the call before this one,
+            # and when the timed steps began (warm_up: the warm-up's steps, set by the task)
+            self.warm_up, self.traced, self.traced_before_timing, self.timed = None, None, None, False
+
+        def tracing_count(self):
+            return _tracing_count(getattr(self.model, "train_function", None))
+
+        def on_train_begin(self, logs=None):
+            self.traced = self.tracing_count()  # fit has made its train function, not yet traced
 
         def on_train_batch_begin(self, batch, logs=None):
             self.began, self.first = time.perf_counter(), batch
@@ -88,6 +97,14 @@ def _timing_callback(tf, cfg, sync: bool):
             n = max(1, batch - self.first + 1)
             start = self.ends[-1] if (self.ends and n > 1) else (self.began or now)
             new = [start + (now - start) * j / n for j in range(1, n)] + [now]
+            traced = self.tracing_count()
+            if self.warm_up is not None and not self.timed and len(self.ends) + len(new) >= self.warm_up:
+                # a call that ends the warm-up on its last step leaves its trace to the
+                # warm-up; one whose steps run past it (a call of k steps across the line)
+                # has steps timed, and its trace among them
+                exact = len(self.ends) + len(new) == self.warm_up
+                self.traced_before_timing, self.timed = (traced if exact else self.traced), True
+            self.traced = traced
             self.ends.extend(new)
             if timeline:
                 timeline.write("".join(f"{t!r}\n" for t in new))
@@ -96,6 +113,29 @@ def _timing_callback(tf, cfg, sync: bool):
                     f.write(str(len(self.ends)))
 
     return Timing()
+
+
+def _tracing_count(fn, depth: int = 2):
+    """How many times the tf.functions behind Keras's train function were traced: tf-keras's
+    is one; Keras 3's is a Python function whose closure holds them (the loop over an
+    iterator's steps, the step on one batch), some behind a wrapper of its own. None when
+    none is found (a model that runs eagerly)."""
+    count = getattr(fn, "experimental_get_tracing_count", None)
+    if callable(count):
+        return int(count())
+    if depth == 0 or not callable(fn):
+        return None
+    found = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            inner = cell.cell_contents
+        except ValueError:  # a cell not filled yet
+            continue
+        if getattr(inner, "__closure__", None) is not None or hasattr(inner, "experimental_get_tracing_count"):
+            n = _tracing_count(inner, depth - 1)
+            if n is not None:
+                found.append(n)
+    return sum(found) if found else None
 
 
 def _poll_iterations(model, cfg):
@@ -299,6 +339,7 @@ def run(cfg) -> dict:
     # call of k steps, which must not leak into the timed steps
     k = counts.steps_per_execution(model)
     warmup = -(-cfg["warmup"] // k) * k
+    timing.warm_up = warmup
     start = time.perf_counter()
     began: list[bool] = []  # fit's on_train_begin: after Keras 3's build under the strategy
     begins = tf.keras.callbacks.LambdaCallback(on_train_begin=lambda _logs: began.append(True))
@@ -333,7 +374,10 @@ def run(cfg) -> dict:
             from rung.failures import failure_line
 
             info["probe_error"] = failure_line(type(e).__name__, str(e))
-    return {**info, "ends": timing.ends, "start": start, "end": end, "warmup": warmup}
+    traced = None
+    if timing.traced is not None and timing.traced_before_timing is not None:
+        traced = timing.traced - timing.traced_before_timing
+    return {**info, "ends": timing.ends, "start": start, "end": end, "warmup": warmup, "traced_while_timed": traced}
 
 
 def main(argv=None) -> int:

@@ -436,13 +436,14 @@ def test_steps_per_execution_is_timed_per_step_and_mirrored_runs_on_tf_keras():
     assert single_tf["keras"] == "tf_keras" and single_tf["basis_for_keras"] == "tf_keras"
     assert mirrored["predicted_terms"]["compute"] == pytest.approx(2 * single_tf["step_seconds_mean"])
     for run in (single, single_tf, mirrored):
-        # 3 calls of 4 equal steps each. A traced call among them would be many times the
-        # others and as slow as the warm-up's call, which traced (0.45-1.4 s here, against
-        # 4-8 ms a call). A scheduling spike on shared cores can be the first (one call of
-        # 84 ms in a CI run), not the second
-        call = 4 * run["step_seconds_max"]
+        # 3 calls of 4 steps each, none of them traced: Keras's train function was traced in
+        # the warm-up alone, as its tf.functions' own tracing counts say. (With a warm-up of
+        # 3 steps, not the whole first call of 4, they counted 2 traces among the timed
+        # steps, and the longest timed call was 63-158x the median.) Timing could not tell
+        # a trace from a stall: two fresh-clone runs failed the timing check this replaces,
+        # on one call of 84 ms and one of 337 ms among calls of 3-4 ms
+        assert run["traced_while_timed"] == 0, run
         assert run["warmup_seconds"] > 0 and run["step_seconds_p95"] <= run["step_seconds_max"]
-        assert not (run["step_seconds_max"] > 5 * run["step_seconds_p50"] and call > run["warmup_seconds"] / 4), run
     assert single["keras"] == "keras3" and mirrored["keras"] == "tf_keras"
     assert any("steps_per_execution=4" in n and "STEPS_PER_EXECUTION" in n for n in b["notes"])
 
