@@ -29,7 +29,18 @@ KILL_SAVE_EVERY = 5
 
 
 class LaunchError(RunError):
-    """A launched job failed: which task, its exit code and its last lines."""
+    """A launched job failed: which task, its exit code and its last lines. `port_taken`:
+    a task could not serve on its port, which another process took between rung picking
+    it (free then) and the task binding it."""
+
+    def __init__(self, message: str, port_taken: bool = False) -> None:
+        super().__init__(message)
+        self.port_taken = port_taken
+
+
+# Starts on new ports after a task found its port taken (a race with other processes,
+# never the job's own fault): then the failure is said.
+PORT_RETRIES = 2
 
 
 # What TensorFlow's gRPC server says when its port is taken, and train.py's own line
@@ -61,7 +72,8 @@ def _failure(proc: "Proc") -> Exception:
     taken = _PORT_TAKEN.search(text)
     if taken:
         port = taken.group(1) or "its port"
-        return LaunchError(f"{proc.task} could not serve on {port}: the port is in use by another process")
+        return LaunchError(f"{proc.task} could not serve on {port}: the port is in use by another process",
+                           port_taken=True)
     from rung.failures import hint
 
     found = hint(text)  # a failure met only under a strategy: what to change first
@@ -144,8 +156,8 @@ class LocalJob:
             argv += ["--cpu-devices", str(max(2, self.job.devices_per_host))]
         return argv
 
-    def start(self, attempt: int, save_every: int, only: Optional[list[str]] = None) -> list[Proc]:
-        """Start every task of the job (or `only` those named)."""
+    def start(self, attempt: int | str, save_every: int, only: Optional[list[str]] = None) -> list[Proc]:
+        """Start every task of the job (or `only` those named); `attempt` names their logs."""
         tasks = [str(t) for t in T.tasks_of(self.cluster)] if self.cluster else ["local"]
         procs = []
         for name in tasks if only is None else [t for t in tasks if t in only]:
@@ -216,10 +228,23 @@ def launch_local(job: Job, out_dir: Path, steps: int, epochs: int, workdir: Path
     save_every = KILL_SAVE_EVERY if kill and sync else 0
     t0 = time.perf_counter()
     restarts, killed_at = 0, None
+    retried = []
     try:
-        procs = lj.start(0, save_every)
+        for attempt in range(PORT_RETRIES + 1):
+            procs = lj.start(0 if not retried else f"0r{len(retried)}", save_every)
+            try:
+                killed_at = lj.wait(procs, t0, kill)
+                break
+            except LaunchError as e:
+                if not e.port_taken or attempt == PORT_RETRIES or lj.cluster is None:
+                    raise
+                for p in procs:  # the others wait for the task that could not serve: end them
+                    lj.procs.kill(p.popen)
+                for p in procs:
+                    p.popen.wait(timeout=10)
+                retried.append(str(e))
+                lj.cluster = cluster_for(job)  # ports free now, as the first ones were
         started = [{"task": p.task, "node": "localhost", "pid": p.popen.pid} for p in procs]
-        killed_at = lj.wait(procs, t0, kill)
         if killed_at is not None and sync:
             # a dead peer stalls the collective: end the group, start it again, resume
             for p in procs:
@@ -232,7 +257,7 @@ def launch_local(job: Job, out_dir: Path, steps: int, epochs: int, workdir: Path
         elif killed_at is not None:
             lj.wait(procs, t0, None)  # parameter servers: the coordinator carries on
         reports = _reports(lj.lead(procs).log)
-        notes = _notices(procs)
+        notes = [f"started again on new ports: {why}" for why in retried] + _notices(procs)
     finally:
         lj.procs.close()
     last = reports[-1] if reports else {}

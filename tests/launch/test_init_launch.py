@@ -436,6 +436,43 @@ def test_a_port_in_use_is_named(tmp_path):
 
 
 @pytest.mark.tf
+def test_a_port_taken_between_picking_and_binding_starts_the_job_again_on_new_ports(tmp_path, monkeypatch):
+    # rung picks free ports (bound, then released) and the tasks bind them a second later;
+    # another process can take one in between (tests running side by side, a busy machine).
+    # Here the first pick's worker:1 port is held by a socket of the test's own
+    import socket
+
+    import rung.launch.local as L
+    from rung.cli.init import write_files
+    from rung.launch.emit import Job
+
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen(1)
+    held = blocker.getsockname()[1]
+    picks = []
+
+    def first_pick_taken(n, host="127.0.0.1"):
+        ports = L.free_ports.__wrapped__(n, host)
+        picks.append(ports)
+        return ports[:1] + [held] + ports[2:] if len(picks) == 1 else ports
+
+    first_pick_taken.__wrapped__ = L.free_ports
+    monkeypatch.setattr(L, "free_ports", first_pick_taken)
+    job = Job("multi_worker_mirrored", workers=2)
+    write_files(job, MLP, tmp_path / "o")
+    try:
+        r = L.launch_local(job, tmp_path / "o", 5, 1, tmp_path / "run", startup_seconds=120, deadline_seconds=300)
+    finally:
+        blocker.close()
+    assert r["steps_completed"] == 5 and len(picks) == 2
+    assert r["notes"][0].startswith("started again on new ports: worker:1 could not serve on ")
+    assert r["notes"][0].endswith("the port is in use by another process")
+    # the first try's logs are kept beside the second's
+    assert {p.name for p in (tmp_path / "run").glob("worker1-*.log")} == {"worker1-a0.log", "worker1-a0r1.log"}
+
+
+@pytest.mark.tf
 @pytest.mark.parametrize("workload, field, details, code, also", [
     # a model that looks its string columns up itself (tensorflow#80951)
     (HERE.parent / "measure" / "workloads" / "string_features.py", "string_inputs", ["features/words"],
