@@ -345,3 +345,43 @@ def test_workers_that_do_not_share_the_checkpoint_folder_are_told_so(tmp_path):
                       "group from the chief's backup, which every worker reads there: give a folder every "
                       "node mounts (NFS, a cloud bucket)")
     assert "worker 1 (node 10.0.0.2) does not see worker 0's file" in two[1]
+
+
+# Every worker of a node reads the kill's marker at its start, at once (a CI run's two
+# workers on one machine both saw it, and the second's removal raised FileNotFoundError:
+# a third try of the group). Sixteen threads at a barrier, twenty times
+MARKER_CHECK = """
+import json, os, sys, tempfile, threading
+sys.path.insert(0, sys.argv[1])
+import launch_ray as L
+errors, steps = [], []
+for _ in range(20):
+    board, marker = L.Board(), os.path.join(tempfile.mkdtemp(), "killed")
+    with open(marker, "w") as f:
+        f.write("12")
+    gate = threading.Barrier(16)
+    def worker():
+        gate.wait()
+        try:
+            L.take_kill_marker(board, marker)
+        except Exception as e:
+            errors.append(type(e).__name__)
+    threads = [threading.Thread(target=worker) for _ in range(16)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    steps.append([board.summary()["killed_step"], os.path.exists(marker)])
+L.take_kill_marker(board, marker)  # none left: nothing to say
+print(json.dumps({"errors": errors, "steps": steps}))
+"""
+
+
+@pytest.mark.parallel  # no Ray, no TensorFlow
+def test_the_workers_of_a_node_take_the_kill_marker_at_once(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "rung", "init", str(MLP), "--strategy", "multi_worker_mirrored",
+                        "--out", str(tmp_path / "job")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-c", MARKER_CHECK, str(tmp_path / "job")], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    seen = json.loads(r.stdout)
+    assert seen["errors"] == [] and seen["steps"] == [[12, False]] * 20
