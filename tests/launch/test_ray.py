@@ -272,6 +272,18 @@ def test_a_workload_every_ray_train_worker_stops_on_is_said_at_once_without_ray_
     assert "Training failed" not in log and "WorkerGroupError" not in log
 
 
+def launcher_check(tmp_path, script: str, *args: str):
+    """A multi-worker job's launch_ray.py (rung init), and `script` run beside it (it
+    imports launch_ray, no Ray): what the script prints, as JSON."""
+    r = subprocess.run([sys.executable, "-m", "rung", "init", str(MLP), "--strategy", "multi_worker_mirrored",
+                        "--out", str(tmp_path / "job")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path / "job"), *args], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
 # One try of a Ray Train group whose two workers stopped on the workload, and one where
 # only worker 1 did (a failure Ray Train retries): what the driver makes of the board
 # (launch_ray.py's Board, a Ray actor in a run, a plain object here)
@@ -296,13 +308,7 @@ print(json.dumps(seen))
 
 @pytest.mark.parallel  # no Ray, no TensorFlow
 def test_the_driver_says_a_stop_only_when_every_worker_of_one_try_stopped(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "rung", "init", str(MLP), "--strategy", "multi_worker_mirrored",
-                        "--out", str(tmp_path / "job")], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    r = subprocess.run([sys.executable, "-c", STOPS_CHECK, str(tmp_path / "job")], capture_output=True, text=True,
-                       timeout=60)
-    assert r.returncode == 0, r.stderr
-    lone, after_lone, both, after_both = json.loads(r.stdout)
+    lone, after_lone, both, after_both = launcher_check(tmp_path, STOPS_CHECK)
     # worker 1 alone: it waits for worker 0 in vain and raises (Ray Train retries); nothing to say
     assert lone == [False] and after_lone is None
     # the next try (new addresses), both: each returns, and the driver says worker 0's line,
@@ -331,13 +337,7 @@ print(json.dumps([one, sorted(os.listdir(shared)), two]))
 
 @pytest.mark.parallel  # no Ray, no TensorFlow
 def test_workers_that_do_not_share_the_checkpoint_folder_are_told_so(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "rung", "init", str(MLP), "--strategy", "multi_worker_mirrored",
-                        "--out", str(tmp_path / "job")], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    r = subprocess.run([sys.executable, "-c", SHARED_CHECK, str(tmp_path / "job"), str(tmp_path)],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    one, left, two = json.loads(r.stdout)
+    one, left, two = launcher_check(tmp_path, SHARED_CHECK, str(tmp_path))
     assert one == [None, None] and left == []  # each saw the other's file; rank 0 removes them after the run
     a = str(tmp_path / "a")
     assert two[0] == (f"launch_ray.py: --checkpoint-dir {a} is not one folder for every worker: worker 0 "
@@ -377,11 +377,5 @@ print(json.dumps({"errors": errors, "steps": steps}))
 
 @pytest.mark.parallel  # no Ray, no TensorFlow
 def test_the_workers_of_a_node_take_the_kill_marker_at_once(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "rung", "init", str(MLP), "--strategy", "multi_worker_mirrored",
-                        "--out", str(tmp_path / "job")], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    r = subprocess.run([sys.executable, "-c", MARKER_CHECK, str(tmp_path / "job")], capture_output=True, text=True,
-                       timeout=60)
-    assert r.returncode == 0, r.stderr
-    seen = json.loads(r.stdout)
+    seen = launcher_check(tmp_path, MARKER_CHECK)
     assert seen["errors"] == [] and seen["steps"] == [[12, False]] * 20
