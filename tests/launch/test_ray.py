@@ -329,7 +329,7 @@ def probe(folders):
         return list(pool.map(lambda r: L.unshared_line(folders[r], "run1", r, 2, f"10.0.0.{r + 1}"), (0, 1)))
 shared = os.path.join(sys.argv[2], "shared")
 one = probe([shared, shared])
-L.remove_probes(shared, "run1", 2)
+L.remove_probes(shared, "run1", range(2))
 two = probe([os.path.join(sys.argv[2], "a"), os.path.join(sys.argv[2], "b")])
 print(json.dumps([one, sorted(os.listdir(shared)), two]))
 """
