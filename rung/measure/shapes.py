@@ -15,6 +15,29 @@ def _seen_shapes(tf, batches, part: int, index: int) -> set:
     return out
 
 
+def _named(tf, spec, root: str) -> list[tuple[str, object]]:
+    """The tensors of one part of an element in tf.nest.flatten's order, each with a path a
+    user can find in their own code: features/body for a dict's key, features[1] for a
+    tuple's place, features alone for one tensor."""
+    out = []
+
+    def walk(x, path):
+        if isinstance(x, dict):
+            for k in sorted(x):  # tf.nest.flatten's order for a dict
+                walk(x[k], f"{path}/{k}")
+        elif isinstance(x, (list, tuple)):
+            for i, y in enumerate(x):
+                walk(y, f"{path}[{i}]")
+        else:
+            out.append((path, x))
+
+    walk(spec, root)
+    flat = tf.nest.flatten(spec)
+    if len(out) != len(flat):  # a structure the walk does not know (attrs, a mapping of its own)
+        return [(f"{root}[{i}]" if len(flat) > 1 else root, s) for i, s in enumerate(flat)]
+    return [(path, s) for (path, _), s in zip(out, flat)]
+
+
 def _unknown_inner_dimension(tf, element_spec) -> bool:
     """Whether some tensor of the element has a non-batch dimension the spec leaves unknown."""
     return any(isinstance(s, tf.TensorSpec) and s.shape.rank is not None and None in s.shape.as_list()[1:]
@@ -36,9 +59,7 @@ def dynamic_shape_details(tf, element_spec, model, batches=None) -> tuple[list[s
     names = ("features", "labels", "sample_weights")
     parts = element_spec if isinstance(element_spec, tuple) else (element_spec,)  # or features alone
     for k, (part, spec) in enumerate(zip(names, parts)):
-        flat = tf.nest.flatten(spec)
-        paths = [f"{part}[{i}]" if len(flat) > 1 else part for i in range(len(flat))]
-        for i, (path, s) in enumerate(zip(paths, flat)):
+        for i, (path, s) in enumerate(_named(tf, spec, part)):
             if isinstance(s, tf.RaggedTensorSpec):
                 details.append(f"{path} is ragged")
             elif isinstance(s, tf.SparseTensorSpec):
@@ -104,10 +125,9 @@ def ragged_or_sparse_inputs(tf, element_spec) -> list[str]:
     parts = element_spec if isinstance(element_spec, tuple) else (element_spec,)
     found = []
     for part, spec in zip(names, parts):
-        flat = tf.nest.flatten(spec)
-        for i, s in enumerate(flat):
+        for path, s in _named(tf, spec, part):
             kind = ("ragged" if isinstance(s, tf.RaggedTensorSpec) else
                     "sparse" if isinstance(s, tf.SparseTensorSpec) else None)
             if kind:
-                found.append(f"{part}[{i}] is {kind}" if len(flat) > 1 else f"{part} is {kind}")
+                found.append(f"{path} is {kind}")
     return found

@@ -472,9 +472,25 @@ def test_ragged_and_sparse_parts_of_an_element_are_named():
     sparse = tf.SparseTensorSpec([None, 100], tf.float32)
     dense = tf.TensorSpec([None, 4], tf.float32)
     assert ragged_or_sparse_inputs(tf, (ragged, dense)) == ["features is ragged"]
-    assert ragged_or_sparse_inputs(tf, ({"a": dense, "b": sparse}, dense)) == ["features[1] is sparse"]
+    assert ragged_or_sparse_inputs(tf, ({"b": sparse, "a": dense}, dense)) == ["features/b is sparse"]
+    assert ragged_or_sparse_inputs(tf, ((dense, {"ids": ragged}), dense)) == ["features[1]/ids is ragged"]
     assert ragged_or_sparse_inputs(tf, (dense, ragged)) == ["labels is ragged"]
     assert ragged_or_sparse_inputs(tf, (dense, dense)) == [] and ragged_or_sparse_inputs(tf, dense) == []
+
+
+def test_a_dynamic_part_of_a_dict_of_features_is_named_by_its_key():
+    """keras.io's multi-input ticket model: a dict of features, named in the user's code by
+    key (body, tags, title), not by a place in tf.nest's flattening."""
+    import tensorflow as tf
+
+    from rung.measure.shapes import dynamic_shape_details
+
+    spec = ({"title": tf.TensorSpec([None, None], tf.int32), "body": tf.TensorSpec([None, 100], tf.int32),
+             "tags": tf.TensorSpec([None, 12], tf.float32)},
+            {"priority": tf.TensorSpec([None, 1], tf.float32)})
+    details, notes = dynamic_shape_details(tf, spec, model=None, batches=[])
+    assert details == ["features/title has shape (None, None): unknown non-batch dimension"]
+    assert "features/body has shape (None, 100)" in notes[0]
 
 
 def test_embedding_tables_whose_gradients_come_dense_are_named():
