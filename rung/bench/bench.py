@@ -22,7 +22,7 @@ from rung import units as u
 from rung.bench import predict
 from rung.bench.netns import TestNet, check_can_make_hosts
 from rung.bench.plan import RunSpec, keras_for, plan_run, task_environment
-from rung.bench.run import BenchError, execute, step_stats, workdir
+from rung.bench.run import PORT_RETRIES, BenchError, execute, port_taken_line, step_stats, workdir
 from rung.bench.warm import WarmStarters
 from rung.errors import InputError
 from rung.kerasfit import TF_KERAS_DEFINES, keras3_imports, keras3_mirrored_failures, source_of, tf_keras_imports
@@ -404,16 +404,29 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     progress = (lambda s: on_progress(s, total_steps)) if on_progress else None
     run_dir = work / (spec.label.replace(":", "-") + tag + ("-slow" if straggler and multi else ""))
     run_dir.mkdir()
+    retried: list[str] = []  # a task's port taken before it bound it: the run started again on new ports
     try:
         if cluster is not None:
             from rung.bench.ray_engine import execute_on_ray
 
             outcome = execute_on_ray(cluster, spec.strategy, spec.replicas, cfg, base["ps_tasks"])
         else:
-            starter = warm.get(plan.keras, task_environment(os.environ, plan.lead, plan.keras)) if warm else None
             netns = (lambda t: net.namespace(t.host) if t.host is not None else None) if net is not None else None
-            outcome = execute(plan, cfg, run_dir, deadline, wrap=wrap, on_progress=progress, kill=my_kill,
-                              restarts=1, warm=starter, netns=netns)
+            while True:
+                starter = warm.get(plan.keras, task_environment(os.environ, plan.lead, plan.keras)) if warm else None
+                try:
+                    outcome = execute(plan, cfg, run_dir, deadline, wrap=wrap, on_progress=progress, kill=my_kill,
+                                      restarts=1, warm=starter, netns=netns)
+                    break
+                except BenchError:
+                    taken = port_taken_line(run_dir) if multi else None
+                    if taken is None or len(retried) == PORT_RETRIES:
+                        raise
+                    retried.append(taken)
+                    plan = plan_run(spec, addresses, ps_tasks=base["ps_tasks"],
+                                    straggler=straggler if multi else None, model=base.get("model"), ps_host=ps_host)
+                    run_dir = run_dir.with_name(f"{run_dir.name.split('~')[0]}~ports{len(retried)}")
+                    run_dir.mkdir()
     except BenchError as e:
         if plan.keras == keras_for("single_device", base.get("model")):
             _surface_input_error(e, chose_tf_keras=bool((base.get("model") or {}).get("tf_keras_runs")))
@@ -430,7 +443,9 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
            "hosts": _hosts(spec, multi, net, worker_nodes),
            "link_mbit": net.link_mbit if (net is not None and multi) else None,
            "keras": outcome.result.get("keras"), "devices": outcome.result.get("devices") or None, **stats, "wall_seconds": outcome.wall_seconds,
-           "processes": outcome.tasks_started, "notes": outcome.notes, "_grads": outcome.result.get("gradients"),
+           "processes": outcome.tasks_started,
+           "notes": [f"started again on new ports: {why}" for why in retried] + outcome.notes,
+           "_grads": outcome.result.get("gradients"),
            "shares_cores": shares_cores,
            "ps_tasks": base["ps_tasks"] if spec.strategy == "parameter_server" else 0}
     if worker_nodes:

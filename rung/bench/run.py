@@ -27,6 +27,26 @@ class BenchError(RunError):
     """A run failed; the message says which task and why (its last error lines)."""
 
 
+# rung picks free ports (bound, then released) and a cluster's tasks bind them a moment
+# later: another process can take one in between (a busy machine, tests side by side).
+# A job whose task met that starts again on new ports, up to this many times; then the
+# failure is said. What TensorFlow's gRPC server says when its port is taken:
+PORT_RETRIES = 2
+PORT_TAKEN = re.compile(r"(?:Address already in use|Failed to add port)(?:[^\n]*?((?:\d{1,3}\.){3}\d{1,3}:\d+))?")
+
+
+def port_taken_line(folder: Path) -> Optional[str]:
+    """Which task of a failed run could not serve on its port, from the logs in `folder`
+    ("worker:1 could not serve on 0.0.0.0:41211: ..."), or None."""
+    for log in sorted(folder.glob("*.log")):
+        found = PORT_TAKEN.search(log.read_text(errors="replace"))
+        if found:
+            m = re.match(r"([a-z]+)(\d+)-", log.name)
+            task = f"{m.group(1)}:{m.group(2)}" if m else log.stem
+            return f"{task} could not serve on {found.group(1) or 'its port'}: the port is in use by another process"
+    return None
+
+
 @dataclass
 class Outcome:
     plan: RunPlan

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from rung.bench.plan import free_ports
-from rung.bench.run import Processes, _tail
+from rung.bench.run import PORT_RETRIES, PORT_TAKEN, Processes, _tail
 from rung.errors import RunError
 from rung.launch import tfconfig as T
 from rung.launch.emit import Job
@@ -38,14 +38,8 @@ class LaunchError(RunError):
         self.port_taken = port_taken
 
 
-# Starts on new ports after a task found its port taken (a race with other processes,
-# never the job's own fault): then the failure is said.
-PORT_RETRIES = 2
-
-
-# What TensorFlow's gRPC server says when its port is taken, and train.py's own line
-# for a workload that cannot be used (exit code 2).
-_PORT_TAKEN = re.compile(r"(?:Address already in use|Failed to add port)[^\n]*?((?:\d{1,3}\.){3}\d{1,3}:\d+)?")
+# train.py's own line for a workload that cannot be used (exit code 2). A task whose port
+# was taken (PORT_TAKEN) starts the job again on new ports, up to PORT_RETRIES times.
 _WORKLOAD_ERROR = re.compile(r"^train\.py: workload: (.*)$", re.M)
 _WORKLOAD_ANYWHERE = re.compile(r"train\.py: workload: (.*)$", re.M)
 
@@ -69,7 +63,7 @@ def _failure(proc: "Proc") -> Exception:
     bad = workload_error(text)
     if bad is not None and proc.popen.returncode == 2:
         return bad
-    taken = _PORT_TAKEN.search(text)
+    taken = PORT_TAKEN.search(text)
     if taken:
         port = taken.group(1) or "its port"
         return LaunchError(f"{proc.task} could not serve on {port}: the port is in use by another process",

@@ -408,6 +408,40 @@ def test_a_failed_run_does_not_lose_the_others():
     assert len(lines) == 1 and lines[0].startswith("rung bench: mwms:2 failed: worker:1 failed: "), lines
 
 
+def test_a_port_taken_between_picking_and_binding_runs_the_cluster_again_on_new_ports(monkeypatch):
+    """The bench picks free ports (bound, then released) and its tasks bind them a moment
+    later; another process can take one in between (the suite's parallel pass, a busy
+    machine). Here the cluster's first pick has worker 1's port held by a socket of the
+    test's own: before, the run failed ("worker:1 failed: UnknownError: Could not start
+    gRPC server"); now it runs again on new ports and says so."""
+    import socket
+
+    import rung.bench.plan as plan
+    from rung.bench.bench import bench as run_bench
+
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen(1)
+    held, real, picks = blocker.getsockname()[1], plan.free_ports, []
+
+    def first_cluster_taken(n, host="127.0.0.1"):
+        ports = real(n, host)
+        picks.append(ports)
+        first = n > 1 and sum(len(p) > 1 for p in picks) == 1  # (the link's server picks one port)
+        return ports[:1] + [held] + ports[2:] if first else ports
+
+    monkeypatch.setattr(plan, "free_ports", first_cluster_taken)
+    try:
+        r = run_bench(MLP, 32, plan.parse_runs("multi_worker_mirrored:2"), steps=4, warmup=1)
+    finally:
+        blocker.close()
+    assert r["failed"] == [] and sum(len(p) > 1 for p in picks) == 2
+    (mw,) = [x for x in r["runs"] if x["strategy"] == "multi_worker_mirrored"]
+    assert mw["notes"][0] == (f"started again on new ports: worker:1 could not serve on 0.0.0.0:{held}: the port "
+                              "is in use by another process")
+    assert mw["steps_timed"] == 4 and mw["examples_per_second"] > 0
+
+
 def test_a_pipeline_that_runs_python_fails_its_parameter_server_run_alone(ps_costs):
     """from_generator under parameter servers runs in the chief alone, which then did not
     exit after training (tensorflow#48957): the bench's PS run stops before training, as

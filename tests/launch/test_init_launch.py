@@ -467,7 +467,7 @@ def test_a_port_taken_between_picking_and_binding_starts_the_job_again_on_new_po
         blocker.close()
     assert r["steps_completed"] == 5 and len(picks) == 2
     assert r["notes"][0].startswith("started again on new ports: worker:1 could not serve on ")
-    assert r["notes"][0].endswith("the port is in use by another process")
+    assert r["notes"][0].endswith(f":{held}: the port is in use by another process")  # which port
     # the first try's logs are kept beside the second's
     assert {p.name for p in (tmp_path / "run").glob("worker1-*.log")} == {"worker1-a0.log", "worker1-a0r1.log"}
 
