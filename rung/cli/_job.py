@@ -3,7 +3,10 @@ hand. Pure: advise never imports TensorFlow."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
+from typing import Optional
 
 from rung.errors import InputError
 from rung.launch.emit import RUNNABLE, Job, check_job
@@ -27,8 +30,67 @@ def workload_path(text: str) -> Path:
     if not p.exists():
         raise InputError(text, None, "no such workload file")
     if p.is_dir() or p.suffix != ".py":
-        raise InputError(text, None, "expected a Python file (.py) defining build_model() and make_dataset()")
+        trains = _workload_of_job(p)
+        raise InputError(text, None, "expected a Python file (.py) defining build_model() and make_dataset()"
+                         + (f"; this is a job `rung init` wrote, for {trains}: give that file (its "
+                            "README.md says how to run the job)" if trains else ""))
+    missing = _undefined(p)
+    if missing:
+        trains = _JOB_WORKLOAD.search(p.read_text(errors="replace"))
+        raise InputError(text, None, f"defines no {' and no '.join(f'{n}()' for n in missing)}: expected a workload "
+                         "file defining build_model() and make_dataset() (contract: workload v1)"
+                         + (f"; this is the train.py `rung init` wrote, for {json.loads(trains.group(1))}: give "
+                            "that file" if trains else ""))
     return p.resolve()
+
+
+def _undefined(p: Path) -> list[str]:
+    """Which of build_model and make_dataset the file binds nowhere at its top level (a
+    def, an assignment or an import, also under if/try/with), read without importing it.
+    A file that cannot be parsed, or that imports *, is left to its import."""
+    import ast
+
+    try:
+        tree = ast.parse(p.read_text(errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    bound: set[str] = set()
+
+    def visit(body) -> bool:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for a in node.names:
+                    if a.name == "*":
+                        return False
+                    bound.add(a.asname or a.name.split(".")[0])
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bound.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+                parts = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+                parts += [h.body for h in getattr(node, "handlers", [])]
+                if not all(visit(part) for part in parts):
+                    return False
+        return True
+
+    if not visit(tree.body):
+        return []
+    return [n for n in ("build_model", "make_dataset") if n not in bound]
+
+
+_JOB_WORKLOAD = re.compile(r'^WORKLOAD = os\.environ\.get\("RUNG_WORKLOAD", (".*")\)$', re.M)
+
+
+def _workload_of_job(p: Path) -> Optional[str]:
+    """The workload file a folder `rung init` wrote trains (its train.py's WORKLOAD), or
+    None for any other path."""
+    try:
+        found = _JOB_WORKLOAD.search((p / "train.py").read_text(errors="replace")) if p.is_dir() else None
+        return json.loads(found.group(1)) if found else None
+    except (OSError, ValueError):
+        return None
 
 
 def job_from(args) -> Job:

@@ -74,6 +74,36 @@ def test_init_refuses_what_cannot_run(tmp_path, args, words):
     assert not (tmp_path / "x").exists()
 
 
+def test_init_and_launch_refuse_what_is_not_a_workload_and_say_what_is(tmp_path):
+    """What a newcomer passes by mistake: the folder `rung init` wrote, or its train.py
+    (both name the workload to give instead), or a file that lacks make_dataset. Before,
+    the folder got the generic line and train.py was wrapped in a second train.py that
+    failed when it ran. The files are read, not imported (init imports no TensorFlow)."""
+    job = tmp_path / "job"
+    assert rung("init", str(MLP), "--strategy", "mirrored", "--out", str(job)).returncode == 0
+    half = tmp_path / "half.py"
+    half.write_text("import tensorflow as tf\n\ndef build_model():\n    return None\n")
+    star = tmp_path / "star.py"  # names bound by `import *` cannot be read without importing
+    star.write_text("from somewhere import *\n")
+    aliased = tmp_path / "aliased.py"
+    aliased.write_text("try:\n    from mine import make as build_model\nexcept ImportError:\n    raise\n"
+                       "if True:\n    make_dataset = lambda batch_size, input_context=None: None\n")
+    for command in ("init", "launch"):
+        extra = ["--engine", "local"] if command == "launch" else []
+        for given, words in ((job, f"this is a job `rung init` wrote, for {MLP}: give that file"),
+                             (job / "train.py", f"defines no build_model() and no make_dataset(): expected a workload "
+                              f"file defining build_model() and make_dataset() (contract: workload v1); this is the "
+                              f"train.py `rung init` wrote, for {MLP}: give that file"),
+                             (half, "defines no make_dataset(): expected a workload file")):
+            out = tmp_path / f"x-{command}"
+            r = rung(command, str(given), "--strategy", "mirrored", *extra, "--out", str(out))
+            assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+            assert not out.exists()
+    for fine in (star, aliased):  # not refused here: their import says what they lack
+        r = rung("init", str(fine), "--strategy", "mirrored", "--out", str(tmp_path / fine.stem))
+        assert r.returncode == 0, r.stderr
+
+
 def test_init_never_overwrites_a_folder_without_force(tmp_path):
     out = tmp_path / "job"
     out.mkdir()
