@@ -71,6 +71,17 @@ PS_PYTHON_PROBLEM = (
     "tf.data maps) for parameter servers")
 
 
+# Why a pipeline built on a dataset made outside make_dataset cannot feed parameter-server
+# workers (profile finding and advise's CAPTURED_DATASET; train.py and the bench stop on it).
+PS_CAPTURED_DATASET_PROBLEM = (
+    "make_dataset builds on a tf.data.Dataset made outside it (when the file is imported): under parameter "
+    "servers the coordinator traces make_dataset in a tf.function and runs it on every worker, and a dataset made "
+    "outside that function lives in the coordinator's process, which a worker cannot receive (the chief fails with "
+    "\"Failed copying input tensor\" or \"Unable to parse tensor proto\"; keras.io's FeatureSpace example makes its "
+    "table dataset at import). Make the dataset inside make_dataset (Dataset.from_tensor_slices(...) there); the "
+    "arrays it reads and the adapted preprocessing can stay at the top of the file")
+
+
 # Why every parameter-server worker reads the same batches from a pipeline that draws
 # nothing at random without a seed (profile finding and advise's INPUT_NOT_SHARDED).
 PS_SAME_INPUT = (
@@ -167,16 +178,13 @@ _HINTS = (
     (("Reduction.SUM` or `tf.keras.losses.Reduction.NONE",),
      "a loss inside a custom train_step under a strategy must not average over the batch itself: create it "
      "with reduction=NONE and average with tf.nn.compute_average_loss (global batch)"),
-    # parameter servers: each worker's dataset function, traced on the coordinator, uses a
-    # resource of the coordinator's the worker cannot receive (seen with keras.io's FeatureSpace
-    # adapted at import, with lookups alone and with normalizations alone; a TextVectorization
-    # adapted at import runs: tests/measure/workloads/adapt_at_import.py)
-    (("Unable to parse tensor proto", "per_worker_dataset_fn"),
-     "under parameter servers each worker's dataset comes from a function traced on the coordinator, and this "
-     "pipeline uses something that lives in the coordinator's process, which a worker cannot receive (seen "
-     "with a FeatureSpace adapted when the file is imported and mapped over the pipeline): TensorFlow's "
-     "parameter-server tutorial creates its preprocessing layers under strategy.scope() (not measured on this "
-     "machine)"),
+    # parameter servers: each worker's dataset function, traced on the coordinator, captures a
+    # dataset made outside it (keras.io's FeatureSpace example, whose table dataset is made at
+    # import: with each of its feature kinds alone, and with a Normalization alone; a
+    # FeatureSpace with the dataset made inside make_dataset runs, and so does a
+    # TextVectorization adapted at import: tests/measure/workloads/adapt_at_import.py)
+    (("Unable to parse tensor proto", "per_worker_dataset_fn"), PS_CAPTURED_DATASET_PROBLEM),
+    (("Failed copying input tensor", "Unable to parse tensor proto"), PS_CAPTURED_DATASET_PROBLEM),
     # Keras 3's fit under a strategy builds the compiled loss on the first batch's labels
     # (kerasfit.UNLABELLED_LOSS_PROBLEM); the message alone cannot tell it from other Nones.
     # TensorFlow's ValueError, not rung's own line that already says it (the bench's task)

@@ -269,13 +269,17 @@ def run(cfg) -> dict:
     xla_off = cfg["strategy"] == "parameter_server" and jit_compiled(model)
     if xla_off:  # as rung init's train.py does: an XLA step cannot read the ps tasks' variables
         model.jit_compile = False
-    if cfg["strategy"] == "parameter_server":  # as train.py does: the chief alone would run that Python
-        from rung.failures import PS_PYTHON_PROBLEM
-        from rung.measure.pipeline import python_in_pipeline
+    if cfg["strategy"] == "parameter_server":
+        # as train.py does: the chief alone would run that Python; the workers cannot receive a
+        # dataset made outside make_dataset
+        from rung.failures import PS_CAPTURED_DATASET_PROBLEM, PS_PYTHON_PROBLEM
+        from rung.measure.pipeline import captured_datasets, python_in_pipeline
 
+        # this run's failure, not the file's: the other strategies run it (the bench goes on)
         if python_in_pipeline(tf, w.make_dataset(cfg["batch"])):
-            # this run's failure, not the file's: the other strategies run it (the bench goes on)
             raise RuntimeError(PS_PYTHON_PROBLEM)
+        if captured_datasets(tf, w.make_dataset, cfg["batch"]):
+            raise RuntimeError(PS_CAPTURED_DATASET_PROBLEM)
     eager_off = cfg["strategy"] == "parameter_server" and runs_eagerly(model)
     if eager_off:  # as train.py does: tf-keras refuses run_eagerly under parameter servers
         model.run_eagerly = False

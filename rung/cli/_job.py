@@ -111,7 +111,8 @@ def job_from(args) -> Job:
                   accumulates=s.workload.optimizer_accumulation_steps > 1,
                   strategy_failure=s.workload.strategy_failure, step_keras=s.workload.step_keras,
                   strategy_fails_on_one_device=s.workload.strategy_fails_on_one_device,
-                  run_eagerly=bool(s.workload.run_eagerly), python_in_pipeline=bool(s.workload.python_in_pipeline))
+                  run_eagerly=bool(s.workload.run_eagerly), python_in_pipeline=bool(s.workload.python_in_pipeline),
+                  captured_dataset=bool(s.workload.captured_dataset))
         if args.workers:
             job.workers = args.workers
         if args.ps_tasks:

@@ -85,6 +85,7 @@ STEP_ON_OTHER_KERAS = "STEP_ON_OTHER_KERAS"      # the step was measured on Kera
 STEP_REMEASURED = "STEP_REMEASURED"              # the plan runs on tf-keras: its step was measured there, and planned from
 OFFER_NOT_GIVEN = "OFFER_NOT_GIVEN"              # a workload planned with 1 device per host or 1 host by default
 PYTHON_PIPELINE = "PYTHON_PIPELINE"              # Python in the input pipeline runs on the PS coordinator alone
+CAPTURED_DATASET = "CAPTURED_DATASET"            # make_dataset builds on a dataset PS workers cannot receive
 RUN_EAGERLY = "RUN_EAGERLY"                      # compile(run_eagerly=True): fit runs every step without a graph
 JIT_COMPILE = "JIT_COMPILE"                      # an XLA step on a parameter-server worker cannot read the ps tasks' variables
 INPUT_NOT_SHARDED = "INPUT_NOT_SHARDED"          # every worker's pipeline yields the same batches

@@ -195,6 +195,11 @@ def _finish(ctx: Context, d: Decision) -> Decision:
 
         d.warnings.insert(0, Finding(C.PYTHON_PIPELINE, PS_PYTHON_PROBLEM + "; rung init's train.py and rung bench "
                                      "stop before training on such a pipeline under parameter servers"))
+    if d.verdict == "parameter_server" and ctx.s.workload.captured_dataset:
+        from rung.failures import PS_CAPTURED_DATASET_PROBLEM
+
+        d.warnings.insert(0, Finding(C.CAPTURED_DATASET, PS_CAPTURED_DATASET_PROBLEM + "; rung init's train.py and "
+                                     "rung bench stop before training on such a pipeline under parameter servers"))
     if d.verdict == "parameter_server" and ctx.s.workload.jit_compile:
         d.warnings.append(Finding(C.JIT_COMPILE,
             "the model compiles its training step with XLA (compile(jit_compile=True)), and an XLA step on a "

@@ -54,6 +54,8 @@ class Job:
     # scenario's measured python_in_pipeline: PYTHON_PIPELINE under parameter servers
     python_input_calls: list[str] = field(default_factory=list)
     python_in_pipeline: bool = False
+    # the scenario's measured captured_dataset: CAPTURED_DATASET under parameter servers
+    captured_dataset: bool = False
     # its calls of get_per_replica_batch_size (rung.kerasfit.per_replica_batch_calls), or
     # the scenario's measured divides_batch: BATCH_DIVIDED where the context has replicas
     per_replica_batch_calls: list[str] = field(default_factory=list)
@@ -253,6 +255,18 @@ def python_pipeline_note(job: Job) -> Optional[str]:
             "where rung is installed")
 
 
+def captured_dataset_note(job: Job) -> Optional[str]:
+    """CAPTURED_DATASET: train.py runs parameter servers and the profile found make_dataset
+    building on a dataset made outside it; train.py stops before training (where rung is
+    installed). None when that cannot happen."""
+    if job.script_verdict != "parameter_server" or not job.captured_dataset:
+        return None
+    from rung.failures import PS_CAPTURED_DATASET_PROBLEM
+
+    return (f"CAPTURED_DATASET (the profile found it): {PS_CAPTURED_DATASET_PROBLEM}. train.py stops before training "
+            "on such a pipeline where rung is installed")
+
+
 def batch_divided_note(job: Job) -> Optional[str]:
     """BATCH_DIVIDED: train.py passes make_dataset the per-replica batch with an InputContext
     of several replicas (multi-worker; parameter servers with several devices a worker), and
@@ -307,7 +321,8 @@ def strategy_fails_note(job: Job) -> Optional[str]:
 
 def notes(job: Job) -> list[str]:
     """What rung init says about the job before anything runs (stderr, and the README)."""
-    found = (strategy_fails_note(job), accumulation_note(job), stateful_rnn_note(job), keras3_import_note(job), python_pipeline_note(job), run_eagerly_note(job),
+    found = (strategy_fails_note(job), accumulation_note(job), stateful_rnn_note(job), keras3_import_note(job), python_pipeline_note(job),
+             captured_dataset_note(job), run_eagerly_note(job),
              jit_compile_note(job), batch_divided_note(job))
     return [n for n in found if n]
 

@@ -93,6 +93,27 @@ def python_in_pipeline(tf, ds) -> bool:
         return False
 
 
+def captured_datasets(tf, make_dataset, batch_size: int) -> int:
+    """How many tf.data datasets made outside make_dataset (when the file is imported) its
+    pipeline builds on. Under parameter servers the coordinator traces make_dataset in a
+    tf.function (per_worker_dataset_fn) and runs it on every worker: a dataset made outside
+    it is a captured input in the coordinator's process, which a worker cannot receive
+    (PS_CAPTURED_DATASET_PROBLEM). Traced here the same way, with the coordinator's
+    InputContext of one pipeline; 0 when it cannot be traced (advice, never fatal)."""
+    try:
+        takes = _takes_context(make_dataset)
+        context = tf.distribute.InputContext(1, 0, 1)
+
+        @tf.function(autograph=False)
+        def per_worker():
+            ds = make_dataset(batch_size, context) if takes else make_dataset(batch_size)
+            return ds._variant_tensor  # noqa: SLF001 - what the coordinator's function returns
+
+        return sum(1 for t in per_worker.get_concrete_function().captured_inputs if t.dtype == tf.variant)
+    except Exception:  # noqa: BLE001 - inspection is advice, never fatal
+        return 0
+
+
 def inspect_pipeline(tf, ds) -> dict:
     """Findings with codes: NO_PREFETCH, SEQUENTIAL_MAP, SEQUENTIAL_INTERLEAVE,
     PYTHON_IN_PIPELINE, NO_CACHE (a small in-memory source mapped on every epoch)."""

@@ -249,6 +249,11 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         across, across_why = pipeline.worker_input(tf, w.make_dataset, batch)
         ps_across, ps_why = pipeline.ps_worker_input(tf, w.make_dataset, batch)
         pipe["findings"].extend(pipeline.worker_input_findings(across, ps_across))
+        captured = pipeline.captured_datasets(tf, w.make_dataset, batch) > 0
+        if captured:
+            from rung.failures import PS_CAPTURED_DATASET_PROBLEM
+
+            pipe["findings"].append({"code": "CAPTURED_DATASET", "message": PS_CAPTURED_DATASET_PROBLEM})
         divided = pipeline.divides_batch(tf, w.make_dataset, batch)
         if divided:
             pipe["findings"].append(pipeline.divides_batch_finding(batch))
@@ -332,6 +337,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "optimizer_accumulation_steps": counts.optimizer_accumulation_steps(model),
         "jit_compile": timing.jit_compiled(model),
         "python_in_pipeline": any(f["code"] == "PYTHON_IN_PIPELINE" for f in pipe.get("findings", [])),
+        "captured_dataset": captured,
         "worker_input": across,
         "ps_worker_input": ps_across,
         "ps_worker_input_detail": ps_why or None,

@@ -23,7 +23,8 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "dynamic_shapes", "sparse_gradient_bytes_per_example", "optimizer_slot_bytes",
                  "flops_per_example", "step_seconds_ci95", "input_wait_seconds_ci95", "trainable_variables",
                  "loss_scaled_for_replicas", "string_inputs", "steps_per_execution", "keras3_import",
-                 "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "worker_input",
+                 "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "captured_dataset",
+                 "worker_input",
                  "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
                  "sync_batch_norm_layers", "sparse_gradient_tensors", "stateful_rnn_layers", "non_trainable_params",
                  "optimizer_accumulation_steps", "strategy_failure",
@@ -71,6 +72,7 @@ class Profile(BaseModel):
     jit_compile: bool = False        # the model's step compiled with XLA (rung.measure.timing.jit_compiled)
     run_eagerly: bool = False        # compile(run_eagerly=True): fit runs each step without a graph
     python_in_pipeline: bool = False  # the pipeline runs Python (from_generator, py_function, numpy_function)
+    captured_dataset: bool = False  # make_dataset builds on a dataset made outside it (pipeline.captured_datasets)
     eager_step_seconds: Optional[float] = None  # such a step, timed eagerly (the median of a few)
     # what make_dataset(batch, InputContext) yields on worker 0 and worker 1 of 2
     # (rung.measure.pipeline.worker_input); None: not told (it takes no context)

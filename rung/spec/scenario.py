@@ -166,6 +166,12 @@ class Workload(_Block):
     # coordinator's process (tensorflow#48957): PYTHON_PIPELINE, and rung's train.py and
     # bench stop on it there. `rung profile` sets it.
     python_in_pipeline: bool = False
+    # v1 extension (optional): make_dataset builds on a tf.data.Dataset made outside it (when
+    # the file is imported). Under ParameterServerStrategy the coordinator traces make_dataset
+    # and runs it on every worker, and a worker cannot receive a dataset of the coordinator's
+    # process: CAPTURED_DATASET, and rung's train.py and bench stop on it there. `rung
+    # profile` sets it.
+    captured_dataset: bool = False
     # v1 extension (optional): what make_dataset(batch, InputContext) yields on two workers of a
     # multi-worker run.
     # "identical": it takes the context and does not use it, and draws nothing at random, so

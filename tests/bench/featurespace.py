@@ -1,9 +1,10 @@
 """keras.io's "Structured data classification with FeatureSpace", shrunk: a heart-disease-
 like table built in memory (strings, integer categories, floats), a FeatureSpace adapted
-when the file is imported, and mapped over the tf.data pipeline. Under parameter servers
-each worker's dataset function uses what the FeatureSpace holds in the coordinator's process,
-and the workers cannot receive it ("Unable to parse tensor proto"; with lookups alone and with
-normalizations alone as well; a TextVectorization adapted at import runs there)."""
+when the file is imported, and mapped over the tf.data pipeline. As in keras.io's example,
+the table's dataset is made when the file is imported and make_dataset builds on it: under
+parameter servers the workers cannot receive that dataset ("Unable to parse tensor proto";
+the FeatureSpace is not the cause: with the dataset made inside make_dataset the run
+trains, and a plain Normalization pipeline made at import fails the same way)."""
 import numpy as np
 import tensorflow as tf
 from tensorflow import keras

@@ -175,6 +175,18 @@ def test_a_pipeline_that_runs_python_is_a_warning_of_parameter_server_plans_only
     assert "PYTHON_PIPELINE" not in decide(**ps).codes
 
 
+def test_a_dataset_made_outside_make_dataset_is_a_warning_of_parameter_server_plans_only():
+    ps = embedding_fleet(captured_dataset=True)
+    d = decide(**ps)
+    assert d.verdict == "parameter_server"
+    [f] = [f for f in d.warnings if f.code == "CAPTURED_DATASET"]
+    assert "Make the dataset inside make_dataset" in f.message and "stop before training" in f.message
+    sync = decide(workload={"captured_dataset": True}, goal={"target_examples_per_second": 20000})
+    assert sync.verdict == "multi_worker_mirrored" and "CAPTURED_DATASET" not in sync.codes
+    ps["workload"]["captured_dataset"] = False
+    assert "CAPTURED_DATASET" not in decide(**ps).codes
+
+
 PREEMPTIBLE_SMALL_MODEL = dict(
     workload={"params": 20e6, "optimizer": "adagrad", "per_device_batch": 512, "step_seconds": 0.25,
               "activation_bytes_per_example": 0},

@@ -607,6 +607,25 @@ def test_a_pipeline_that_runs_python_stops_parameter_servers_in_one_line(tmp_pat
     assert "runs only in the coordinator's process" in r.stderr and "generator.py" in r.stderr
 
 
+@pytest.mark.tf
+def test_a_dataset_made_at_import_stops_parameter_servers_in_one_line(tmp_path):
+    """keras.io's FeatureSpace example makes its table dataset when the file is imported:
+    under parameter servers the workers cannot receive it. train.py stops before training,
+    exit 2, one line saying what to change; a job whose scenario says so (the profile found
+    it) makes init warn, under parameter servers only."""
+    fs = HERE.parent / "bench" / "featurespace.py"
+    r = rung("launch", str(fs), "--strategy", "parameter_server", "--workers", "2", "--engine", "local",
+             "--steps", "3", "--out", str(tmp_path / "ps"), timeout=300)
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr[-1500:]
+    assert "featurespace.py: make_dataset builds on a tf.data.Dataset made outside it" in r.stderr
+    from rung.launch.emit import Job, notes
+
+    job = Job("parameter_server", workers=2, captured_dataset=True)
+    assert any(n.startswith("CAPTURED_DATASET (the profile found it): make_dataset builds on") for n in notes(job))
+    assert not any("CAPTURED_DATASET" in n for n in notes(Job("multi_worker_mirrored", workers=2,
+                                                                captured_dataset=True)))
+
+
 def test_parameter_server_workers_read_the_coordinators_pipeline_as_the_profile_says(tmp_path):
     # the oracle of rung.measure.pipeline.ps_worker_input: in a real 2-worker parameter-server
     # launch, a stream sharded by the InputContext is the same on both workers (make_dataset

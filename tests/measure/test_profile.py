@@ -372,6 +372,54 @@ def test_python_in_a_pipeline_is_found_and_carried_to_the_plan():
     assert "INPUT_NOT_SHARDED" in {f["code"] for f in p["pipeline"]["findings"]}
 
 
+def test_a_dataset_made_outside_make_dataset_is_found_where_a_parameter_server_cluster_fails_on_it():
+    """The oracle is a real cluster (tests/measure/ps_captured.py: one ps task, one worker,
+    the coordinator here): a pipeline built on a dataset made at import fails there, with
+    TensorFlow's "Unable to parse tensor proto", and the same pipeline made inside its
+    function runs. captured_datasets counts 1 and 0 on them. keras.io's FeatureSpace example
+    failed this way, which rung used to put down to the FeatureSpace."""
+    from rung.failures import PS_CAPTURED_DATASET_PROBLEM, hint
+
+    r = subprocess.run([sys.executable, str(Path(__file__).parent / "ps_captured.py")], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    seen = json.loads(r.stdout)
+    assert seen["inside"] == {"captured": 0, "cluster": "ran"}
+    assert seen["outside"]["captured"] == 1 and "Unable to parse tensor proto" in seen["outside"]["cluster"]
+    assert hint(seen["outside"]["cluster"])[0] == PS_CAPTURED_DATASET_PROBLEM
+
+
+def test_a_dataset_made_outside_make_dataset_is_carried_to_the_plan(tmp_path):
+    from rung.measure.profile import profile
+    from rung.spec.profile import Profile, workload_block
+
+    path = tmp_path / "at_import.py"
+    path.write_text(textwrap.dedent("""\
+        import tensorflow as tf
+
+        TABLE = tf.data.Dataset.from_tensor_slices((tf.random.normal((64, 4)), tf.random.normal((64, 1))))
+
+
+        def build_model():
+            inputs = tf.keras.Input((4,))
+            model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs))
+            model.compile("sgd", "mse")
+            return model
+
+
+        def make_dataset(batch_size, input_context=None):
+            return TABLE.shuffle(64).repeat().batch(batch_size)
+        """))
+    p = profile(path, steps=2, warmup=1)
+    assert p["captured_dataset"] is True and workload_block(Profile.model_validate(p))["captured_dataset"]
+    [f] = [f for f in p["pipeline"]["findings"] if f["code"] == "CAPTURED_DATASET"]
+    assert "Make the dataset inside make_dataset" in f["message"]
+    path.write_text(path.read_text().replace("    return TABLE.", "    return tf.data.Dataset.from_tensor_slices("
+                                             "(tf.random.normal((64, 4)), tf.random.normal((64, 1)))).")
+                    .replace("TABLE = ", "UNUSED = "))
+    assert profile(path, steps=2, warmup=1)["captured_dataset"] is False
+
+
 def test_a_small_source_mapped_every_epoch_is_named_with_its_size():
     """NO_CACHE on 1,000 float32 values (3.91 KiB): the size in a unit that shows it (it read
     "0 MiB" for any source under half a mebibyte)."""
