@@ -174,6 +174,9 @@ def train_py(job: Job, workload: Path) -> str:
             "    return report.last  # the last epoch's report"]
     if v == "mirrored":
         body.insert(body.index("    check_model(tf, model)") + 1, "    check_optimizers(tf, model, strategy)")
+    if v in ("multi_worker_mirrored", "parameter_server"):
+        body.insert(body.index("    check_model(tf, model)") + 1,
+                    f"    check_workers_input(tf, workload, args, parameter_servers={v == 'parameter_server'})")
     if v == "parameter_server":
         body.insert(body.index("    check_model(tf, model)") + 1, "    without_xla(model)")
         body.insert(body.index("    without_xla(model)") + 1, "    with_a_graph(model)")

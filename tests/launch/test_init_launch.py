@@ -10,12 +10,14 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
 
 from rung.examples import workload_examples
+from rung.failures import PS_SAME_INPUT, PS_SAME_INPUT_FIX
 from tests.conftest import interruptible, processes_mentioning, without_frameworks
 
 MLP = workload_examples()["mlp"]
@@ -166,6 +168,10 @@ def test_manifests_validate_and_every_pods_tf_config_checks(tmp_path, strategy, 
 
 # -- launch on local processes: every runnable verdict -----------------------------------
 
+# what the chief of a parameter-server launch says of a pipeline every worker copies as it is
+# (make_dataset draws its data once, on the coordinator, and shuffles nothing)
+PS_UNSHARDED = "INPUT_NOT_SHARDED: " + PS_SAME_INPUT + "; " + PS_SAME_INPUT_FIX
+
 @pytest.mark.tf
 @pytest.mark.parametrize("args,workers,keras", [
     (["--strategy", "single_device"], 1, "keras3"),
@@ -180,8 +186,10 @@ def test_generated_train_py_runs_for_each_verdict(args, workers, keras):
     mlp runs under parameter servers in the bench's tests and the kill test below."""
     ps = "parameter_server" in args
     r = launch(*args, "--engine", "local", "--steps", "8", "--epochs", "2", workload=HERE / "xla.py" if ps else MLP)
+    # xla.py draws its data in make_dataset, which under parameter servers runs once, on the
+    # coordinator: every worker copies that pipeline, and the chief says so (as rung profile would)
     assert r["notes"] == (["jit_compile=True turned off: an XLA step on a worker cannot read the variables the ps "
-                           "tasks hold"] if ps else [])
+                           "tasks hold", PS_UNSHARDED] if ps else [])
     assert r["schema"] == "rung/launch/v1" and r["steps_completed"] == 16
     assert r["workers"] == workers and r["keras"] == keras and r["examples_per_second"] > 0
     assert len(r["epochs"]) == 2 and r["restarts"] == 0
@@ -328,7 +336,8 @@ def test_every_task_ends_with_the_launcher(tmp_path, how):
 @pytest.mark.tf
 def test_launch_a_workload_train_py_cannot_use_is_exit_2(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("import tensorflow as tf\nraise RuntimeError('no GPU quota')\n")
+    bad.write_text("import tensorflow as tf\nraise RuntimeError('no GPU quota')\n\n\ndef build_model():\n    pass\n\n\n"
+                   "def make_dataset(batch_size, input_context=None):\n    pass\n")
     r = rung("launch", str(bad), "--strategy", "multi_worker_mirrored", "--workers", "2", "--engine", "local",
              "--steps", "3")
     assert r.returncode == 2 and r.stdout == ""
@@ -584,7 +593,7 @@ def test_a_model_that_runs_eagerly_trains_with_a_graph_under_parameter_servers(t
     r = launch("--strategy", "parameter_server", "--workers", "2", "--engine", "local", "--steps", "4", workload=eager)
     assert r["steps_completed"] == 4
     assert r["notes"] == ["run_eagerly=True turned off: parameter-server training runs each step as a graph function "
-                          "on the workers"]
+                          "on the workers", PS_UNSHARDED]
 
 
 @pytest.mark.tf
@@ -605,6 +614,43 @@ def test_a_pipeline_that_runs_python_stops_parameter_servers_in_one_line(tmp_pat
              "--steps", "3", timeout=300)
     assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
     assert "runs only in the coordinator's process" in r.stderr and "generator.py" in r.stderr
+
+
+@pytest.mark.tf
+def test_workers_reading_the_same_batches_are_told_at_train_time(tmp_path):
+    """A team that never ran rung profile: make_dataset takes the InputContext and ignores
+    it, and shuffles nothing, so both workers train on the same batches. Worker 0's train.py
+    says so before training (as rung profile's INPUT_NOT_SHARDED) and trains; sharded by the
+    context, nothing is said."""
+    def workload(shard: str) -> Path:
+        path = tmp_path / f"same{len(shard)}.py"
+        path.write_text(textwrap.dedent("""\
+            import tensorflow as tf
+
+
+            def build_model():
+                inputs = tf.keras.Input((4,))
+                model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs))
+                model.compile("sgd", "mse")
+                return model
+
+
+            def make_dataset(batch_size, input_context=None):
+                x = tf.reshape(tf.range(256, dtype=tf.float32), (64, 4))
+                ds = tf.data.Dataset.from_tensor_slices((x, tf.ones((64, 1))))
+            """) + shard + "    return ds.repeat().batch(batch_size)\n")
+        return path
+
+    args = ("--strategy", "multi_worker_mirrored", "--workers", "2", "--engine", "local", "--steps", "3")
+    r = launch(*args, workload=workload(""))
+    assert r["steps_completed"] == 3
+    assert r["notes"] == ["INPUT_NOT_SHARDED: under multi-worker make_dataset takes the InputContext and does not use "
+                          "it, and draws nothing at random: every worker reads the same batches in the same order, so N "
+                          "workers compute one worker's gradient N times; shard it: ds.shard(input_context.num_input_"
+                          "pipelines, input_context.input_pipeline_id)"]
+    r = launch(*args, workload=workload(
+        "    ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)\n"))
+    assert r["steps_completed"] == 3 and r["notes"] == []
 
 
 @pytest.mark.tf
