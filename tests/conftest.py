@@ -72,6 +72,20 @@ def expected_cases() -> list[tuple[Path, dict]]:
     return cases
 
 
+# A workload file's first half, as tests write one: TensorFlow and a one-layer regression
+# model; each test adds its own make_dataset (what the test is about).
+TINY_BUILD_MODEL = '''import tensorflow as tf
+
+
+def build_model():
+    inputs = tf.keras.Input((4,))
+    model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs))
+    model.compile("sgd", "mse")
+    return model
+
+'''
+
+
 FRAMEWORKS = ("tensorflow", "keras", "tf_keras", "ray")
 
 

@@ -18,7 +18,7 @@ import yaml
 
 from rung.examples import workload_examples
 from rung.failures import PS_SAME_INPUT, PS_SAME_INPUT_FIX
-from tests.conftest import interruptible, processes_mentioning, without_frameworks
+from tests.conftest import TINY_BUILD_MODEL, interruptible, processes_mentioning, without_frameworks
 
 MLP = workload_examples()["mlp"]
 HERE = Path(__file__).parent
@@ -624,17 +624,7 @@ def test_workers_reading_the_same_batches_are_told_at_train_time(tmp_path):
     context, nothing is said."""
     def workload(shard: str) -> Path:
         path = tmp_path / f"same{len(shard)}.py"
-        path.write_text(textwrap.dedent("""\
-            import tensorflow as tf
-
-
-            def build_model():
-                inputs = tf.keras.Input((4,))
-                model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs))
-                model.compile("sgd", "mse")
-                return model
-
-
+        path.write_text(TINY_BUILD_MODEL + textwrap.dedent("""
             def make_dataset(batch_size, input_context=None):
                 x = tf.reshape(tf.range(256, dtype=tf.float32), (64, 4))
                 ds = tf.data.Dataset.from_tensor_slices((x, tf.ones((64, 1))))

@@ -392,19 +392,11 @@ def test_a_dataset_made_outside_make_dataset_is_found_where_a_parameter_server_c
 def test_a_dataset_made_outside_make_dataset_is_carried_to_the_plan(tmp_path):
     from rung.measure.profile import profile
     from rung.spec.profile import Profile, workload_block
+    from tests.conftest import TINY_BUILD_MODEL
 
     path = tmp_path / "at_import.py"
-    path.write_text(textwrap.dedent("""\
-        import tensorflow as tf
-
+    path.write_text(TINY_BUILD_MODEL + textwrap.dedent("""
         TABLE = tf.data.Dataset.from_tensor_slices((tf.random.normal((64, 4)), tf.random.normal((64, 1))))
-
-
-        def build_model():
-            inputs = tf.keras.Input((4,))
-            model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs))
-            model.compile("sgd", "mse")
-            return model
 
 
         def make_dataset(batch_size, input_context=None):
