@@ -617,6 +617,24 @@ def test_a_pipeline_that_runs_python_stops_parameter_servers_in_one_line(tmp_pat
 
 
 @pytest.mark.tf
+@pytest.mark.parametrize("strategy", ["single_device", "multi_worker_mirrored"])
+def test_a_model_not_compiled_stops_train_py_in_one_line(tmp_path, strategy):
+    """rung profile refused it in one line; launch said "worker:0 exited with code 1" and the
+    tail of Keras's traceback ("You must compile your model before training/testing")."""
+    path = tmp_path / "uncompiled.py"
+    path.write_text(TINY_BUILD_MODEL.replace('    model.compile("sgd", "mse")\n', "") + textwrap.dedent("""
+        def make_dataset(batch_size, input_context=None):
+            return tf.data.Dataset.from_tensor_slices((tf.ones((8, 4)), tf.ones((8, 1)))).repeat().batch(batch_size)
+        """))
+    assert "compile" not in path.read_text()
+    r = rung("launch", str(path), "--strategy", strategy, "--workers", "2", "--engine", "local", "--steps", "3",
+             timeout=300)
+    assert r.returncode == 2 and r.stdout == "", r.stderr[-1500:]
+    assert r.stderr.strip() == (f"rung: error: {path}: build_model() returned a model that is not compiled; call "
+                                "model.compile(optimizer=..., loss=...) before returning it")
+
+
+@pytest.mark.tf
 def test_workers_reading_the_same_batches_are_told_at_train_time(tmp_path):
     """A team that never ran rung profile: make_dataset takes the InputContext and ignores
     it, and shuffles nothing, so both workers train on the same batches. Worker 0's train.py
