@@ -34,7 +34,9 @@ def workload_path(text: str) -> Path:
         raise InputError(text, None, "expected a Python file (.py) defining build_model() and make_dataset()"
                          + (f"; this is a job `rung init` wrote, for {trains}: give that file (its "
                             "README.md says how to run the job)" if trains else ""))
-    missing = _undefined(p)
+    missing, calls = _undefined(p)
+    if calls:
+        raise InputError(text, None, calls[0])
     if missing:
         trains = _JOB_WORKLOAD.search(p.read_text(errors="replace"))
         raise InputError(text, None, f"defines no {' and no '.join(f'{n}()' for n in missing)}: expected a workload "
@@ -44,22 +46,45 @@ def workload_path(text: str) -> Path:
     return p.resolve()
 
 
-def _undefined(p: Path) -> list[str]:
+def _undefined(p: Path) -> tuple[list[str], list[str]]:
     """Which of build_model and make_dataset the file binds nowhere at its top level (a
-    def, an assignment or an import, also under if/try/with), read without importing it.
-    A file that cannot be parsed, or that imports *, is left to its import."""
+    def, an assignment or an import, also under if/try/with), read without importing it;
+    and, for those it defines with `def`, how their parameters cannot take rung's calls
+    (build_model(), make_dataset(batch_size[, input_context])). A file that cannot be
+    parsed, or that imports *, is left to its import."""
     import ast
 
     try:
         tree = ast.parse(p.read_text(errors="replace"))
     except (OSError, SyntaxError, ValueError):
-        return []
+        return [], []
     bound: set[str] = set()
+    calls: list[str] = []
+
+    def check_call(fn) -> None:
+        a = fn.args
+        positional = a.posonlyargs + a.args
+        required = [x.arg for x in positional[:len(positional) - len(a.defaults)]]
+        required += [x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
+        if fn.name == "build_model" and required:
+            calls.append(f"build_model() requires {', '.join(required)} (line {fn.lineno}), and rung calls "
+                         f"build_model() with no arguments (contract: workload v1): give {_them(required)} "
+                         f"{'a default' if len(required) == 1 else 'defaults'}")
+        elif fn.name == "make_dataset":
+            if not positional and a.vararg is None:
+                calls.append(f"make_dataset() takes no batch size (line {fn.lineno}), and rung calls "
+                             "make_dataset(batch_size, input_context) (contract: workload v1)")
+            elif len(required) > 2:
+                calls.append(f"make_dataset() requires {', '.join(required)} (line {fn.lineno}), and rung calls "
+                             "make_dataset(batch_size, input_context) (contract: workload v1): give the ones "
+                             "after the second defaults")
 
     def visit(body) -> bool:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bound.add(node.name)
+                if isinstance(node, ast.FunctionDef) and node.name in ("build_model", "make_dataset"):
+                    check_call(node)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 for a in node.names:
                     if a.name == "*":
@@ -76,8 +101,12 @@ def _undefined(p: Path) -> list[str]:
         return True
 
     if not visit(tree.body):
-        return []
-    return [n for n in ("build_model", "make_dataset") if n not in bound]
+        return [], []
+    return [n for n in ("build_model", "make_dataset") if n not in bound], calls
+
+
+def _them(names: list[str]) -> str:
+    return "it" if len(names) == 1 else "them"
 
 
 _JOB_WORKLOAD = re.compile(r'^WORKLOAD = os\.environ\.get\("RUNG_WORKLOAD", (".*")\)$', re.M)

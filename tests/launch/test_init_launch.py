@@ -87,6 +87,10 @@ def test_init_and_launch_refuse_what_is_not_a_workload_and_say_what_is(tmp_path)
     half.write_text("import tensorflow as tf\n\ndef build_model():\n    return None\n")
     star = tmp_path / "star.py"  # names bound by `import *` cannot be read without importing
     star.write_text("from somewhere import *\n")
+    needs_classes = tmp_path / "needs_classes.py"
+    needs_classes.write_text("def build_model(num_classes):\n    pass\n\n\ndef make_dataset(batch_size):\n    pass\n")
+    no_batch = tmp_path / "no_batch.py"
+    no_batch.write_text("def build_model(classes=10):\n    pass\n\n\ndef make_dataset():\n    pass\n")
     aliased = tmp_path / "aliased.py"
     aliased.write_text("try:\n    from mine import make as build_model\nexcept ImportError:\n    raise\n"
                        "if True:\n    make_dataset = lambda batch_size, input_context=None: None\n")
@@ -96,7 +100,11 @@ def test_init_and_launch_refuse_what_is_not_a_workload_and_say_what_is(tmp_path)
                              (job / "train.py", f"defines no build_model() and no make_dataset(): expected a workload "
                               f"file defining build_model() and make_dataset() (contract: workload v1); this is the "
                               f"train.py `rung init` wrote, for {MLP}: give that file"),
-                             (half, "defines no make_dataset(): expected a workload file")):
+                             (half, "defines no make_dataset(): expected a workload file"),
+                             (needs_classes, "build_model() requires num_classes (line 1), and rung calls build_model() "
+                              "with no arguments (contract: workload v1): give it a default"),
+                             (no_batch, "make_dataset() takes no batch size (line 5), and rung calls "
+                              "make_dataset(batch_size, input_context)")):
             out = tmp_path / f"x-{command}"
             r = rung(command, str(given), "--strategy", "mirrored", *extra, "--out", str(out))
             assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
@@ -632,6 +640,23 @@ def test_a_model_not_compiled_stops_train_py_in_one_line(tmp_path, strategy):
     assert r.returncode == 2 and r.stdout == "", r.stderr[-1500:]
     assert r.stderr.strip() == (f"rung: error: {path}: build_model() returned a model that is not compiled; call "
                                 "model.compile(optimizer=..., loss=...) before returning it")
+
+
+@pytest.mark.tf
+def test_a_make_dataset_that_returns_arrays_stops_train_py_in_one_line(tmp_path):
+    """Arrays, not a tf.data.Dataset: rung profile refused it in one line; launch said
+    "worker:0 exited with code 1" and TensorFlow's "'tuple' object has no attribute
+    'element_spec'"."""
+    path = tmp_path / "arrays.py"
+    path.write_text(TINY_BUILD_MODEL + textwrap.dedent("""
+        def make_dataset(batch_size, input_context=None):
+            return tf.ones((64, 4)).numpy(), tf.ones((64, 1)).numpy()
+        """))
+    r = rung("launch", str(path), "--strategy", "multi_worker_mirrored", "--workers", "2", "--engine", "local",
+             "--steps", "3", timeout=300)
+    assert r.returncode == 2 and r.stdout == "", r.stderr[-1500:]
+    assert r.stderr.strip() == (f"rung: error: {path}: make_dataset(32) returned tuple; expected a tf.data.Dataset "
+                                "of (features, labels) batches")
 
 
 @pytest.mark.tf
