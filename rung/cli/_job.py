@@ -34,7 +34,7 @@ def workload_path(text: str) -> Path:
         raise InputError(text, None, "expected a Python file (.py) defining build_model() and make_dataset()"
                          + (f"; this is a job `rung init` wrote, for {trains}: give that file (its "
                             "README.md says how to run the job)" if trains else ""))
-    missing, calls = _undefined(p)
+    missing, calls = _workload_functions(p)
     if calls:
         raise InputError(text, None, calls[0])
     if missing:
@@ -46,7 +46,7 @@ def workload_path(text: str) -> Path:
     return p.resolve()
 
 
-def _undefined(p: Path) -> tuple[list[str], list[str]]:
+def _workload_functions(p: Path) -> tuple[list[str], list[str]]:
     """Which of build_model and make_dataset the file binds nowhere at its top level (a
     def, an assignment or an import, also under if/try/with), read without importing it;
     and, for those it defines with `def`, how their parameters cannot take rung's calls
@@ -59,6 +59,7 @@ def _undefined(p: Path) -> tuple[list[str], list[str]]:
     except (OSError, SyntaxError, ValueError):
         return [], []
     bound: set[str] = set()
+    defs: dict = {}  # the last `def` of each name: a later one replaces an earlier one
     calls: list[str] = []
 
     def check_call(fn) -> None:
@@ -84,7 +85,7 @@ def _undefined(p: Path) -> tuple[list[str], list[str]]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bound.add(node.name)
                 if isinstance(node, ast.FunctionDef) and node.name in ("build_model", "make_dataset"):
-                    check_call(node)
+                    defs[node.name] = node
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 for a in node.names:
                     if a.name == "*":
@@ -102,6 +103,8 @@ def _undefined(p: Path) -> tuple[list[str], list[str]]:
 
     if not visit(tree.body):
         return [], []
+    for fn in defs.values():
+        check_call(fn)
     return [n for n in ("build_model", "make_dataset") if n not in bound], calls
 
 
