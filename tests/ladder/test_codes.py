@@ -163,28 +163,23 @@ def test_run_eagerly_is_a_warning_of_every_plan_with_the_measured_factor():
     assert "RUN_EAGERLY" not in decide(workload={"run_eagerly": False}, goal={"target_examples_per_second": 20000}).codes
 
 
-def test_a_pipeline_that_runs_python_is_a_warning_of_parameter_server_plans_only():
-    ps = embedding_fleet(python_in_pipeline=True)
+@pytest.mark.parametrize("field, code, words", [
+    ("python_in_pipeline", "PYTHON_PIPELINE", "tensorflow#48957"),
+    ("captured_dataset", "CAPTURED_DATASET", "Make the dataset inside make_dataset"),
+], ids=["python", "captured-dataset"])
+def test_a_pipeline_parameter_servers_cannot_run_is_a_warning_of_their_plans_only(field, code, words):
+    """A pipeline that runs Python (its Python runs on the coordinator alone), or one built
+    on a dataset made outside make_dataset (a worker cannot receive it): a warning of a
+    parameter-server plan, none of a synchronous one."""
+    ps = embedding_fleet(**{field: True})
     d = decide(**ps)
     assert d.verdict == "parameter_server"
-    [f] = [f for f in d.warnings if f.code == "PYTHON_PIPELINE"]
-    assert "tensorflow#48957" in f.message and "stop before training" in f.message
-    sync = decide(workload={"python_in_pipeline": True}, goal={"target_examples_per_second": 20000})
-    assert sync.verdict == "multi_worker_mirrored" and "PYTHON_PIPELINE" not in sync.codes
-    ps["workload"]["python_in_pipeline"] = False
-    assert "PYTHON_PIPELINE" not in decide(**ps).codes
-
-
-def test_a_dataset_made_outside_make_dataset_is_a_warning_of_parameter_server_plans_only():
-    ps = embedding_fleet(captured_dataset=True)
-    d = decide(**ps)
-    assert d.verdict == "parameter_server"
-    [f] = [f for f in d.warnings if f.code == "CAPTURED_DATASET"]
-    assert "Make the dataset inside make_dataset" in f.message and "stop before training" in f.message
-    sync = decide(workload={"captured_dataset": True}, goal={"target_examples_per_second": 20000})
-    assert sync.verdict == "multi_worker_mirrored" and "CAPTURED_DATASET" not in sync.codes
-    ps["workload"]["captured_dataset"] = False
-    assert "CAPTURED_DATASET" not in decide(**ps).codes
+    [f] = [f for f in d.warnings if f.code == code]
+    assert words in f.message and "stop before training" in f.message
+    sync = decide(workload={field: True}, goal={"target_examples_per_second": 20000})
+    assert sync.verdict == "multi_worker_mirrored" and code not in sync.codes
+    ps["workload"][field] = False
+    assert code not in decide(**ps).codes
 
 
 PREEMPTIBLE_SMALL_MODEL = dict(
