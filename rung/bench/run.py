@@ -35,15 +35,23 @@ PORT_RETRIES = 2
 PORT_TAKEN = re.compile(r"(?:Address already in use|Failed to add port)(?:[^\n]*?((?:\d{1,3}\.){3}\d{1,3}:\d+))?")
 
 
+def port_taken(task: str, text: str) -> Optional[str]:
+    """What a task's output says when its port was taken ("worker:1 could not serve on
+    0.0.0.0:41211: the port is in use by another process"), or None."""
+    found = PORT_TAKEN.search(text)
+    if found is None:
+        return None
+    return f"{task} could not serve on {found.group(1) or 'its port'}: the port is in use by another process"
+
+
 def port_taken_line(folder: Path) -> Optional[str]:
-    """Which task of a failed run could not serve on its port, from the logs in `folder`
-    ("worker:1 could not serve on 0.0.0.0:41211: ..."), or None."""
+    """Which task of a failed run could not serve on its port, from the logs in `folder`,
+    or None."""
     for log in sorted(folder.glob("*.log")):
-        found = PORT_TAKEN.search(log.read_text(errors="replace"))
-        if found:
-            m = re.match(r"([a-z]+)(\d+)-", log.name)
-            task = f"{m.group(1)}:{m.group(2)}" if m else log.stem
-            return f"{task} could not serve on {found.group(1) or 'its port'}: the port is in use by another process"
+        m = re.match(r"([a-z]+)(\d+)-", log.name)
+        said = port_taken(f"{m.group(1)}:{m.group(2)}" if m else log.stem, log.read_text(errors="replace"))
+        if said:
+            return said
     return None
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from rung.bench.plan import free_ports
-from rung.bench.run import PORT_RETRIES, PORT_TAKEN, Processes, _tail
+from rung.bench.run import PORT_RETRIES, Processes, _tail, port_taken
 from rung.errors import RunError
 from rung.launch import tfconfig as T
 from rung.launch.emit import Job
@@ -39,7 +39,7 @@ class LaunchError(RunError):
 
 
 # train.py's own line for a workload that cannot be used (exit code 2). A task whose port
-# was taken (PORT_TAKEN) starts the job again on new ports, up to PORT_RETRIES times.
+# was taken (port_taken) starts the job again on new ports, up to PORT_RETRIES times.
 _WORKLOAD_ERROR = re.compile(r"^train\.py: workload: (.*)$", re.M)
 _WORKLOAD_ANYWHERE = re.compile(r"train\.py: workload: (.*)$", re.M)
 
@@ -63,11 +63,9 @@ def _failure(proc: "Proc") -> Exception:
     bad = workload_error(text)
     if bad is not None and proc.popen.returncode == 2:
         return bad
-    taken = PORT_TAKEN.search(text)
+    taken = port_taken(proc.task, text)
     if taken:
-        port = taken.group(1) or "its port"
-        return LaunchError(f"{proc.task} could not serve on {port}: the port is in use by another process",
-                           port_taken=True)
+        return LaunchError(taken, port_taken=True)
     from rung.failures import hint
 
     found = hint(text)  # a failure met only under a strategy: what to change first
