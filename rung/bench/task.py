@@ -22,7 +22,7 @@ PS_ROUNDS = 3
 PROBE_STEPS = 20
 PROBE_WARMUP = 3
 # The probe's small all-reduce (`_small_allreduce_seconds`): chains of this many all-reduces
-# against chains of one, timed this many times after a warm-up that traces.
+# against chains of one, timed in this many pairs after a warm-up that traces.
 PROBE_CHAIN = 17
 PROBE_CALLS = 15
 
@@ -166,8 +166,9 @@ def _small_allreduce_seconds(tf, strategy) -> float:
     """One all-reduce of a float between the run's workers, measured in its cluster (what a
     synchronized BatchNorm layer launches six times a step: `comm.sync_batch_norm_seconds`):
     a function of PROBE_CHAIN all-reduces, each waiting for the one before, against the same
-    function of one, the difference over PROBE_CHAIN - 1. Median calls: one stall of a
-    shared machine does not set it. Every worker runs it (the collectives need them all)."""
+    function of one, called in pairs; the median pair's difference over PROBE_CHAIN - 1.
+    One stall of a shared machine does not set it. Every worker runs it (the collectives
+    need them all)."""
     def chain(n):
         @tf.function
         def f():
@@ -180,19 +181,18 @@ def _small_allreduce_seconds(tf, strategy) -> float:
             return strategy.run(body)
         return f
 
-    def median_call(n) -> float:
-        f = chain(n)
-        for _ in range(3):  # traces, then warm
-            f()
-        times = []
-        for _ in range(PROBE_CALLS):
-            start = time.perf_counter()
-            float(strategy.experimental_local_results(f())[0])
-            times.append(time.perf_counter() - start)
-        return statistics.median(times)
+    def timed(f) -> float:
+        start = time.perf_counter()
+        float(strategy.experimental_local_results(f())[0])
+        return time.perf_counter() - start
 
-    one = median_call(1)
-    return max(0.0, (median_call(PROBE_CHAIN) - one) / (PROBE_CHAIN - 1))
+    short, long = chain(1), chain(PROBE_CHAIN)
+    for _ in range(3):  # traces, then warm
+        short(), long()
+    # In pairs, one call of each: a machine whose load drifts during the probe slows both
+    # of a pair alike, where two blocks of calls would each see a different load.
+    pairs = [timed(long) - timed(short) for _ in range(PROBE_CALLS)]
+    return max(0.0, statistics.median(pairs) / (PROBE_CHAIN - 1))
 
 
 def _probe(tf, strategy, lead: bool, small_allreduce: bool = False) -> dict:
