@@ -56,6 +56,7 @@ CHEAPER_OPTION = "CHEAPER_OPTION"
 OVER_BUDGET = "OVER_BUDGET"
 
 # rung's own codes.
+LARGER_BATCH = "LARGER_BATCH"                    # (warning) a larger per-device batch amortises what every step pays
 BELOW_TARGET = "BELOW_TARGET"                    # this rung alone does not reach the target
 NOT_INPUT_BOUND = "NOT_INPUT_BOUND"              # the device waits under 20% of the step
 FITS_ONE_DEVICE = "FITS_ONE_DEVICE"              # a replica fits; no sharding needed

@@ -35,12 +35,15 @@ def advise(s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> Decision:
         from rung.ladder.options import advise_options
 
         d, chosen = advise_options(s, lambda option: decide(option, links))
+        larger = _larger_batch(chosen, d, links)
+        if larger is not None:
+            d.warnings.append(larger)
         assess(chosen, d, links)
         return d
     d = decide(s, links)
-    bigger = _bigger_host_not_offered(s, d, links)
-    if bigger is not None:
-        d.warnings.append(bigger)
+    for hint in (_bigger_host_not_offered(s, d, links), _larger_batch(s, d, links)):
+        if hint is not None:
+            d.warnings.append(hint)
     from rung.ladder.options import option_scenarios
 
     team = option_scenarios(s)[0]
@@ -77,6 +80,72 @@ def _bigger_host_not_offered(s: Scenario, d: Decision, links: comm.Links):
         f"{u.rate(p.examples_per_second)} with MirroredStrategy, over the target of {u.rate(target)}, with no "
         "network, no TF_CONFIG and no gang scheduling: ask whether one can be had before running a fleet "
         "(give it under `offers`, with its price, to compare)")
+
+
+# LARGER_BATCH: a synchronous plan whose replicas reach under this share of linear scaling
+# spend longer on what every step pays whatever its batch (the replicas' synchronisation,
+# the gradient exchange) than on their compute. rung then predicts the same plan at 2, 4
+# and 8 times the per-device batch (while a replica fits), stops at the first that
+# reaches LARGER_BATCH_AIM, and says it if it gains at least LARGER_BATCH_GAIN.
+LARGER_BATCH_BELOW = 0.5
+LARGER_BATCH_AIM = 0.75
+LARGER_BATCH_GAIN = 0.1
+LARGER_BATCH_FACTORS = (2, 4, 8)
+
+
+def at_batch(s: Scenario, batch: int) -> Scenario:
+    """The scenario with its per-device batch at `batch` and its step scaled to it
+    (linear in the batch, as `throughput._scaled_step` assumes)."""
+    w = s.workload
+    k = batch / w.per_device_batch
+    return s.model_copy(update={"workload": w.model_copy(update={
+        "per_device_batch": batch, "step_seconds": w.step_seconds * k,
+        "input_wait_seconds": w.input_wait_seconds * k,
+        "step_seconds_ci95": None if w.step_seconds_ci95 is None else [x * k for x in w.step_seconds_ci95]})})
+
+
+def _larger_batch(s: Scenario, d: Decision, links: comm.Links):
+    """LARGER_BATCH: the chosen synchronous plan's replicas reach under half of linear
+    scaling, and a larger per-device batch (which fits) is predicted to amortise what the
+    step pays whatever its batch: the same plan at that batch, and the ladder's own
+    choice there. A batch already cut to fit (BATCH_TOO_LARGE) cannot grow."""
+    p, w = d.prediction, s.workload
+    if d.verdict not in SYNCHRONOUS_REPLICAS or p is None or p.devices < 2 or p.scaling_efficiency is None \
+            or p.scaling_efficiency >= LARGER_BATCH_BELOW or any(f.code == C.BATCH_TOO_LARGE for f in d.warnings):
+        return None
+    usable = memory.usable_device_bytes(s.device_memory_bytes)
+    found = None
+    for k in LARGER_BATCH_FACTORS:
+        scaled = at_batch(s, w.per_device_batch * k)
+        if throughput.replica(scaled).total_bytes > usable:
+            break
+        q = throughput.predict_sync(scaled, d.verdict, p.hosts, p.devices_per_host, links)
+        if q.scaling_efficiency is None:
+            break
+        found = k, scaled, q
+        if q.scaling_efficiency >= LARGER_BATCH_AIM:
+            break
+    if found is None or found[2].scaling_efficiency < p.scaling_efficiency + LARGER_BATCH_GAIN:
+        return None
+    k, scaled, q = found
+    batch = scaled.workload.per_device_batch
+    overhead = p.step_seconds - p.compute_seconds - p.input_wait_seconds
+    alt = decide(scaled.model_copy(update={"proposal": None}), links)
+    same = alt.verdict == d.verdict and alt.hosts == d.hosts and alt.devices == d.devices
+    there = "" if same or alt.prediction is None or alt.prediction.examples_per_second is None else (
+        f"; at that batch the ladder would choose {alt.verdict} on "
+        f"{u.plan(alt.prediction.hosts, alt.prediction.devices_per_host)}, predicted at "
+        f"{u.rate(alt.prediction.examples_per_second)}"
+        + (" (meeting the target)" if alt.meets_goal else ""))
+    return Finding(C.LARGER_BATCH,
+        f"{p.devices} replicas reach {u.percent(p.scaling_efficiency)} of {p.devices}x one device: "
+        f"{beyond_compute(p)}, against {u.seconds(p.compute_seconds)} of compute, and most of those "
+        f"{u.seconds(overhead)} do not grow with the batch. At {batch} examples per device ({k}x the "
+        f"{w.per_device_batch}; a replica needs {u.gib(throughput.replica(scaled).total_bytes)} of "
+        f"{u.gib(usable)} usable) the same plan is predicted at {u.rate(q.examples_per_second)} "
+        f"({u.percent(q.scaling_efficiency)} of linear){there}. This assumes the step grows linearly with the "
+        f"batch (a short step often grows less), and a global batch {k}x as large trains differently (scale the "
+        f"learning rate and warm it up): profile at that batch to confirm (rung profile --batch {batch})")
 
 
 def decide(s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> Decision:
@@ -448,13 +517,8 @@ def _split_over_host(ctx: Context) -> str:
 
 def _with_smaller_batch(ctx: Context, batch: int) -> Decision:
     """State fits but activations at this batch do not: decide at the largest batch that fits."""
-    s = ctx.s
-    w = s.workload
-    k = batch / w.per_device_batch
-    smaller = s.model_copy(update={"workload": w.model_copy(update={
-        "per_device_batch": batch, "step_seconds": w.step_seconds * k,
-        "input_wait_seconds": w.input_wait_seconds * k})})
-    d = decide(smaller, ctx.links)
+    w = ctx.s.workload
+    d = decide(at_batch(ctx.s, batch), ctx.links)
     d.warnings.insert(0, Finding(C.DOES_NOT_FIT,
         f"at {w.per_device_batch} examples per device a replica needs {u.gib(ctx.replica.total_bytes)} "
         f"of {u.gib(ctx.usable_bytes)} usable; activations are the excess, not the model"))

@@ -373,6 +373,49 @@ def test_a_fleet_of_small_hosts_asks_for_one_bigger_host_first():
     assert "BIGGER_HOST_NOT_OFFERED" not in decide(hardware=small, goal={"target_examples_per_second": ONE}).codes
 
 
+# A 2 ms step of a 1 M-parameter model (4 MB of fp32 gradients) at 32 examples a device:
+# one device does 32 / 2 ms = 16,000 ex/s.
+SHORT_STEP = {"params": 1e6, "optimizer": "sgd", "per_device_batch": 32, "step_seconds": 0.002,
+              "input_wait_seconds": 0.0, "activation_bytes_per_example": 1e6}
+
+
+def test_a_larger_batch_is_put_forward_when_the_replicas_spend_longer_synchronising_than_computing():
+    # 8 A100s on NVLink: a step of 2 ms compute + 3 ms fixed + 0.065 x 2 ms co-location
+    # + ~0.1 ms ring = 5.23 ms, so 8 x 32 / 5.23 ms = 49,000 ex/s, 38% of 8 x 16,000
+    d = decide(workload=SHORT_STEP, goal={"target_examples_per_second": 40000})
+    assert d.verdict == "mirrored" and d.devices == 8 and d.prediction.scaling_efficiency < 0.5
+    [f] = [f for f in d.warnings if f.code == "LARGER_BATCH"]
+    # 2x: 512 / (4 + 3.26 + 0.1 ms) = 69,600 (54%); 4x: 1,024 / 11.6 ms = 88,000 (69%);
+    # 8x: 2,048 / (16 + 4.04 + 0.1 ms) = 101,700 (79%), the first at 75% or more
+    assert "At 256 examples per device (8x the 32" in f.message and "rung profile --batch 256" in f.message
+    predicted = float(f.message.split("predicted at ")[1].split(" ex/s")[0].replace(",", ""))
+    assert 100_000 < predicted < 103_000
+    assert "the ladder would choose" not in f.message  # the same plan at that batch
+    # two hosts at 32 a device; at 256 one host meets the target: the ladder's own choice is said
+    d = decide(workload=SHORT_STEP, goal={"target_examples_per_second": 60000})
+    [f] = [f for f in d.warnings if f.code == "LARGER_BATCH"]
+    assert d.verdict == "multi_worker_mirrored" and d.hosts == 2
+    assert "the ladder would choose mirrored on 1 host × 8 devices" in f.message and "(meeting the target)" in f.message
+    # activations of 0.6 GB an example: 128 a device need 71.5 GiB of the 72 GiB usable, 256 do not
+    tight = decide(workload=dict(SHORT_STEP, activation_bytes_per_example=0.6e9),
+                   goal={"target_examples_per_second": 40000})
+    [f] = [f for f in tight.warnings if f.code == "LARGER_BATCH"]
+    assert "At 128 examples per device (4x" in f.message
+
+
+def test_no_larger_batch_where_compute_dominates_none_fits_or_nothing_is_synchronised():
+    # a 200 ms step: the 3 ms of synchronisation are noise (93% of linear)
+    d = decide(workload=dict(SHORT_STEP, step_seconds=0.2), goal={"target_examples_per_second": 400})
+    assert d.verdict == "mirrored" and d.devices == 8 and "LARGER_BATCH" not in d.codes
+    # 1.5 GB an example: 32 fill 48 GB, 64 would need 96 GB of an 80 GB device
+    d = decide(workload=dict(SHORT_STEP, activation_bytes_per_example=1.5e9),
+               goal={"target_examples_per_second": 40000})
+    assert d.verdict == "mirrored" and d.prediction.scaling_efficiency < 0.5 and "LARGER_BATCH" not in d.codes
+    # one device meets the target: one replica has nothing to synchronise
+    d = decide(workload=SHORT_STEP, goal={"target_examples_per_second": 10000})
+    assert d.verdict == "single_device" and "LARGER_BATCH" not in d.codes
+
+
 def test_the_bigger_host_not_offered_is_the_one_an_offer_would_have_chosen():
     import yaml
 
