@@ -660,11 +660,12 @@ def test_a_make_dataset_that_returns_arrays_stops_train_py_in_one_line(tmp_path)
 
 
 @pytest.mark.tf
-def test_workers_reading_the_same_batches_are_told_at_train_time(tmp_path):
+def test_workers_reading_the_same_batches_are_told_at_train_time(tmp_path, monkeypatch):
     """A team that never ran rung profile: make_dataset takes the InputContext and ignores
     it, and shuffles nothing, so both workers train on the same batches. Worker 0's train.py
     says so before training (as rung profile's INPUT_NOT_SHARDED) and trains; sharded by the
-    context, nothing is said."""
+    context, nothing is said. The check says how long it took when that passes a line
+    (5 s by default; 0 here, so this quick one says it), and RUNG_INPUT_CHECK=0 skips it."""
     def workload(shard: str) -> Path:
         path = tmp_path / f"same{len(shard)}.py"
         path.write_text(TINY_BUILD_MODEL + textwrap.dedent("""
@@ -675,12 +676,20 @@ def test_workers_reading_the_same_batches_are_told_at_train_time(tmp_path):
         return path
 
     args = ("--strategy", "multi_worker_mirrored", "--workers", "2", "--engine", "local", "--steps", "3")
+    monkeypatch.setenv("RUNG_INPUT_CHECK_SAID", "0")
     r = launch(*args, workload=workload(""))
     assert r["steps_completed"] == 3
-    assert r["notes"] == ["INPUT_NOT_SHARDED: under multi-worker make_dataset takes the InputContext and does not use "
-                          "it, and draws nothing at random: every worker reads the same batches in the same order, so N "
-                          "workers compute one worker's gradient N times; shard it: ds.shard(input_context.num_input_"
-                          "pipelines, input_context.input_pipeline_id)"]
+    said, took = r["notes"]
+    assert said == ("INPUT_NOT_SHARDED: under multi-worker make_dataset takes the InputContext and does not use "
+                    "it, and draws nothing at random: every worker reads the same batches in the same order, so N "
+                    "workers compute one worker's gradient N times; shard it: ds.shard(input_context.num_input_"
+                    "pipelines, input_context.input_pipeline_id)")
+    assert took.startswith("the check of what the workers read took ") and "RUNG_INPUT_CHECK=0 skips it" in took
+    monkeypatch.setenv("RUNG_INPUT_CHECK", "0")
+    r = launch(*args, workload=workload(""))
+    assert r["steps_completed"] == 3 and r["notes"] == []
+    monkeypatch.delenv("RUNG_INPUT_CHECK")
+    monkeypatch.delenv("RUNG_INPUT_CHECK_SAID")
     r = launch(*args, workload=workload(
         "    ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)\n"))
     assert r["steps_completed"] == 3 and r["notes"] == []
