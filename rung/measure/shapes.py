@@ -46,7 +46,8 @@ def _unknown_inner_dimension(tf, element_spec) -> bool:
 
 def dynamic_shape_details(tf, element_spec, model, batches=None) -> tuple[list[str], list[str]]:
     """Returns (details that make shapes dynamic, notes). Dynamic: an unknown non-batch
-    dimension, ragged or sparse tensors, in the dataset's elements or the model's inputs.
+    dimension, ragged or sparse tensors, in the dataset's elements (a model input declared
+    with an unknown dimension is traced with what the dataset feeds it: a note).
     An unknown batch dimension is only a note: TPUStrategy pads it by default
     (`tf.distribute.RunOptions.experimental_enable_dynamic_batch_size`, True), and
     drop_remainder=True makes it static. `batches`: some batches of the dataset (or a
@@ -86,10 +87,15 @@ def dynamic_shape_details(tf, element_spec, model, batches=None) -> tuple[list[s
                         details.append(f"{path} has shape {tuple(dims)}: unknown non-batch dimension"
                                        + (f" ({len(seen)} different shapes in {len(batches)} batches read)"
                                           if seen else ""))
-    for inp in getattr(model, "inputs", None) or []:
-        shape = tuple(getattr(inp, "shape", ()) or ())
-        if any(d is None for d in shape[1:]):
-            details.append(f"model input {getattr(inp, 'name', '')} has shape {shape}")
+    # A model input declared with an unknown dimension (keras.Input(shape=(None,))) is traced
+    # with the shapes the dataset feeds it: static data, a static step (one trace, one XLA
+    # compilation); dynamic data is said above, by the dataset's own name.
+    declared = [f"{getattr(inp, 'name', '')} {tuple(inp.shape)}" for inp in getattr(model, "inputs", None) or []
+                if any(d is None for d in tuple(getattr(inp, "shape", ()) or ())[1:])]
+    if declared and not details:
+        notes.append(f"model input{'s' if len(declared) > 1 else ''} {', '.join(declared)} declared with an unknown "
+                     "dimension: the dataset feeds static shapes, and the step is traced (and compiled by XLA on a "
+                     "TPU) for those, so it is not dynamic")
     return details, notes
 
 

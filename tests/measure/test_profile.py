@@ -744,6 +744,52 @@ def test_a_compiled_loss_on_data_without_labels_fails_keras3_fit_under_every_str
     assert p["non_trainable_params"] == 11_011  # the EMA copy: held, never trained
 
 
+def test_a_model_input_declared_with_an_unknown_length_is_traced_with_what_the_dataset_feeds():
+    """keras.io's translation Transformer declares keras.Input(shape=(None,)) and is fed
+    sentences padded to 20 tokens: before, the profile called its shapes dynamic for that,
+    which a TPU plan warns of. The oracle is the trace itself, under jit_compile (what a TPU
+    step is): static data traces the model once, at (8, 20); padded batches of different
+    lengths trace it with the length unknown, and the dataset's own line says so."""
+    import numpy as np
+    import tensorflow as tf
+
+    from rung.measure.shapes import dynamic_shape_details
+
+    traced = []
+
+    class Seen(tf.keras.layers.Layer):
+        def call(self, x):
+            traced.append(tuple(x.shape))
+            return x
+
+    def model():
+        inp = tf.keras.Input((None,), dtype="int32", name="tokens")
+        x = Seen()(tf.keras.layers.Embedding(50, 4)(inp))
+        m = tf.keras.Model(inp, tf.keras.layers.Dense(1)(tf.keras.layers.GlobalAveragePooling1D()(x)))
+        m.compile("sgd", "mse", jit_compile=True)
+        return m
+
+    static = tf.data.Dataset.from_tensor_slices((np.ones((32, 20), "int32"), np.ones((32, 1), "float32")))
+    static = static.batch(8, drop_remainder=True)
+    m = model()
+    dyn, notes = dynamic_shape_details(tf, static.element_spec, m, list(static.take(2)))
+    assert dyn == [] and any(n.startswith("model input tokens (None, None) declared with an unknown dimension")
+                             for n in notes)
+    traced.clear()
+    m.fit(static, epochs=1, verbose=0)
+    assert traced == [(8, 20, 4)]
+
+    lengths = tf.data.Dataset.range(1, 33).map(lambda n: (tf.ones([n], tf.int32), tf.ones([1])))
+    padded = lengths.padded_batch(8)
+    m = model()
+    dyn, notes = dynamic_shape_details(tf, padded.element_spec, m, list(padded.take(4)))
+    assert dyn == ["features has shape (None, None): unknown non-batch dimension (4 different shapes in 4 batches "
+                   "read)"] and not any("model input" in n for n in notes)
+    traced.clear()
+    m.fit(padded, epochs=1, verbose=0)
+    assert traced == [(None, None, 4)]
+
+
 def test_a_dimension_the_spec_leaves_unknown_is_dynamic_only_when_batches_differ():
     """timeseries_dataset_from_array's windows are (None, None, 1) in the spec and (B, 48, 1)
     in every batch: before, TPU plans were told of dynamic shapes. A padded batch of texts
