@@ -83,7 +83,32 @@ def load_workload(path: str | Path) -> Workload:
             raise InputError(where, None, f"defines no {fn}() function; a workload defines build_model() "
                                           "and make_dataset(batch_size, input_context=None)")
         fns[fn] = f
-    return Workload(p, module, fns["build_model"], fns["make_dataset"])
+    return Workload(p, module, fns["build_model"], context_defaults_to_none(fns["make_dataset"]))
+
+
+def context_defaults_to_none(make_dataset: Callable[..., Any]) -> Callable[..., Any]:
+    """make_dataset with its second parameter required (`def make_dataset(batch_size,
+    input_context)`, as TensorFlow's guides write a dataset_fn): rung calls it with the batch
+    alone on one device and under MirroredStrategy, so that call passes None, which is the
+    default workload v1 gives it. Any other signature is returned as it is. The generated
+    train.py does the same (`with_context_default`)."""
+    import functools
+
+    try:
+        params = list(inspect.signature(make_dataset).parameters.values())
+    except (TypeError, ValueError):
+        return make_dataset
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if len(params) < 2 or params[1].kind not in positional or params[1].default is not inspect.Parameter.empty:
+        return make_dataset
+
+    @functools.wraps(make_dataset)
+    def call(batch_size, *rest, **kwargs):
+        if not rest and params[1].name not in kwargs:
+            rest = (None,)
+        return make_dataset(batch_size, *rest, **kwargs)
+
+    return call
 
 
 def call_user(w: Workload, fn: str, *args, **kwargs):

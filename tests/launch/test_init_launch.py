@@ -643,6 +643,23 @@ def test_a_model_not_compiled_stops_train_py_in_one_line(tmp_path, strategy):
 
 
 @pytest.mark.tf
+def test_a_make_dataset_whose_input_context_has_no_default_trains_on_one_host(tmp_path):
+    """`def make_dataset(batch_size, input_context)`, as TensorFlow's guides write a
+    dataset_fn: rung profile passed it None, but train.py called make_dataset(global_batch)
+    under MirroredStrategy and stopped on "missing 1 required positional argument:
+    'input_context'" (a traceback). It now gets None there, as workload v1's default."""
+    path = tmp_path / "required.py"
+    path.write_text(TINY_BUILD_MODEL + textwrap.dedent("""
+        def make_dataset(batch_size, input_context):
+            assert input_context is None, input_context  # one host: one pipeline
+            return tf.data.Dataset.from_tensor_slices((tf.ones((8, 4)), tf.ones((8, 1)))).repeat().batch(batch_size)
+        """))
+    r = launch("--strategy", "mirrored", "--engine", "local", "--steps", "3", "--out", str(tmp_path / "job"),
+               workload=path)
+    assert r["steps_completed"] == 3 and r["notes"] == []
+
+
+@pytest.mark.tf
 def test_a_make_dataset_that_returns_arrays_stops_train_py_in_one_line(tmp_path):
     """Arrays, not a tf.data.Dataset: rung profile refused it in one line; launch said
     "worker:0 exited with code 1" and TensorFlow's "'tuple' object has no attribute
