@@ -48,7 +48,12 @@ def import_tensorflow(keras: str | None = None):
         os.environ["TF_USE_LEGACY_KERAS"] = "1"
     elif keras == "keras3":
         os.environ.pop("TF_USE_LEGACY_KERAS", None)
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # TensorFlow's C++ log below FATAL stays off the terminal: its ERROR lines here are
+    # grappler's own fallbacks ("remapper failed: ... Mutation::Apply error" on keras.io's
+    # U-Net) and CPU notes ("oneDNN supports DT_INT32 only on platforms with AVX-512"), and
+    # what fails reaches Python as an exception, which rung says in one line. A level set by
+    # the user is kept; RUNG_TF_VERBOSE=1 shows everything.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0" if os.environ.get("RUNG_TF_VERBOSE") == "1" else "3")
     with quiet_native_stderr():
         import tensorflow as tf
 
