@@ -186,6 +186,10 @@ def task_environment(base: dict, task: Task, keras: str) -> dict:
         env["TF_USE_LEGACY_KERAS"] = "1"
     else:
         env.pop("TF_USE_LEGACY_KERAS", None)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # the task's log keeps the native ERROR lines: gRPC's "Failed to add port" is one, and
+    # the bench reads it (`run.port_taken`); a process that measured in-process set 3
+    # (`tfenv.import_tensorflow`), which its children would inherit
+    if env.get("TF_CPP_MIN_LOG_LEVEL") not in ("0", "1"):
+        env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     env["PYTHONUNBUFFERED"] = "1"
     return env
