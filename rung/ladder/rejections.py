@@ -6,6 +6,7 @@ from rung import units as u
 from rung.ladder import codes as C
 from rung.ladder.context import MIN_GAIN_TO_CLIMB, Candidate, Context
 from rung.ladder.decision import Decision, Finding, Rejection
+from rung.ladder.review import beyond_compute
 from rung.model import memory, throughput
 
 # A loss (communication, straggler wait, restarts) this large a share of the
@@ -123,11 +124,28 @@ def _single(ctx: Context, d: Decision, c: Candidate):
     return [C.BELOW_TARGET], _below(ctx, c), c.prediction
 
 
+def _one_device_kept(ctx: Context, d: Decision, c: Candidate):
+    """Why a synchronous rung above one device was not climbed when one device is the
+    verdict: it meets the target (ONE_DEVICE_SUFFICIENT), or, short of the target, this
+    rung is predicted no faster by MIN_GAIN_TO_CLIMB (NOT_FASTER). None otherwise."""
+    if d.verdict != "single_device":
+        return None
+    if d.meets_goal:
+        return [C.ONE_DEVICE_SUFFICIENT], "one device already meets the target", c.prediction
+    if c.eps < MIN_GAIN_TO_CLIMB * d_eps(d):
+        p = c.prediction
+        return [C.NOT_FASTER], (f"{u.plan(p.hosts, p.devices_per_host)} give {u.rate(c.eps)}, not "
+                                f"{MIN_GAIN_TO_CLIMB - 1:.0%} above one device's {u.rate(d_eps(d))}: "
+                                f"{beyond_compute(p)}"), p
+    return None
+
+
 def _mirrored(ctx: Context, d: Decision, c: Candidate):
     if not c.allowed:
         return [C.ONE_DEVICE_PER_HOST], "each host has one device: there is nothing to mirror across", c.prediction
-    if d.verdict == "single_device":
-        return [C.ONE_DEVICE_SUFFICIENT], "one device already meets the target", c.prediction
+    kept = _one_device_kept(ctx, d, c)
+    if kept is not None:
+        return kept
     codes = [C.NEEDS_MULTIPLE_HOSTS, C.BELOW_TARGET] if not ctx.meets(c) else [C.SYNCHRONOUS_SUFFICIENT]
     return codes, _below(ctx, c) if not ctx.meets(c) else "meets the target", c.prediction
 
@@ -135,8 +153,9 @@ def _mirrored(ctx: Context, d: Decision, c: Candidate):
 def _mwms(ctx: Context, d: Decision, c: Candidate):
     if not c.allowed:
         return [C.ONE_HOST_ON_OFFER], "max_hosts is 1: no second host is on offer", None
-    if d.verdict == "single_device":
-        return [C.ONE_DEVICE_SUFFICIENT], "one device already meets the target", c.prediction
+    kept = _one_device_kept(ctx, d, c)
+    if kept is not None:
+        return kept
     if d.verdict == "mirrored" and d.meets_goal:
         return [C.ONE_HOST_SUFFICIENT], ("one host already meets the target; several hosts add a "
                                          "network, gang scheduling and stragglers"), c.prediction

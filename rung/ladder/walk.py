@@ -108,17 +108,19 @@ def _larger_batch(s: Scenario, d: Decision, links: comm.Links):
     """LARGER_BATCH: the chosen synchronous plan's replicas reach under half of linear
     scaling, and a larger per-device batch (which fits) is predicted to amortise what the
     step pays whatever its batch: the same plan at that batch, and the ladder's own
-    choice there. A batch already cut to fit (BATCH_TOO_LARGE) cannot grow."""
-    p, w = d.prediction, s.workload
-    if d.verdict not in SYNCHRONOUS_REPLICAS or p is None or p.devices < 2 or p.scaling_efficiency is None \
-            or p.scaling_efficiency >= LARGER_BATCH_BELOW or any(f.code == C.BATCH_TOO_LARGE for f in d.warnings):
+    choice there. Or one device was kept, short of the target, because several replicas
+    were predicted no faster, and at a larger batch the ladder would climb
+    (`_larger_batch_to_climb`). A batch already cut to fit (BATCH_TOO_LARGE) cannot grow."""
+    p = d.prediction
+    if p is None or any(f.code == C.BATCH_TOO_LARGE for f in d.warnings):
         return None
-    usable = memory.usable_device_bytes(s.device_memory_bytes)
+    if d.verdict == "single_device":
+        return _larger_batch_to_climb(s, d, links)
+    if d.verdict not in SYNCHRONOUS_REPLICAS or p.devices < 2 or p.scaling_efficiency is None \
+            or p.scaling_efficiency >= LARGER_BATCH_BELOW:
+        return None
     found = None
-    for k in LARGER_BATCH_FACTORS:
-        scaled = at_batch(s, w.per_device_batch * k)
-        if throughput.replica(scaled).total_bytes > usable:
-            break
+    for k, scaled in _larger_batches(s):
         q = throughput.predict_sync(scaled, d.verdict, p.hosts, p.devices_per_host, links)
         if q.scaling_efficiency is None:
             break
@@ -128,29 +130,91 @@ def _larger_batch(s: Scenario, d: Decision, links: comm.Links):
     if found is None or found[2].scaling_efficiency < p.scaling_efficiency + LARGER_BATCH_GAIN:
         return None
     k, scaled, q = found
-    batch = scaled.workload.per_device_batch
-    overhead = p.step_seconds - p.compute_seconds - p.input_wait_seconds
     alt = decide(scaled.model_copy(update={"proposal": None}), links)
     same = alt.verdict == d.verdict and alt.hosts == d.hosts and alt.devices == d.devices
     there = "" if same or alt.prediction is None or alt.prediction.examples_per_second is None else (
-        f"; at that batch the ladder would choose {alt.verdict} on "
-        f"{u.plan(alt.prediction.hosts, alt.prediction.devices_per_host)}, predicted at "
-        f"{u.rate(alt.prediction.examples_per_second)}"
-        + (" (meeting the target)" if alt.meets_goal else ""))
-    # the fixed cost of a synchronous step is an assumption for real hosts, fitted on published
-    # results of long steps, which pin it down loosely (benchmarks/bench_published.py)
+        f"; at that batch the ladder would choose {_plan_of(alt)}")
+    return Finding(C.LARGER_BATCH,
+        f"{p.devices} replicas reach {u.percent(p.scaling_efficiency)} of {p.devices}x one device: "
+        f"{_paid_whatever_the_batch(p, links)}. At {_batch_of(s, k, scaled)} the same plan is predicted at "
+        f"{u.rate(q.examples_per_second)} ({u.percent(q.scaling_efficiency)} of linear){there}. "
+        + _larger_batch_caveats(k, scaled))
+
+
+def _larger_batch_to_climb(s: Scenario, d: Decision, links: comm.Links):
+    """One device kept, short of the target, where the ladder's plan of several replicas
+    (one host's devices, or two hosts of one) was predicted no faster than it; at 2, 4 or 8
+    times the per-device batch (while a replica fits) the ladder climbs to a plan at least
+    MIN_GAIN_TO_CLIMB faster: the first that meets the target, else the fastest."""
+    p, hw = d.prediction, s.hardware
+    if d.meets_goal or p.examples_per_second is None or hw.devices_per_host * hw.max_hosts < 2:
+        return None
+    strategy, hosts, per_host = ("mirrored", 1, hw.devices_per_host) if hw.devices_per_host > 1 else \
+        ("multi_worker_mirrored", 2, 1)
+    many = throughput.predict_sync(s, strategy, hosts, per_host, links)
+    if many.examples_per_second is None or many.examples_per_second >= MIN_GAIN_TO_CLIMB * p.examples_per_second:
+        return None  # kept for another reason than its speed
+    found = None
+    for k, scaled in _larger_batches(s):
+        alt = decide(scaled.model_copy(update={"proposal": None}), links)
+        q = alt.prediction
+        if alt.verdict not in SYNCHRONOUS_REPLICAS or q is None or q.examples_per_second is None \
+                or q.examples_per_second < MIN_GAIN_TO_CLIMB * p.examples_per_second:
+            continue
+        if found is None or q.examples_per_second > found[2].prediction.examples_per_second:
+            found = k, scaled, alt
+        if alt.meets_goal:
+            break
+    if found is None:
+        return None
+    k, scaled, alt = found
+    return Finding(C.LARGER_BATCH,
+        f"one device is kept, short of the target, because {strategy} on {u.plan(hosts, per_host)} is predicted "
+        f"no faster ({u.rate(many.examples_per_second)} against {u.rate(p.examples_per_second)}): "
+        f"{_paid_whatever_the_batch(many, links)}. At {_batch_of(s, k, scaled)} the ladder would choose "
+        f"{_plan_of(alt)}. " + _larger_batch_caveats(k, scaled))
+
+
+def _larger_batches(s: Scenario):
+    """(factor, the scenario at that per-device batch) for LARGER_BATCH_FACTORS, while a
+    replica fits the device."""
+    usable = memory.usable_device_bytes(s.device_memory_bytes)
+    for k in LARGER_BATCH_FACTORS:
+        scaled = at_batch(s, s.workload.per_device_batch * k)
+        if throughput.replica(scaled).total_bytes > usable:
+            return
+        yield k, scaled
+
+
+def _paid_whatever_the_batch(p, links: comm.Links) -> str:
+    """What a step of several replicas pays beyond its compute, most of which does not
+    grow with the batch; and when most of it is the model's fixed cost of a synchronous
+    step, that this is an assumption for real hosts (fitted on published results of long
+    steps, which pin it down loosely: benchmarks/bench_published.py)."""
+    overhead = p.step_seconds - p.compute_seconds - p.input_wait_seconds
     assumed = "" if links.sync_step_seconds < 0.5 * overhead else (
         f" ({u.seconds(links.sync_step_seconds)} of them are rung's assumed fixed cost of a synchronous step, "
         "which published results pin down loosely: time a few steps on two of your devices to see yours)")
-    return Finding(C.LARGER_BATCH,
-        f"{p.devices} replicas reach {u.percent(p.scaling_efficiency)} of {p.devices}x one device: "
-        f"{beyond_compute(p)}, against {u.seconds(p.compute_seconds)} of compute, and most of those "
-        f"{u.seconds(overhead)} do not grow with the batch{assumed}. At {batch} examples per device ({k}x the "
-        f"{w.per_device_batch}; a replica needs {u.gib(throughput.replica(scaled).total_bytes)} of "
-        f"{u.gib(usable)} usable) the same plan is predicted at {u.rate(q.examples_per_second)} "
-        f"({u.percent(q.scaling_efficiency)} of linear){there}. This assumes the step grows linearly with the "
-        f"batch (a short step often grows less), and a global batch {k}x as large trains differently (scale the "
-        f"learning rate and warm it up): profile at that batch to confirm (rung profile --batch {batch})")
+    return (f"{beyond_compute(p)}, against {u.seconds(p.compute_seconds)} of compute, and most of those "
+            f"{u.seconds(overhead)} do not grow with the batch{assumed}")
+
+
+def _batch_of(s: Scenario, k: int, scaled: Scenario) -> str:
+    return (f"{scaled.workload.per_device_batch} examples per device ({k}x the {s.workload.per_device_batch}; a "
+            f"replica needs {u.gib(throughput.replica(scaled).total_bytes)} of "
+            f"{u.gib(memory.usable_device_bytes(s.device_memory_bytes))} usable)")
+
+
+def _plan_of(d: Decision) -> str:
+    q = d.prediction
+    return (f"{d.verdict} on {u.plan(q.hosts, q.devices_per_host)}, predicted at {u.rate(q.examples_per_second)}"
+            f" ({u.percent(q.scaling_efficiency)} of linear)" + (", meeting the target" if d.meets_goal else ""))
+
+
+def _larger_batch_caveats(k: int, scaled: Scenario) -> str:
+    return (f"This assumes the step grows linearly with the batch (a short step often grows less), and a global "
+            f"batch {k}x as large trains differently (scale the learning rate and warm it up): profile at that "
+            f"batch to confirm (rung profile --batch {scaled.workload.per_device_batch})")
 
 
 def decide(s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> Decision:

@@ -397,12 +397,37 @@ def test_a_larger_batch_is_put_forward_when_the_replicas_spend_longer_synchronis
     d = decide(workload=SHORT_STEP, goal={"target_examples_per_second": 60000})
     [f] = [f for f in d.warnings if f.code == "LARGER_BATCH"]
     assert d.verdict == "multi_worker_mirrored" and d.hosts == 2
-    assert "the ladder would choose mirrored on 1 host × 8 devices" in f.message and "(meeting the target)" in f.message
+    assert "the ladder would choose mirrored on 1 host × 8 devices" in f.message and ", meeting the target" in f.message
     # activations of 0.6 GB an example: 128 a device need 71.5 GiB of the 72 GiB usable, 256 do not
     tight = decide(workload=dict(SHORT_STEP, activation_bytes_per_example=0.6e9),
                    goal={"target_examples_per_second": 40000})
     [f] = [f for f in tight.warnings if f.code == "LARGER_BATCH"]
     assert "At 128 examples per device (4x" in f.message
+
+
+def test_one_device_kept_short_of_the_target_is_not_faster_and_a_larger_batch_would_climb():
+    # one host of 2 A100s on PCIe and no second host: one device does 16,000 ex/s against a
+    # target of 20,000; two replicas pay 2 ms compute + 3 ms fixed + 0.13 ms co-location +
+    # ~0.18 ms ring = 5.31 ms, so 64 / 5.31 ms = 12,060 ex/s: slower, so one device stays.
+    # Before, mirrored's rejection said ONE_DEVICE_SUFFICIENT, "one device already meets the target".
+    hw = {"devices_per_host": 2, "intra_host": "pcie", "max_hosts": 1}
+    d = decide(workload=SHORT_STEP, hardware=hw, goal={"target_examples_per_second": 20000})
+    assert d.verdict == "single_device" and not d.meets_goal and "TARGET_UNREACHABLE" in reasons(d)
+    [mirrored] = [r for r in d.rejected if r.verdict == "mirrored"]
+    assert list(mirrored.codes) == ["NOT_FASTER"]
+    assert "give 12,060 ex/s, not 10% above one device's 16,000 ex/s" in mirrored.message
+    # at 2x: 128 / (4 + 3.26 + 0.18 ms) = 17,200, under 1.1 x 16,000; at 4x: 256 / (8 + 3.52
+    # + 0.18 ms) = 21,900: the ladder climbs to mirrored and meets the target
+    [f] = [f for f in d.warnings if f.code == "LARGER_BATCH"]
+    assert f.message.startswith("one device is kept, short of the target, because mirrored on 1 host × 2 devices "
+                                "is predicted no faster (12,060 ex/s against 16,000 ex/s)")
+    assert "At 128 examples per device (4x the 32" in f.message
+    assert "the ladder would choose mirrored on 1 host × 2 devices, predicted at 21,887 ex/s" in f.message
+    assert "meeting the target" in f.message
+    # one device that meets the target: ONE_DEVICE_SUFFICIENT, and nothing to climb for
+    met = decide(workload=SHORT_STEP, hardware=hw, goal={"target_examples_per_second": 15000})
+    [mirrored] = [r for r in met.rejected if r.verdict == "mirrored"]
+    assert list(mirrored.codes) == ["ONE_DEVICE_SUFFICIENT"] and "LARGER_BATCH" not in met.codes
 
 
 def test_no_larger_batch_where_compute_dominates_none_fits_or_nothing_is_synchronised():
