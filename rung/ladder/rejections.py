@@ -132,8 +132,8 @@ def _one_device_kept(ctx: Context, d: Decision, c: Candidate):
         return None
     if d.meets_goal:
         return [C.ONE_DEVICE_SUFFICIENT], "one device already meets the target", c.prediction
-    if c.eps < MIN_GAIN_TO_CLIMB * d_eps(d):
-        p = c.prediction
+    p = c.prediction
+    if p is not None and p.examples_per_second is not None and c.eps < MIN_GAIN_TO_CLIMB * d_eps(d):
         return [C.NOT_FASTER], (f"{u.plan(p.hosts, p.devices_per_host)} give {u.rate(c.eps)}, not "
                                 f"{MIN_GAIN_TO_CLIMB - 1:.0%} above one device's {u.rate(d_eps(d))}: "
                                 f"{beyond_compute(p)}"), p
