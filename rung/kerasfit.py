@@ -164,6 +164,32 @@ def stateful_calls(source: str) -> list[str]:
     return _calls_with_true(source, "stateful")
 
 
+# What to change when a model's own step leaves its loss unscaled (LOSS_NOT_SCALED): the
+# decision's warning and the line rung init and train.py say.
+LOSS_NOT_SCALED_FIX = ("Divide the summed per-example loss by the global batch "
+                       "(tf.nn.compute_average_loss(per_example_loss), or the mean / strategy.num_replicas_in_sync), "
+                       "or use the compiled loss (Keras's own compute_loss), which Keras scales for replicas")
+
+
+def own_step_defs(source: str) -> list[str]:
+    """The methods of a workload file's classes that replace Keras's own loss-making step,
+    `train_step` and `compute_loss`, as "SiameseModel.train_step (line 40)", in line order:
+    only such a model can leave its loss unscaled for several replicas (LOSS_NOT_SCALED), so
+    `rung launch` runs the replica check for it alone. A class imported from another file is
+    not read. Empty when the file cannot be parsed."""
+    import ast  # noqa: PLC0415 - only here
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found = [(f.lineno, f"{c.name}.{f.name} (line {f.lineno})")
+             for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+             for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and f.name in ("train_step", "compute_loss")]
+    return [text for _, text in sorted(found)]
+
+
 def _calls_with_true(source: str, keyword: str) -> list[str]:
     import ast  # noqa: PLC0415 - only here
 

@@ -136,3 +136,23 @@ def test_optimizers_built_to_accumulate_are_found_with_their_lines():
         "adamw = AdamW(gradient_accumulation_steps=STEPS)",  # a name, not a literal: not read
     ])
     assert accumulation_calls(source) == ["Adam(gradient_accumulation_steps=4) (line 1)"]
+
+
+def test_a_models_own_train_step_and_compute_loss_are_found_with_their_lines():
+    from rung.kerasfit import own_step_defs
+
+    source = "\n".join([
+        "class Siamese(tf.keras.Model):",
+        "    def call(self, x):",
+        "        return x",
+        "    def train_step(self, data):",  # line 4
+        "        return {}",
+        "def train_step(data):",  # a function of the file, not a model's method: not read
+        "    pass",
+        "class Net(keras.Model):",
+        "    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):",  # line 9
+        "        return 0.0",
+    ])
+    assert own_step_defs(source) == ["Siamese.train_step (line 4)", "Net.compute_loss (line 9)"]
+    assert own_step_defs("model = tf.keras.Sequential([])") == []
+    assert own_step_defs("class (") == []  # not Python: its import says so

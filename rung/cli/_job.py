@@ -144,7 +144,10 @@ def job_from(args) -> Job:
                   strategy_failure=s.workload.strategy_failure, step_keras=s.workload.step_keras,
                   strategy_fails_on_one_device=s.workload.strategy_fails_on_one_device,
                   run_eagerly=bool(s.workload.run_eagerly), python_in_pipeline=bool(s.workload.python_in_pipeline),
-                  captured_dataset=bool(s.workload.captured_dataset))
+                  captured_dataset=bool(s.workload.captured_dataset),
+                  loss_scaled_for_replicas=s.workload.loss_scaled_for_replicas,
+                  loss_checked_by="the scenario's workload.loss_scaled_for_replicas: false"
+                  if s.workload.loss_scaled_for_replicas is not None else "")
         if args.workers:
             job.workers = args.workers
         if args.ps_tasks:
@@ -158,8 +161,8 @@ def job_from(args) -> Job:
     # (tf-keras cannot train it), its literal run_eagerly=True (fit runs without a graph;
     # train.py turns it off under parameter servers), and its literal jit_compile=True (parameter servers run it
     # without XLA): read once, here
-    from rung.kerasfit import (accumulation_calls, jit_compile_calls, keras3_imports, per_replica_batch_calls, python_input_calls,
-                               run_eagerly_calls, source_of, stateful_calls, tf_keras_imports)
+    from rung.kerasfit import (accumulation_calls, jit_compile_calls, keras3_imports, own_step_defs, per_replica_batch_calls,
+                               python_input_calls, run_eagerly_calls, source_of, stateful_calls, tf_keras_imports)
 
     source = source_of(args.workload)
     job.tf_keras_imports, job.keras3_imports = tf_keras_imports(source), keras3_imports(source)
@@ -169,6 +172,7 @@ def job_from(args) -> Job:
     job.per_replica_batch_calls = per_replica_batch_calls(source)
     job.stateful_calls = stateful_calls(source)
     job.accumulation_calls = accumulation_calls(source)
+    job.own_step_defs = own_step_defs(source)
     if args.batch:
         job.batch = args.batch
     for flag, value in (("--workers", args.workers), ("--ps-tasks", args.ps_tasks), ("--batch", args.batch)):

@@ -44,6 +44,9 @@ def register(sub) -> None:
                    help="a task that has not joined by then is reported and the rest ended (default 120)")
     r.add_argument("--deadline", type=float, default=900.0, metavar="S", help="seconds the job may take")
     r.add_argument("--json", action="store_true", help="print rung/launch/v1 JSON on stdout")
+    r.add_argument("--no-replica-check", action="store_true",
+                   help="do not check, before a synchronous job of several replicas, that a model with its own "
+                        "train_step divides its loss by the global batch (LOSS_NOT_SCALED; ~10 s)")
     p.set_defaults(run=run)
 
 
@@ -91,6 +94,14 @@ def run(args) -> int:
             raise RunError("Ray is not installed; install it with: pip install 'rung[ray]'")
     if args.out and Path(args.out).is_dir() and any(Path(args.out).iterdir()):
         raise InputError(args.out, None, "is not empty; choose another --out")
+    check_loss_scale(job, workload, skip=args.no_replica_check)
+    from rung.launch.emit import loss_not_scaled_note
+
+    # what the check found, said before training (the rest of init's notes train.py says,
+    # or stops on, itself)
+    warned = [n for n in (loss_not_scaled_note(job),) if n]
+    for note in warned:
+        print(f"rung launch: warning: {note}", file=sys.stderr, flush=True)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="rung-launch-"))
     try:
         write_files(job, workload, out)
@@ -107,8 +118,39 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(summary(result))
+        print(summary(result, said=warned))
     return 0
+
+
+def check_loss_scale(job, workload: Path, skip: bool = False) -> None:
+    """For a job that sums several replicas' gradients, of a model whose file defines its own
+    train_step or compute_loss, and that no scenario has spoken for: rung profile's replica
+    check (one step under 2 logical CPU devices against one device, a fresh process), so
+    train.py and this run say LOSS_NOT_SCALED before training on updates N times too large."""
+    from rung.launch.emit import synchronous_replicas
+    from rung.measure import replicas
+
+    if job.loss_scaled_for_replicas is not None or not job.own_step_defs or synchronous_replicas(job) is None:
+        return
+    if skip or (job.keras3_imports and job.legacy_keras):  # KERAS3_IMPORT: train.py stops before fit
+        job.loss_check_quiet = True
+        return
+    keras = "tf_keras" if job.legacy_keras else "keras3"
+    print(f"rung launch: checking that the model's own step divides its loss across replicas: one step under "
+          f"{replicas.REPLICAS} logical CPU devices against one device, on {keras.replace('_', '-')} "
+          "(--no-replica-check skips it)", file=sys.stderr, flush=True)
+    found = replicas.check(workload, job.batch, keras)
+    v = found.get("verdict") if found.get("checked") else None
+    if v in ("scaled", "not_scaled"):
+        job.loss_scaled_for_replicas = v == "scaled"
+        job.loss_checked_by = (f"rung launch's check: the gradients summed under {found['replicas']} replicas were "
+                               f"{found['gradient_ratio']:.2f}x one device's")
+    elif v:
+        job.loss_checked_by = (f"rung launch's check saw a gradient ratio of {found['gradient_ratio']:.2f}, neither 1 "
+                               f"nor {found['replicas']}")
+    else:  # a step that fails under the strategy stops train.py, which says what to change
+        job.loss_check_quiet = "fails" in found
+        job.loss_checked_by = f"rung launch's check did not run: {found.get('why')}"
 
 
 def run_ray_launcher(out: Path, args, kill) -> dict:
@@ -175,7 +217,9 @@ def _end(p: subprocess.Popen) -> None:
         p.wait(timeout=10)
 
 
-def summary(r: dict) -> str:
+def summary(r: dict, said: list[str] = ()) -> str:
+    """The run in a few lines, with what train.py said on its way that rung launch has not
+    already said before it started (`said`)."""
     lines = [f"rung launch · {r['strategy']} on {r['engine']}: {r['workers']} worker(s)"
              + (f", {r['ps_tasks']} ps" if r["ps_tasks"] else "") + f", {r['keras']}",
              f"  {r['steps_completed']} steps, {r['examples_per_second'] or 0:,.0f} examples/s in the last epoch, "
@@ -184,5 +228,5 @@ def summary(r: dict) -> str:
         lines.append(f"  worker killed at step {r['killed_at_step']}; restarts {r['restarts']}"
                      + (f", resumed from step {r['resumed_from_step']}" if r.get("resumed_from_step") is not None
                         else ""))
-    lines.extend(f"  note: {n}" for n in r.get("notes") or [])
+    lines.extend(f"  note: {n}" for n in r.get("notes") or [] if n not in said)
     return "\n".join(lines)

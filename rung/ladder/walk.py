@@ -246,6 +246,8 @@ def _loss_not_scaled(ctx: Context, d: Decision):
     """LOSS_NOT_SCALED: the plan sums the gradients of several synchronous replicas, and
     the model's own train_step does not divide its loss across them. (Parameter-server
     workers each apply their own gradient: nothing is summed.)"""
+    from rung.kerasfit import LOSS_NOT_SCALED_FIX
+
     p = d.prediction
     if ctx.s.workload.loss_scaled_for_replicas is not False or d.verdict not in SYNCHRONOUS_REPLICAS \
             or p is None or p.devices < 2:
@@ -254,9 +256,7 @@ def _loss_not_scaled(ctx: Context, d: Decision):
         f"the model's own train_step (or compute_loss) does not divide its loss by the global batch (it averages "
         f"over each replica's batch, or sums): the {p.devices} replicas' gradients are summed, so every update "
         f"would be {p.devices} times what one device takes, and training "
-        f"diverges or needs a different learning rate. Divide the summed per-example loss by the global batch "
-        f"(tf.nn.compute_average_loss(per_example_loss), or the mean / strategy.num_replicas_in_sync), or "
-        f"use the compiled loss (Keras's own compute_loss), which Keras scales for replicas")
+        f"diverges or needs a different learning rate. {LOSS_NOT_SCALED_FIX}")
 
 
 def _keras3_cannot_run(ctx: Context, d: Decision) -> list:

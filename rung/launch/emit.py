@@ -72,6 +72,15 @@ class Job:
     strategy_failure: Optional[str] = None
     strategy_fails_on_one_device: bool = False
     step_keras: Optional[str] = None
+    # the model's own train_step / compute_loss methods (rung.kerasfit.own_step_defs), and
+    # whether its loss is divided across replicas: the scenario's loss_scaled_for_replicas or
+    # rung launch's replica check (None: not checked), with where that came from
+    own_step_defs: list[str] = field(default_factory=list)
+    loss_scaled_for_replicas: Optional[bool] = None
+    loss_checked_by: str = ""
+    # nothing to say of a loss nobody checked: the check was skipped by --no-replica-check, or
+    # the step cannot run under the strategy at all (train.py stops on that, in its words)
+    loss_check_quiet: bool = False
 
     @property
     def strategy_class(self) -> str:
@@ -199,7 +208,28 @@ def train_py(job: Job, workload: Path) -> str:
         workload_name=workload.name, strategy_class=job.strategy_class, source=job.source,
         about=about, run_help=_run_help(job, "."), keras_block=keras, workload_path=json.dumps(str(workload)),
         batch=job.batch, verdict=v, options=repr(dict(job.strategy_options)), extra_args=extra,
-        strategy_code=code, main_body="\n".join(body))
+        strategy_code=code, main_body="\n".join(body), warnings=_string_list(train_time_warnings(job)))
+
+
+def _string_list(texts: list[str], width: int = 88) -> str:
+    """A list of strings as Python source a person reads: each string cut at words into
+    adjacent literals of about `width` characters."""
+    import textwrap
+
+    if not texts:
+        return "[]"
+    items = []
+    for text in texts:
+        parts = textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False, drop_whitespace=False)
+        items.append("    (" + "\n     ".join(json.dumps(p) for p in parts) + "),")
+    return "[\n" + "\n".join(items) + "\n]"
+
+
+def train_time_warnings(job: Job) -> list[str]:
+    """What train.py says before every run: what rung knew of the model that training itself
+    would not show (an update N times too large trains on, silently)."""
+    found = loss_not_scaled_note(job)
+    return [found] if found and found.startswith("LOSS_NOT_SCALED") else []
 
 
 def keras3_import_note(job: Job) -> Optional[str]:
@@ -322,9 +352,49 @@ def strategy_fails_note(job: Job) -> Optional[str]:
             f"train.py runs {job.script_verdict} on (rung profile's replica check): {job.strategy_failure}")
 
 
+def synchronous_replicas(job: Job) -> Optional[int]:
+    """How many replicas' gradients train.py sums each step: the devices of the host for
+    mirrored (0: all of them, which a plan by hand does not count; --cpu-devices 2 where
+    there is no GPU), every worker's for multi-worker; None where nothing is summed
+    across replicas (one device; parameter-server workers each apply their own)."""
+    v = job.script_verdict
+    if v == "mirrored":
+        return job.devices_per_host if job.devices_per_host > 1 else 0
+    if v == "multi_worker_mirrored":
+        return job.workers * job.devices_per_host
+    if v == "tpu":
+        return 0
+    return None
+
+
+def loss_not_scaled_note(job: Job) -> Optional[str]:
+    """LOSS_NOT_SCALED: train.py sums several replicas' gradients, and the model's own
+    train_step (or compute_loss) does not divide its loss by the global batch (the scenario
+    says so, or rung launch's replica check found it). For a model with its own step that
+    nobody checked, a line saying what checks it. None otherwise."""
+    from rung.kerasfit import LOSS_NOT_SCALED_FIX
+
+    n = synchronous_replicas(job)
+    if n is None:
+        return None
+    summed = (f"the gradients of its {n} replicas, so every update is {n} times" if n else
+              "the gradients of its replicas, so under N replicas every update is N times")
+    if job.loss_scaled_for_replicas is False:
+        return (f"LOSS_NOT_SCALED ({job.loss_checked_by or 'the scenario says so'}): the model's own train_step (or "
+                f"compute_loss) does not divide its loss by the global batch, and {job.strategy_class} sums "
+                f"{summed} what one device takes. {LOSS_NOT_SCALED_FIX}")
+    if job.loss_scaled_for_replicas is None and job.own_step_defs and not job.loss_check_quiet:
+        defs = ", ".join(job.own_step_defs[:2]) + (", ..." if len(job.own_step_defs) > 2 else "")
+        said = (f"({job.loss_checked_by})" if job.loss_checked_by else
+                "(rung init runs nothing): `rung launch` and `rung profile` check it (LOSS_NOT_SCALED)")
+        return (f"the model has its own step ({defs}), and whether it divides its loss by the global batch under "
+                f"{job.strategy_class} is not known {said}")
+    return None
+
+
 def notes(job: Job) -> list[str]:
     """What rung init says about the job before anything runs (stderr, and the README)."""
-    found = (strategy_fails_note(job), accumulation_note(job), stateful_rnn_note(job), keras3_import_note(job), python_pipeline_note(job),
+    found = (strategy_fails_note(job), loss_not_scaled_note(job), accumulation_note(job), stateful_rnn_note(job), keras3_import_note(job), python_pipeline_note(job),
              captured_dataset_note(job), run_eagerly_note(job),
              jit_compile_note(job), batch_divided_note(job))
     return [n for n in found if n]

@@ -218,6 +218,10 @@ def test_a_kill_lands_on_a_model_that_steps_an_optimizer_of_its_own(args, restar
     r = rung("launch", str(HERE / "own_optimizer.py"), *args, "--engine", "local", "--json")
     assert r.returncode == 0, r.stderr[-1500:]
     out = json.loads(r.stdout)
+    # its own train_step divides its loss across replicas: rung launch's check (multi-worker)
+    # finds it so and says nothing (parameter servers sum nothing: no check)
+    assert not any("LOSS_NOT_SCALED" in n or "is not known" in n for n in out["notes"] + r.stderr.splitlines())
+    assert ("rung launch: checking that the model's own step" in r.stderr) == (restarts == 1)
     assert out["killed_at_step"] is not None and out["restarts"] == restarts
     steps = int(args[args.index("--steps") + 1])
     assert out["steps_completed"] == steps
@@ -376,7 +380,8 @@ def test_optimizers_a_train_step_would_build_inside_the_replicated_step_stop_mir
     one line, with what to change (that the change trains is checked against Keras's own
     mirrored fit in tests/measure/test_real_models.py)."""
     simclr = HERE.parent / "measure" / "workloads" / "simclr.py"
-    r = rung("launch", str(simclr), "--strategy", "mirrored", "--engine", "local", "--steps", "3")
+    r = rung("launch", str(simclr), "--strategy", "mirrored", "--engine", "local", "--steps", "3",
+             "--no-replica-check")
     assert r.returncode == 2 and r.stdout == "", r.stderr[-800:]
     assert r.stderr.strip().startswith(f"rung: error: {simclr}: build every optimizer the train_step uses in "
                                        "build_model(), under the strategy's scope (contrastive_optimizer (Adam), "
@@ -406,7 +411,8 @@ def test_a_model_that_fails_only_under_a_strategy_is_told_what_to_change(tmp_pat
     # trains on one device and fails under MirroredStrategy (before: exit 1, the hint beside
     # the task's last lines, and a traceback for whoever ran train.py by hand)
     unseeded = HERE.parent / "measure" / "workloads" / "unseeded.py"
-    r = rung("launch", str(unseeded), "--strategy", "mirrored", "--engine", "local", "--steps", "3")
+    r = rung("launch", str(unseeded), "--strategy", "mirrored", "--engine", "local", "--steps", "3",
+             "--no-replica-check")
     assert r.returncode == 2 and r.stdout == "", r.stderr[-800:]
     (line,) = r.stderr.strip().splitlines()
     assert line.startswith(f"rung: error: {unseeded}: a variable is created inside the distributed step: random "
@@ -822,6 +828,83 @@ def test_train_py_where_rung_is_not_installed_trains_and_says_what_it_did_not_ch
     assert r.returncode == 0, r.stderr[-1500:]
     [line] = [x for x in r.stderr.splitlines() if x.startswith("train.py: rung is not installed")]
     assert "TF_CONFIG and the input pipeline are not checked" in line
+
+
+def test_a_loss_not_divided_across_replicas_is_said_where_gradients_are_summed(tmp_path):
+    """LOSS_NOT_SCALED, known from the scenario (or rung launch's check), is said by init, its
+    README and, before every run, train.py itself: N replicas' gradients summed, each update
+    N times one device's, with N the plan's. Parameter servers and one device sum nothing."""
+    import ast
+
+    from rung.launch.emit import Job, loss_not_scaled_note, train_py
+
+    def note(*args, **kw):
+        return loss_not_scaled_note(Job(*args, **kw))
+
+    said = "rung launch's check: 2.00x"
+    four = note("mirrored", devices_per_host=4, loss_scaled_for_replicas=False, loss_checked_by=said)
+    assert four.startswith(f"LOSS_NOT_SCALED ({said}): ") and "sums the gradients of its 4 replicas, so every " \
+        "update is 4 times what one device takes" in four and "tf.nn.compute_average_loss" in four
+    six = note("multi_worker_mirrored", workers=3, devices_per_host=2, loss_scaled_for_replicas=False)
+    assert "MultiWorkerMirroredStrategy sums the gradients of its 6 replicas" in six and "(the scenario says so)" in six
+    assert "under N replicas every update is N times" in note("mirrored", loss_scaled_for_replicas=False)
+    assert note("parameter_server", workers=2, ps_tasks=1, loss_scaled_for_replicas=False) is None
+    assert note("single_device", loss_scaled_for_replicas=False) is None
+    assert note("mirrored", devices_per_host=4, loss_scaled_for_replicas=True, own_step_defs=["M.train_step (line 3)"]) \
+        is None
+    # a model with its own step that nobody checked: what checks it, unless that was turned off
+    unknown = note("mirrored", own_step_defs=["M.train_step (line 3)"])
+    assert "own step (M.train_step (line 3))" in unknown and "is not known (rung init runs nothing)" in unknown
+    assert note("mirrored", own_step_defs=["M.train_step (line 3)"], loss_check_quiet=True) is None
+    assert note("mirrored") is None
+    # train.py's own words: the same line, kept whole across the literals it is cut into
+    workload = tmp_path / "w.py"
+    for job, expected in ((Job("mirrored", devices_per_host=4, loss_scaled_for_replicas=False, loss_checked_by=said),
+                           [four]),
+                          (Job("mirrored", own_step_defs=["M.train_step (line 3)"]), [])):
+        tree = ast.parse(train_py(job, workload))
+        [value] = [n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "WARNINGS"]
+        assert ast.literal_eval(value) == expected
+    # rung init from a profiled scenario that says so
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump({
+        "schema": "rung/scenario/v1",
+        "workload": {"params": 1.0e6, "optimizer": "adam", "per_device_batch": 32, "step_seconds": 0.1,
+                     "loss_scaled_for_replicas": False},
+        "hardware": {"device": "A100-80GB", "devices_per_host": 4, "inter_host_gbps": 100, "max_hosts": 2},
+        "goal": {"target_examples_per_second": 900}}))
+    custom = HERE.parent / "measure" / "workloads" / "custom_step.py"
+    r = rung("init", str(custom), "--scenario", str(scenario), "--out", str(tmp_path / "job"))
+    assert r.returncode == 0, r.stderr
+    assert "rung init: warning: LOSS_NOT_SCALED (the scenario's workload.loss_scaled_for_replicas: false): " \
+           "the model's own train_step" in r.stderr and "its 4 replicas" in r.stderr
+    assert "LOSS_NOT_SCALED" in (tmp_path / "job" / "README.md").read_text()
+    assert "WARNINGS = [\n    (\"LOSS_NOT_SCALED" in (tmp_path / "job" / "train.py").read_text()
+
+
+def test_launch_says_once_what_it_warned_of_before_training():
+    from rung.cli.launch import summary
+
+    r = {"strategy": "mirrored", "engine": "local", "workers": 1, "ps_tasks": 0, "keras": "keras3",
+         "steps_completed": 3, "examples_per_second": 10.0, "wall_seconds": 1.0, "notes": ["A: said", "B: new"]}
+    assert "note: A: said" in summary(r) and "note: B: new" in summary(r)
+    assert "note: A: said" not in summary(r, said=["A: said"]) and "note: B: new" in summary(r, said=["A: said"])
+
+
+@pytest.mark.tf
+def test_launch_checks_a_models_own_step_and_warns_of_a_loss_not_divided_across_replicas():
+    """keras.io-style custom train_step with tf.reduce_mean: under 2 replicas the summed
+    gradients are 2x one device's. rung launch runs the profile's replica check first (a
+    model with Keras's own step is not checked: the kill test below launches one with a
+    scaled step of its own), says LOSS_NOT_SCALED before training, and train.py says it too."""
+    custom = HERE.parent / "measure" / "workloads" / "custom_step.py"
+    r = rung("launch", str(custom), "--strategy", "mirrored", "--engine", "local", "--steps", "3", "--json")
+    assert r.returncode == 0, r.stderr[-1500:]
+    [warned] = [x for x in r.stderr.splitlines() if x.startswith("rung launch: warning: LOSS_NOT_SCALED")]
+    assert "(rung launch's check: the gradients summed under 2 replicas were 2.00x one device's)" in warned
+    out = json.loads(r.stdout)
+    assert out["steps_completed"] == 3
+    assert [n for n in out["notes"] if n.startswith("LOSS_NOT_SCALED")] == [warned.removeprefix("rung launch: warning: ")]
 
 
 def test_a_step_that_failed_under_a_strategy_is_warned_by_init_on_that_keras():
