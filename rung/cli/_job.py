@@ -94,9 +94,10 @@ def _workload_functions(p: Path) -> tuple[list[str], list[str]]:
             elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 bound.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
-            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
-                parts = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+            elif isinstance(node, (ast.If, ast.Try, ast.TryStar, ast.With, ast.For, ast.While, ast.Match)):
+                parts = [getattr(node, "body", []), getattr(node, "orelse", []), getattr(node, "finalbody", [])]
                 parts += [h.body for h in getattr(node, "handlers", [])]
+                parts += [c.body for c in getattr(node, "cases", [])]
                 if not all(visit(part) for part in parts):
                     return False
         return True

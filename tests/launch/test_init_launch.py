@@ -94,6 +94,10 @@ def test_init_and_launch_refuse_what_is_not_a_workload_and_say_what_is(tmp_path)
     aliased = tmp_path / "aliased.py"
     aliased.write_text("try:\n    from mine import make as build_model\nexcept ImportError:\n    raise\n"
                        "if True:\n    make_dataset = lambda batch_size, input_context=None: None\n")
+    matched = tmp_path / "matched.py"  # bound under `match` and `try ... except*` (Python 3.11)
+    matched.write_text("import sys\nmatch sys.platform:\n    case 'linux':\n        from mine import make as build_model\n"
+                       "    case _:\n        build_model = None\n"
+                       "try:\n    from mine import data as make_dataset\nexcept* ImportError:\n    raise\n")
     for command in ("init", "launch"):
         extra = ["--engine", "local"] if command == "launch" else []
         for given, words in ((job, f"this is a job `rung init` wrote, for {MLP}: give that file"),
@@ -109,7 +113,7 @@ def test_init_and_launch_refuse_what_is_not_a_workload_and_say_what_is(tmp_path)
             r = rung(command, str(given), "--strategy", "mirrored", *extra, "--out", str(out))
             assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
             assert not out.exists()
-    for fine in (star, aliased):  # not refused here: their import says what they lack
+    for fine in (star, aliased, matched):  # not refused here: their import says what they lack
         r = rung("init", str(fine), "--strategy", "mirrored", "--out", str(tmp_path / fine.stem))
         assert r.returncode == 0, r.stderr
 
