@@ -180,14 +180,36 @@ def d_eps(d: Decision) -> float:
     return p.examples_per_second if p is not None and p.examples_per_second else 0.0
 
 
+def _tables_not_forcing(ctx: Context) -> str:
+    """Why a model's embedding tables, when it has some, are no reason for parameter servers:
+    small (parameter servers pay for tables of EMBEDDING_LARGE_BYTES and more), a minority of
+    the parameters, or tables whose gradients come dense, which workers would push whole."""
+    from rung.model import ps
+
+    w = ctx.s.workload
+    size = memory.BYTES_PER_DTYPE[w.param_dtype]
+    if w.dense_embedding_params >= max(w.embedding_params, 1.0):
+        return (f" (its {w.dense_embedding_params:,.0f} parameters of embedding tables get dense gradients, "
+                "DENSE_EMBEDDING_GRADIENTS: workers would push them whole to parameter servers too)")
+    if not w.embedding_params:
+        return ""
+    tables = w.embedding_params * size
+    if tables < ps.EMBEDDING_LARGE_BYTES:
+        return (f" (its embedding tables hold {u.gib(tables)}, under the {u.gib(ps.EMBEDDING_LARGE_BYTES)} from "
+                "which holding them on parameter servers pays; every replica keeps a copy cheaply)")
+    return (f" (its embedding tables are {w.embedding_params / w.params:.0%} of the parameters, under the "
+            f"{ps.EMBEDDING_DOMINANCE_FRACTION:.0%} at which they dominate)")
+
+
 def _ps(ctx: Context, d: Decision, c: Candidate):
     stale = C.STALE_GRADIENTS
     if ctx.reproducible:
         return [C.REPRODUCIBILITY_REQUIRED, stale], ("the goal asks for reproducible runs; asynchronous "
                                                      "updates are computed against stale parameters"), c.prediction
     if not ctx.async_triggers:
-        return [C.SYNCHRONOUS_PREFERRED, stale], ("no preemption, stragglers or embedding tables force "
-                                                  "asynchrony; stale gradients would be a cost for nothing"), c.prediction
+        return [C.SYNCHRONOUS_PREFERRED, stale], (f"no preemption, stragglers or embedding tables force asynchrony"
+                                                  f"{_tables_not_forcing(ctx)}; stale gradients would be a cost for "
+                                                  "nothing"), c.prediction
     if d.meets_goal:
         return [C.SYNCHRONOUS_SUFFICIENT, stale], (f"{d.verdict} meets the target synchronously; "
                                                    "asynchrony would add stale gradients"), c.prediction

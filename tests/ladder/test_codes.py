@@ -604,3 +604,24 @@ def test_every_code_is_documented():
     names = [v for k, v in vars(codes).items() if k.isupper() and isinstance(v, str) and k == v]
     assert len(names) > 50
     assert [n for n in names if not re.search(rf"\b{n}\b", doc)] == []
+
+
+def test_parameter_servers_passed_over_say_why_the_models_embedding_tables_do_not_force_them():
+    """SYNCHRONOUS_PREFERRED names what the model's embedding tables are when it has some,
+    since a user told elsewhere that most of the model is tables reads "no embedding tables"
+    as a mistake (keras.io's collaborative filtering model: 98% of it in two regularized
+    tables). By hand: 5e6 float32 parameters are 19 MiB, under 256 MiB; 1e8 of 1e9 are 10%,
+    under half."""
+    def why(**workload):
+        d = decide(workload={"params": 25.6e6, **workload})
+        [ps] = [r for r in d.rejected if r.verdict == "parameter_server"]
+        assert "SYNCHRONOUS_PREFERRED" in ps.codes
+        return ps.message
+
+    assert why().startswith("no preemption, stragglers or embedding tables force asynchrony; stale gradients")
+    small = why(embedding_params=5e6)
+    assert "its embedding tables hold 19.1 MiB, under the 256 MiB from which" in small
+    minority = why(params=1e9, embedding_params=1e8, optimizer="sgd")
+    assert "its embedding tables are 10% of the parameters, under the 50% at which they dominate" in minority
+    dense = why(dense_embedding_params=20e6)
+    assert "its 20,000,000 parameters of embedding tables get dense gradients, DENSE_EMBEDDING_GRADIENTS" in dense
