@@ -472,7 +472,8 @@ def _worker_input(ctx: Context, d: Decision):
     (`ps_worker_input`), which is never empty."""
     ps = d.verdict == "parameter_server"
     state = ctx.s.workload.ps_worker_input if ps else ctx.s.workload.worker_input
-    if d.verdict not in ("multi_worker_mirrored", "parameter_server") or state not in ("identical", "empty"):
+    if d.verdict not in ("multi_worker_mirrored", "parameter_server") or state not in ("identical", "augmented",
+                                                                                        "empty"):
         return None
     workers = d.prediction.hosts if d.prediction is not None else None
     many = f"all {workers} workers" if workers and workers > 1 else "every worker"
@@ -483,6 +484,13 @@ def _worker_input(ctx: Context, d: Decision):
             f"{PS_SAME_INPUT}, and each batch's update would be applied once per worker"
             + (f" ({workers} times)" if workers and workers > 1 else "")
             + f". {PS_SAME_INPUT_FIX[0].upper()}{PS_SAME_INPUT_FIX[1:]}")
+    if state == "augmented":
+        return Finding(C.INPUT_NOT_SHARDED,
+            f"make_dataset takes the InputContext and does not use it: {many} would read the same examples in the "
+            "same order, each augmenting them at random (the global batch is one worker's examples, augmented "
+            "once per worker, and an epoch of the data takes as many times the steps); the plan's examples per "
+            "second count each example once per worker. Shard the pipeline: ds.shard(input_context.num_input_pipelines, "
+            "input_context.input_pipeline_id), or shuffle it without a seed")
     if state == "identical":
         what = "the global batch is one worker's batch repeated, so the average of the workers' gradients is one worker's"
         return Finding(C.INPUT_NOT_SHARDED,

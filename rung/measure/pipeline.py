@@ -213,6 +213,24 @@ def _graph_signature(gd):
 def _draws_unseeded(gd) -> bool:
     """Whether the pipeline draws random numbers without a seed (a shuffle, Dataset.random or a
     random op in a map with seed and seed2 both 0): each process then draws its own."""
+    return _orders_unseeded(gd) or _maps_unseeded(gd)
+
+
+def _maps_unseeded(gd) -> bool:
+    """A random op in the graph or its functions (a map's) with seed and seed2 both 0."""
+    return any("seed" in n.attr and "seed2" in n.attr and not n.op.startswith("Stateless")
+               and n.attr["seed"].i == 0 and n.attr["seed2"].i == 0
+               for n in list(gd.node) + [n for f in gd.library.function for n in f.node_def])
+
+
+def _draws_in_maps(gd) -> bool:
+    """Any random op in the pipeline's functions (a map's augmentation, seeded or not: a Keras
+    random layer draws stateless numbers from its seed generator's state)."""
+    return any("Random" in n.op for f in gd.library.function for n in f.node_def)
+
+
+def _orders_unseeded(gd) -> bool:
+    """A shuffle or Dataset.random without a seed (or with its seeds in a resource)."""
     by_name = {n.name: n for n in gd.node}
 
     def value(name):
@@ -226,10 +244,6 @@ def _draws_unseeded(gd) -> bool:
                 return True
             if value(n.input[at]) in ([0], []) and value(n.input[at + 1]) in ([0], []):
                 return True
-    for n in list(gd.node) + [n for f in gd.library.function for n in f.node_def]:
-        if ("seed" in n.attr and "seed2" in n.attr and not n.op.startswith("Stateless")
-                and n.attr["seed"].i == 0 and n.attr["seed2"].i == 0):
-            return True
     return False
 
 
@@ -239,8 +253,11 @@ def worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]:
 
     "empty": worker 1's pipeline yields no batch (a shard of fewer files than workers, say);
     "distinct": the two pipelines differ (sharded, or data drawn at random in make_dataset);
-    "own_order": the same pipeline on both (the context is not used), drawing at random
-    without a seed: every worker reads all the data, each in its own order;
+    "own_order": the same pipeline on both (the context is not used), shuffled without a
+    seed: every worker reads all the data, each in its own order;
+    "augmented": the same pipeline on both, in the same order, whose maps draw at random
+    (a Keras random layer, an unseeded tf.image.random_*): every worker reads the same
+    examples in the same order, each augmenting them its own way;
     "identical": the same pipeline on both, with nothing drawn without a seed: every worker
     reads the same examples in the same order, in its own process as here.
     None with a reason when it cannot be told: make_dataset takes no InputContext (rung's
@@ -267,7 +284,17 @@ def worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]:
         except Exception as e:  # noqa: BLE001 - inspection is advice, never fatal
             return None, _why(e)
         return ("identical" if _same(*first) else "own_order"), ""
-    return ("own_order" if _draws_unseeded(graphs[0]) else "identical"), ""
+    if _orders_unseeded(graphs[0]):
+        return "own_order", ""
+    if _maps_unseeded(graphs[0]) or _draws_in_maps(graphs[0]):
+        # seeds held in a layer's state, or constant ones, are not in the graph's attributes:
+        # read a batch of both (each process draws as a pipeline built here does)
+        try:
+            first = [_first_batches(ds, 1) for ds in built]
+        except Exception as e:  # noqa: BLE001 - inspection is advice, never fatal
+            return None, _why(e)
+        return ("identical" if _same(*first) else "augmented"), ""
+    return "identical", ""
 
 
 
@@ -296,10 +323,15 @@ def worker_input_findings(state: str | None, ps_state: str | None = None) -> lis
     multi = ("under multi-worker make_dataset takes the InputContext and does not use it, and draws nothing at "
              "random: every worker reads the same batches in the same order, so N workers compute one worker's "
              f"gradient N times; shard it: {SHARD_IT}")
-    if state == "identical" and ps_state == "identical":
+    if state == "augmented":
+        multi = ("under multi-worker make_dataset takes the InputContext and does not use it: every worker reads the "
+                 "same examples in the same order, each augmenting them at random, so a step's N batches are N "
+                 "augmentations of one batch and an epoch of the data takes N times the steps; shard it: "
+                 f"{SHARD_IT}")
+    if state in ("identical", "augmented") and ps_state == "identical":
         return [{"code": "INPUT_NOT_SHARDED", "message": f"{multi}. And {PS_SAME_INPUT}; for them, "
                                                          f"{PS_SAME_INPUT_FIX}"}]
-    if state == "identical":
+    if state in ("identical", "augmented"):
         return [{"code": "INPUT_NOT_SHARDED", "message": multi}]
     found = []
     if state == "empty":

@@ -158,6 +158,8 @@ WORKER_INPUT = {
     "own_order": "multi-worker: make_dataset does not use the InputContext: every worker reads all the data, each "
                  "in its own random order",
     "identical": "multi-worker: every worker reads the same batches in the same order (INPUT_NOT_SHARDED)",
+    "augmented": "multi-worker: every worker reads the same examples in the same order, each augmenting them at "
+                 "random (INPUT_NOT_SHARDED)",
     "empty": "multi-worker: worker 1 of 2 gets no batch (EMPTY_SHARD)",
 }
 

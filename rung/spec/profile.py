@@ -76,7 +76,7 @@ class Profile(BaseModel):
     eager_step_seconds: Optional[float] = None  # such a step, timed eagerly (the median of a few)
     # what make_dataset(batch, InputContext) yields on worker 0 and worker 1 of 2
     # (rung.measure.pipeline.worker_input); None: not told (it takes no context)
-    worker_input: Optional[Literal["distinct", "own_order", "identical", "empty"]] = None
+    worker_input: Optional[Literal["distinct", "own_order", "identical", "augmented", "empty"]] = None
     divides_batch: bool = False  # make_dataset(b, InputContext) yields b / replicas (rung.measure.pipeline)
     # the same under parameter servers, where make_dataset runs once and every worker runs
     # a copy (rung.measure.pipeline.ps_worker_input)

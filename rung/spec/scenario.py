@@ -175,10 +175,11 @@ class Workload(_Block):
     # v1 extension (optional): what make_dataset(batch, InputContext) yields on two workers of a
     # multi-worker run.
     # "identical": it takes the context and does not use it, and draws nothing at random, so
-    # every worker reads the same batches (INPUT_NOT_SHARDED); "empty": one worker's shard
-    # yields nothing (EMPTY_SHARD); "distinct" and "own_order" (the whole data, in each
-    # worker's own random order) are fine. `rung profile` sets it.
-    worker_input: Optional[Literal["distinct", "own_order", "identical", "empty"]] = None
+    # every worker reads the same batches (INPUT_NOT_SHARDED); "augmented": the same examples
+    # in the same order, each worker augmenting them at random (INPUT_NOT_SHARDED); "empty":
+    # one worker's shard yields nothing (EMPTY_SHARD); "distinct" and "own_order" (the whole
+    # data, in each worker's own random order) are fine. `rung profile` sets it.
+    worker_input: Optional[Literal["distinct", "own_order", "identical", "augmented", "empty"]] = None
     # v1 extension (optional): make_dataset(batch, InputContext) divides the batch by the
     # replicas (input_context.get_per_replica_batch_size), where rung passes the per-replica
     # batch: BATCH_DIVIDED. `rung profile` sets it.

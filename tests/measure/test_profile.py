@@ -467,9 +467,13 @@ def test_a_source_read_from_files_is_named_by_what_the_files_hold(tmp_path):
 @pytest.mark.parallel  # asserts nothing on speed
 def test_what_each_worker_reads_is_told_apart_as_two_processes_see_it():
     """worker_input: a make_dataset that takes the InputContext and ignores it, drawing nothing
-    at random, gives every worker the same batches (INPUT_NOT_SHARDED); one that shards a list
-    of fewer files than workers gives one of them nothing (EMPTY_SHARD). The oracle: each
-    variant run for worker 0 and worker 1 in two processes of their own, as workers run it."""
+    at random, gives every worker the same batches (INPUT_NOT_SHARDED); one that maps a random
+    augmentation over them (a Keras random layer, keras.io's image examples) gives every worker
+    the same examples in the same order, augmented differently (INPUT_NOT_SHARDED too: it said
+    "own_order" for tf.image's unseeded ops, and "draws nothing at random" for Keras's
+    layers); one that shards a list of fewer files than workers gives one of them nothing
+    (EMPTY_SHARD). The oracle: each variant run for worker 0 and worker 1 in two processes of
+    their own, as workers run it."""
     import subprocess
     import sys
 
@@ -485,7 +489,7 @@ def test_what_each_worker_reads_is_told_apart_as_two_processes_see_it():
     for state, fns in v.VARIANTS.items():
         for fn in fns:
             assert worker_input(tf, fn, 8)[0] == state, fn.__name__
-            if state in ("identical", "own_order", "distinct"):
+            if state in ("identical", "own_order", "distinct", "augmented"):
                 same = digests[0][fn.__name__] == digests[1][fn.__name__]
                 assert same == (state == "identical"), fn.__name__
     for state, fns in v.PS_VARIANTS.items():
@@ -495,8 +499,12 @@ def test_what_each_worker_reads_is_told_apart_as_two_processes_see_it():
     assert divides_batch(tf, v.tutorial_batch, 8)
     assert not any(divides_batch(tf, fn, 8) for fns in v.VARIANTS.values() for fn in fns if fn is not v.tutorial_batch)
     codes = {s: [f["code"] for f in worker_input_findings(s)] for s in v.VARIANTS}
-    assert codes == {"identical": ["INPUT_NOT_SHARDED"], "empty": ["EMPTY_SHARD"], "own_order": [], "distinct": [],
-                     None: []}
+    assert codes == {"identical": ["INPUT_NOT_SHARDED"], "augmented": ["INPUT_NOT_SHARDED"], "empty": ["EMPTY_SHARD"],
+                     "own_order": [], "distinct": [], None: []}
+    # the same examples in the same order, augmented at random: what the message says of it
+    [augmented] = worker_input_findings("augmented")
+    assert "the same examples in the same order, each augmenting them at random" in augmented["message"]
+    assert "draws nothing at random" not in augmented["message"]
     [both] = worker_input_findings("identical", "identical")  # one finding, both fixes
     assert "input_pipeline_id" in both["message"] and "shuffle it without a seed" in both["message"]
     assert [f["code"] for f in worker_input_findings("distinct", "identical")] == ["INPUT_NOT_SHARDED"]

@@ -27,6 +27,32 @@ def ignores_context_shuffled(batch_size, input_context=None):
     return tf.data.Dataset.from_tensor_slices(_arrays()).shuffle(64).repeat().batch(batch_size)
 
 
+def _images():
+    return np.arange(64 * 4 * 4, dtype="float32").reshape(64, 4, 4, 1), np.zeros((64, 1), "float32")
+
+
+# keras.io's image examples make their augmentation layers once, beside the model
+FLIP = tf.keras.layers.RandomFlip("horizontal")
+
+
+def augments_with_a_keras_layer(batch_size, input_context=None):
+    """A random layer mapped over the batches: its seeds live in the layer's seed generator,
+    not in the graph's attributes. (A layer made inside make_dataset bakes its own seed into
+    each pipeline's graph, which then reads as "distinct": not told apart from a shard.)"""
+    return (tf.data.Dataset.from_tensor_slices(_images()).repeat().batch(batch_size)
+            .map(lambda x, y: (FLIP(x, training=True), y)))
+
+
+def augments_unseeded(batch_size, input_context=None):
+    return (tf.data.Dataset.from_tensor_slices(_images()).repeat()
+            .map(lambda x, y: (tf.image.random_flip_left_right(x), y)).batch(batch_size))
+
+
+def augments_with_a_constant_seed(batch_size, input_context=None):
+    return (tf.data.Dataset.from_tensor_slices(_images()).repeat()
+            .map(lambda x, y: (tf.image.stateless_random_flip_left_right(x, seed=(1, 2)), y)).batch(batch_size))
+
+
 def shards(batch_size, input_context=None):
     ds = tf.data.Dataset.from_tensor_slices(_arrays())
     if input_context is not None:
@@ -75,7 +101,9 @@ def no_context(batch_size):
     return tf.data.Dataset.from_tensor_slices(_arrays()).repeat().batch(batch_size)
 
 
-VARIANTS = {"identical": [ignores_context, ignores_context_seeded_shuffle, generator_seeded],
+VARIANTS = {"identical": [ignores_context, ignores_context_seeded_shuffle, generator_seeded,
+                          augments_with_a_constant_seed],
+            "augmented": [augments_with_a_keras_layer, augments_unseeded],
             "own_order": [ignores_context_shuffled, generator_unseeded],
             "distinct": [shards, tutorial_batch], "empty": [one_file_sharded], None: [no_context]}
 # Under parameter servers every worker runs a copy of the coordinator's pipeline: the same
