@@ -464,6 +464,11 @@ def test_workers_reading_the_same_batches_or_none_warn_plans_of_several_workers_
     [f] = [f for f in d.warnings if f.code == "INPUT_NOT_SHARDED"]
     assert d.verdict == "multi_worker_mirrored" and f"all {d.prediction.hosts} workers" in f.message
     assert "one worker's batch repeated" in f.message and "input_context.input_pipeline_id" in f.message
+    # the same examples in the same order, each worker augmenting them at random
+    d = decide(workload={"worker_input": "augmented"}, goal=many)
+    [f] = [f for f in d.warnings if f.code == "INPUT_NOT_SHARDED"]
+    assert d.verdict == "multi_worker_mirrored" and "each augmenting them at random" in f.message
+    assert "draws nothing at random" not in f.message and "input_context.input_pipeline_id" in f.message
     # under parameter servers the pipeline is the coordinator's, copied to every worker:
     # the profile's ps_worker_input, not worker_input, says what they read
     d = decide(**embedding_fleet(ps_worker_input="identical", worker_input="distinct"))
