@@ -394,8 +394,8 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
 
 def notes(job: Job) -> list[str]:
     """What rung init says about the job before anything runs (stderr, and the README)."""
-    found = (strategy_fails_note(job), loss_not_scaled_note(job), accumulation_note(job), stateful_rnn_note(job), keras3_import_note(job), python_pipeline_note(job),
-             captured_dataset_note(job), run_eagerly_note(job),
+    found = (strategy_fails_note(job), loss_not_scaled_note(job), accumulation_note(job), stateful_rnn_note(job),
+             keras3_import_note(job), python_pipeline_note(job), captured_dataset_note(job), run_eagerly_note(job),
              jit_compile_note(job), batch_divided_note(job))
     return [n for n in found if n]
 
