@@ -201,13 +201,63 @@ _SEEDED_DATASETS = {"ShuffleDataset": 2, "ShuffleDatasetV2": None, "ShuffleDatas
                     "RandomDataset": 0, "RandomDatasetV2": 0}
 
 
-def _graph_signature(gd):
+def _graph_signature(gd, without_seeds: bool = False):
     """What a pipeline computes, without the names TensorFlow numbers per trace: every op of
     its graph and of its functions, with the value of every constant but a resource handle's
-    (a shuffle's seed generator, named per pipeline)."""
-    nodes = list(gd.node) + [n for f in gd.library.function for n in f.node_def]
-    return sorted((n.op, n.attr["value"].SerializeToString()
-                   if n.op == "Const" and n.attr["value"].tensor.dtype != _DT_RESOURCE else b"") for n in nodes)
+    (a shuffle's seed generator, named per pipeline). `without_seeds`: nor the constants a
+    stateless random op in a function draws from (a Keras random layer made in make_dataset
+    bakes a seed of its own into each pipeline)."""
+    seeds = _random_op_constants(gd) if without_seeds else set()
+
+    def value(n, where):
+        if n.op != "Const" or n.attr["value"].tensor.dtype == _DT_RESOURCE or (where, n.name) in seeds:
+            return b""
+        return n.attr["value"].SerializeToString()
+
+    nodes = [(n, None) for n in gd.node] + [(n, f.signature.name) for f in gd.library.function for n in f.node_def]
+    return sorted((n.op, value(n, where)) for n, where in nodes)
+
+
+def _random_op_constants(gd) -> set:
+    """(function, node) of every constant a stateless random op in the pipeline's functions
+    draws from (its seed, and what the seed is computed from), with function None for one of
+    the outer graph that a dataset op captures into that function (a Keras random layer's
+    seed generator, read from its variable when the pipeline is serialised)."""
+    def upstream(nodes: dict, names: list, args=()) -> tuple[set, set]:
+        consts, reached, seen = set(), set(), set()
+        while names:
+            name = names.pop().split(":")[0].lstrip("^")
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in args:
+                reached.add(args.index(name))
+            elif name in nodes:
+                n = nodes[name]
+                if n.op == "Const":
+                    consts.add(name)
+                else:
+                    names.extend(n.input)
+        return consts, reached
+
+    found, captured = set(), {}
+    for f in gd.library.function:
+        args = [a.name for a in f.signature.input_arg]
+        consts, reached = upstream({n.name: n for n in f.node_def},
+                                   [i for n in f.node_def if n.op.startswith("StatelessRandom") for i in n.input], args)
+        found |= {(f.signature.name, c) for c in consts}
+        captured[f.signature.name] = (len(args), reached)
+    outer = {n.name: n for n in gd.node}
+    for n in gd.node:
+        fn = n.attr["f"].func.name if "f" in n.attr else None
+        if fn not in captured or not captured[fn][1]:
+            continue
+        # the function's arguments after the element's are the dataset op's inputs after its dataset
+        first = captured[fn][0] - len(n.attr["Targuments"].list.type)
+        inputs = [i for i in n.input if not i.startswith("^")]
+        names = [inputs[1 + i - first] for i in captured[fn][1] if i >= first and 1 + i - first < len(inputs)]
+        found |= {(None, c) for c in upstream(outer, names)[0]}
+    return found
 
 
 def _draws_unseeded(gd) -> bool:
@@ -255,9 +305,9 @@ def worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]:
     "distinct": the two pipelines differ (sharded, or data drawn at random in make_dataset);
     "own_order": the same pipeline on both (the context is not used), shuffled without a
     seed: every worker reads all the data, each in its own order;
-    "augmented": the same pipeline on both, in the same order, whose maps draw at random
-    (a Keras random layer, an unseeded tf.image.random_*): every worker reads the same
-    examples in the same order, each augmenting them its own way;
+    "augmented": the same pipeline on both but for what its maps draw at random (a Keras
+    random layer, made beside the model or in make_dataset; an unseeded tf.image.random_*):
+    every worker reads the same examples in the same order, each augmenting them its own way;
     "identical": the same pipeline on both, with nothing drawn without a seed: every worker
     reads the same examples in the same order, in its own process as here.
     None with a reason when it cannot be told: make_dataset takes no InputContext (rung's
@@ -275,7 +325,10 @@ def worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]:
     except Exception as e:  # noqa: BLE001 - inspection is advice, never fatal
         return None, _why(e)
     if _graph_signature(graphs[0]) != _graph_signature(graphs[1]):
-        return "distinct", ""
+        # the same pipeline but for its random ops' seeds: the same examples in the same order,
+        # each worker augmenting them its own way
+        same = _graph_signature(graphs[0], without_seeds=True) == _graph_signature(graphs[1], without_seeds=True)
+        return ("augmented" if same else "distinct"), ""
     if _runs_python(graphs[0]):
         # what Python draws is not in the graph: read both, as two processes would
         # (a generator or py_function starts afresh in each pipeline)

@@ -37,10 +37,25 @@ FLIP = tf.keras.layers.RandomFlip("horizontal")
 
 def augments_with_a_keras_layer(batch_size, input_context=None):
     """A random layer mapped over the batches: its seeds live in the layer's seed generator,
-    not in the graph's attributes. (A layer made inside make_dataset bakes its own seed into
-    each pipeline's graph, which then reads as "distinct": not told apart from a shard.)"""
+    not in the graph's attributes."""
     return (tf.data.Dataset.from_tensor_slices(_images()).repeat().batch(batch_size)
             .map(lambda x, y: (FLIP(x, training=True), y)))
+
+
+def augments_with_its_own_keras_layer(batch_size, input_context=None):
+    """The layer made in make_dataset: each pipeline's graph bakes a seed of its own."""
+    flip = tf.keras.layers.RandomFlip("horizontal")
+    return (tf.data.Dataset.from_tensor_slices(_images()).repeat().batch(batch_size)
+            .map(lambda x, y: (flip(x, training=True), y)))
+
+
+def shards_and_augments(batch_size, input_context=None):
+    """Sharded by the context, with its own random layer: distinct, whatever the seeds."""
+    ds = tf.data.Dataset.from_tensor_slices(_images())
+    if input_context is not None:
+        ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    flip = tf.keras.layers.RandomFlip("horizontal")
+    return ds.repeat().batch(batch_size).map(lambda x, y: (flip(x, training=True), y))
 
 
 def augments_unseeded(batch_size, input_context=None):
@@ -103,9 +118,9 @@ def no_context(batch_size):
 
 VARIANTS = {"identical": [ignores_context, ignores_context_seeded_shuffle, generator_seeded,
                           augments_with_a_constant_seed],
-            "augmented": [augments_with_a_keras_layer, augments_unseeded],
+            "augmented": [augments_with_a_keras_layer, augments_with_its_own_keras_layer, augments_unseeded],
             "own_order": [ignores_context_shuffled, generator_unseeded],
-            "distinct": [shards, tutorial_batch], "empty": [one_file_sharded], None: [no_context]}
+            "distinct": [shards, tutorial_batch, shards_and_augments], "empty": [one_file_sharded], None: [no_context]}
 # Under parameter servers every worker runs a copy of the coordinator's pipeline: the same
 # batches unless it draws at random without a seed (a 2-worker launch showed it:
 # tests/launch/ps_streams.py); None where Python runs in it (the coordinator's alone).
