@@ -46,7 +46,7 @@ def register(sub) -> None:
     r.add_argument("--json", action="store_true", help="print rung/launch/v1 JSON on stdout")
     r.add_argument("--no-replica-check", action="store_true",
                    help="do not check, before a synchronous job of several replicas, that a model with its own "
-                        "train_step divides its loss by the global batch (LOSS_NOT_SCALED; ~10 s)")
+                        "train_step divides its loss by the global batch (LOSS_NOT_SCALED; a few seconds)")
     p.set_defaults(run=run)
 
 
