@@ -477,11 +477,12 @@ def _worker_input(ctx: Context, d: Decision):
         return None
     workers = d.prediction.hosts if d.prediction is not None else None
     many = f"all {workers} workers" if workers and workers > 1 else "every worker"
-    if state == "identical" and ps:
-        from rung.failures import PS_SAME_INPUT, PS_SAME_INPUT_FIX
+    if state in ("identical", "augmented") and ps:
+        from rung.failures import PS_AUGMENTED_INPUT, PS_SAME_INPUT, PS_SAME_INPUT_FIX
 
+        same = PS_AUGMENTED_INPUT if state == "augmented" else PS_SAME_INPUT
         return Finding(C.INPUT_NOT_SHARDED,
-            f"{PS_SAME_INPUT}, and each batch's update would be applied once per worker"
+            f"{same}, and each batch's update would be applied once per worker"
             + (f" ({workers} times)" if workers and workers > 1 else "")
             + f". {PS_SAME_INPUT_FIX[0].upper()}{PS_SAME_INPUT_FIX[1:]}")
     if state == "augmented":

@@ -279,6 +279,30 @@ def _draws_in_maps(gd) -> bool:
     return any("Random" in n.op for f in gd.library.function for n in f.node_def)
 
 
+def _draws_from_state(gd) -> bool:
+    """A stateless random op in the pipeline's functions whose seed comes from state (a
+    variable read, a generator's, or a value the function captures: a Keras random layer's
+    seed generator), not from constants alone: each copy of the pipeline draws its own."""
+    for f in gd.library.function:
+        nodes = {n.name: n for n in f.node_def}
+        args = {a.name for a in f.signature.input_arg}
+        names = [i for n in f.node_def if n.op.startswith("StatelessRandom") for i in n.input]
+        seen: set = set()
+        while names:
+            name = names.pop().split(":")[0].lstrip("^")
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in args:
+                return True
+            n = nodes.get(name)
+            if n is not None:
+                if "Variable" in n.op or n.op.startswith("Rng") or n.op.startswith("Stateful"):
+                    return True
+                names.extend(n.input)
+    return False
+
+
 def _orders_unseeded(gd) -> bool:
     """A shuffle or Dataset.random without a seed (or with its seeds in a resource)."""
     by_name = {n.name: n for n in gd.node}
@@ -371,7 +395,7 @@ def worker_input_findings(state: str | None, ps_state: str | None = None) -> lis
     """The pipeline findings of what the workers read (worker_input under multi-worker,
     ps_worker_input under parameter servers): INPUT_NOT_SHARDED, once for both; EMPTY_SHARD
     (multi-worker only: a parameter-server worker's context is one pipeline)."""
-    from rung.failures import PS_SAME_INPUT, PS_SAME_INPUT_FIX  # noqa: PLC0415
+    from rung.failures import PS_AUGMENTED_INPUT, PS_SAME_INPUT, PS_SAME_INPUT_FIX  # noqa: PLC0415
 
     multi = ("under multi-worker make_dataset takes the InputContext and does not use it, and draws nothing at "
              "random: every worker reads the same batches in the same order, so N workers compute one worker's "
@@ -381,8 +405,9 @@ def worker_input_findings(state: str | None, ps_state: str | None = None) -> lis
                  "same examples in the same order, each augmenting them at random, so a step's N batches are N "
                  "augmentations of one batch and an epoch of the data takes N times the steps; shard it: "
                  f"{SHARD_IT}")
-    if state in ("identical", "augmented") and ps_state == "identical":
-        return [{"code": "INPUT_NOT_SHARDED", "message": f"{multi}. And {PS_SAME_INPUT}; for them, "
+    ps_same = PS_AUGMENTED_INPUT if ps_state == "augmented" else PS_SAME_INPUT
+    if state in ("identical", "augmented") and ps_state in ("identical", "augmented"):
+        return [{"code": "INPUT_NOT_SHARDED", "message": f"{multi}. And {ps_same}; for them, "
                                                          f"{PS_SAME_INPUT_FIX}"}]
     if state in ("identical", "augmented"):
         return [{"code": "INPUT_NOT_SHARDED", "message": multi}]
@@ -392,8 +417,8 @@ def worker_input_findings(state: str | None, ps_state: str | None = None) -> lis
                       "message": f"with {WORKERS_CHECKED} workers, worker 1's make_dataset(batch, InputContext) "
                                  "yields no batch (a shard of fewer files than workers?): a multi-worker run cannot "
                                  "train on it; shard after the files are read, or give every worker files"})
-    if ps_state == "identical":
-        found.append({"code": "INPUT_NOT_SHARDED", "message": f"{PS_SAME_INPUT}; {PS_SAME_INPUT_FIX}"})
+    if ps_state in ("identical", "augmented"):
+        found.append({"code": "INPUT_NOT_SHARDED", "message": f"{ps_same}; {PS_SAME_INPUT_FIX}"})
     return found
 
 
@@ -460,7 +485,10 @@ def ps_worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]
     a shard() by it keeps everything), and every worker runs a copy of that pipeline; seen
     here in a 2-worker launch, where both workers read 0, 1, 2, ... with a shard() by the
     context and no shuffle. So the workers differ only where the pipeline draws at random
-    without a seed. "identical": nothing drawn without a seed; "own_order": otherwise.
+    without a seed. "identical": nothing drawn without a seed; "own_order": shuffled
+    without a seed; "augmented": drawn at random in its maps alone (an unseeded op, or a
+    random layer's seed generator), so the same examples in the same order, each worker
+    drawing its own augmentation (a 2-worker launch of a tf-keras RandomFlip showed it).
     None with a reason for a pipeline that runs Python (under parameter servers it runs in
     the coordinator alone: PYTHON_PIPELINE) or one that cannot be built or serialised."""
     try:
@@ -473,4 +501,6 @@ def ps_worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]
         return None, _why(e)
     if _runs_python(gd):
         return None, "the pipeline runs Python, which under parameter servers runs in the coordinator alone"
-    return ("own_order" if _draws_unseeded(gd) else "identical"), ""
+    if _orders_unseeded(gd):
+        return "own_order", ""
+    return ("augmented" if _maps_unseeded(gd) or _draws_from_state(gd) else "identical"), ""

@@ -168,6 +168,8 @@ PS_WORKER_INPUT = {
     "own_order": "every worker runs a copy of the coordinator's pipeline, each in its own random order",
     "identical": "every worker runs a copy of the coordinator's pipeline: the same batches in the same order "
                  "(INPUT_NOT_SHARDED)",
+    "augmented": "every worker runs a copy of the coordinator's pipeline: the same examples in the same order, "
+                 "each augmenting them at random (INPUT_NOT_SHARDED)",
 }
 
 

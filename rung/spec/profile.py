@@ -80,7 +80,7 @@ class Profile(BaseModel):
     divides_batch: bool = False  # make_dataset(b, InputContext) yields b / replicas (rung.measure.pipeline)
     # the same under parameter servers, where make_dataset runs once and every worker runs
     # a copy (rung.measure.pipeline.ps_worker_input)
-    ps_worker_input: Optional[Literal["own_order", "identical"]] = None
+    ps_worker_input: Optional[Literal["own_order", "identical", "augmented"]] = None
     keras3_imports: list[str] = []   # the file's own imports of Keras 3 (rung.kerasfit.keras3_imports)
     keras: Optional[Literal["keras3", "tf_keras"]] = None  # the Keras the step was measured on
     sparse_gradient_bytes_per_example: Optional[float] = None

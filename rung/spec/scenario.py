@@ -187,8 +187,9 @@ class Workload(_Block):
     # v1 extension (optional): the same under parameter servers, where make_dataset runs
     # once, on the coordinator, with an InputContext of one pipeline, and every worker runs a
     # copy of it: "identical" (nothing drawn at random without a seed: INPUT_NOT_SHARDED on a
-    # parameter-server plan) or "own_order". `rung profile` sets it.
-    ps_worker_input: Optional[Literal["own_order", "identical"]] = None
+    # parameter-server plan), "augmented" (drawn at random in its maps alone: the same examples
+    # in the same order, INPUT_NOT_SHARDED too) or "own_order". `rung profile` sets it.
+    ps_worker_input: Optional[Literal["own_order", "identical", "augmented"]] = None
 
 
 class Hardware(_Block):

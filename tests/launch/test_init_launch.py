@@ -744,7 +744,8 @@ def test_a_dataset_made_at_import_stops_parameter_servers_in_one_line(tmp_path):
 def test_parameter_server_workers_read_the_coordinators_pipeline_as_the_profile_says(tmp_path):
     # the oracle of rung.measure.pipeline.ps_worker_input: in a real 2-worker parameter-server
     # launch, a stream sharded by the InputContext is the same on both workers (make_dataset
-    # ran once, with a context of one pipeline), and an unseeded shuffle is each worker's own
+    # ran once, with a context of one pipeline), an unseeded shuffle is each worker's own, and
+    # so are a random layer's flips of the same elements
     import re
 
     import tensorflow as tf
@@ -758,13 +759,18 @@ def test_parameter_server_workers_read_the_coordinators_pipeline_as_the_profile_
     streams = []
     for i in (0, 1):
         log = (tmp_path / "job" / "run" / f"worker{i}-a0.log").read_text()
-        pairs = re.findall(r"PLAIN (\d+) SHUFFLED (\d+)", log)[:8]
-        assert len(pairs) == 8, log[-1500:]
-        streams.append(pairs)
-    assert [p for p, _ in streams[0]] == [p for p, _ in streams[1]] == [str(i) for i in range(8)]
-    assert [s for _, s in streams[0]] != [s for _, s in streams[1]]
+        found = re.findall(r"PLAIN (\d+) SHUFFLED (\d+) FLIPPED (\d+)", log)[:16]
+        assert len(found) == 16, log[-1500:]
+        streams.append(found)
+    assert [p for p, _, _ in streams[0]] == [p for p, _, _ in streams[1]] == [str(i) for i in range(16)]
+    assert [s for _, s, _ in streams[0]] != [s for _, s, _ in streams[1]]
+    # every flip is one of the element's two (8p + 4 as it is, 8p + 2 flipped), and the two
+    # workers' 16 differ (by chance alike once in 65,536 launches)
+    assert all(int(f) in (8 * int(p) + 2, 8 * int(p) + 4) for stream in streams for p, _, f in stream)
+    assert [f for _, _, f in streams[0]] != [f for _, _, f in streams[1]]
     assert ps_worker_input(tf, ps_streams.make_dataset, 4)[0] == "own_order"  # it shuffles without a seed
     assert ps_worker_input(tf, ps_streams.plain_stream, 4)[0] == "identical"  # its plain half alone
+    assert ps_worker_input(tf, ps_streams.augmented_stream, 4)[0] == "augmented"  # its flips alone
 
 
 def test_a_batch_divided_by_the_replicas_is_warned_at_init_and_counted_as_trained(tmp_path):

@@ -125,7 +125,9 @@ VARIANTS = {"identical": [ignores_context, ignores_context_seeded_shuffle, gener
 # batches unless it draws at random without a seed (a 2-worker launch showed it:
 # tests/launch/ps_streams.py); None where Python runs in it (the coordinator's alone).
 PS_VARIANTS = {"identical": [ignores_context, ignores_context_seeded_shuffle, shards, tutorial_batch, no_context,
-                             one_file_sharded],
+                             one_file_sharded, augments_with_a_constant_seed],
+               "augmented": [augments_with_a_keras_layer, augments_with_its_own_keras_layer, augments_unseeded,
+                             shards_and_augments],
                "own_order": [ignores_context_shuffled], None: [generator_seeded, generator_unseeded]}
 
 if __name__ == "__main__":
