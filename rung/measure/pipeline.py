@@ -218,35 +218,44 @@ def _graph_signature(gd, without_seeds: bool = False):
     return sorted((n.op, value(n, where)) for n, where in nodes)
 
 
+def _upstream(nodes: dict, names: list, args: list) -> tuple[set, set, set]:
+    """What the tensors `names` of a graph (or a function's body) are computed from: the
+    constants reached, the indices of the function's arguments reached, and the ops on the way."""
+    consts, reached, ops, seen = set(), set(), set(), set()
+    while names:
+        name = names.pop().split(":")[0].lstrip("^")
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in args:
+            reached.add(args.index(name))
+        elif name in nodes:
+            n = nodes[name]
+            ops.add(n.op)
+            if n.op == "Const":
+                consts.add(name)
+            else:
+                names.extend(n.input)
+    return consts, reached, ops
+
+
+def _random_op_seeds(f) -> tuple[set, set, set]:
+    """`_upstream` of every stateless random op's inputs in the function `f` (a map's)."""
+    return _upstream({n.name: n for n in f.node_def},
+                     [i for n in f.node_def if n.op.startswith("StatelessRandom") for i in n.input],
+                     [a.name for a in f.signature.input_arg])
+
+
 def _random_op_constants(gd) -> set:
     """(function, node) of every constant a stateless random op in the pipeline's functions
     draws from (its seed, and what the seed is computed from), with function None for one of
     the outer graph that a dataset op captures into that function (a Keras random layer's
     seed generator, read from its variable when the pipeline is serialised)."""
-    def upstream(nodes: dict, names: list, args=()) -> tuple[set, set]:
-        consts, reached, seen = set(), set(), set()
-        while names:
-            name = names.pop().split(":")[0].lstrip("^")
-            if name in seen:
-                continue
-            seen.add(name)
-            if name in args:
-                reached.add(args.index(name))
-            elif name in nodes:
-                n = nodes[name]
-                if n.op == "Const":
-                    consts.add(name)
-                else:
-                    names.extend(n.input)
-        return consts, reached
-
     found, captured = set(), {}
     for f in gd.library.function:
-        args = [a.name for a in f.signature.input_arg]
-        consts, reached = upstream({n.name: n for n in f.node_def},
-                                   [i for n in f.node_def if n.op.startswith("StatelessRandom") for i in n.input], args)
+        consts, reached, _ = _random_op_seeds(f)
         found |= {(f.signature.name, c) for c in consts}
-        captured[f.signature.name] = (len(args), reached)
+        captured[f.signature.name] = (len(f.signature.input_arg), reached)
     outer = {n.name: n for n in gd.node}
     for n in gd.node:
         fn = n.attr["f"].func.name if "f" in n.attr else None
@@ -256,14 +265,8 @@ def _random_op_constants(gd) -> set:
         first = captured[fn][0] - len(n.attr["Targuments"].list.type)
         inputs = [i for i in n.input if not i.startswith("^")]
         names = [inputs[1 + i - first] for i in captured[fn][1] if i >= first and 1 + i - first < len(inputs)]
-        found |= {(None, c) for c in upstream(outer, names)[0]}
+        found |= {(None, c) for c in _upstream(outer, names, [])[0]}
     return found
-
-
-def _draws_unseeded(gd) -> bool:
-    """Whether the pipeline draws random numbers without a seed (a shuffle, Dataset.random or a
-    random op in a map with seed and seed2 both 0): each process then draws its own."""
-    return _orders_unseeded(gd) or _maps_unseeded(gd)
 
 
 def _maps_unseeded(gd) -> bool:
@@ -284,22 +287,9 @@ def _draws_from_state(gd) -> bool:
     variable read, a generator's, or a value the function captures: a Keras random layer's
     seed generator), not from constants alone: each copy of the pipeline draws its own."""
     for f in gd.library.function:
-        nodes = {n.name: n for n in f.node_def}
-        args = {a.name for a in f.signature.input_arg}
-        names = [i for n in f.node_def if n.op.startswith("StatelessRandom") for i in n.input]
-        seen: set = set()
-        while names:
-            name = names.pop().split(":")[0].lstrip("^")
-            if name in seen:
-                continue
-            seen.add(name)
-            if name in args:
-                return True
-            n = nodes.get(name)
-            if n is not None:
-                if "Variable" in n.op or n.op.startswith("Rng") or n.op.startswith("Stateful"):
-                    return True
-                names.extend(n.input)
+        _, reached, ops = _random_op_seeds(f)
+        if reached or any("Variable" in op or op.startswith(("Rng", "Stateful")) for op in ops):
+            return True
     return False
 
 
