@@ -84,17 +84,14 @@ PS_CAPTURED_DATASET_PROBLEM = (
 
 # Why every parameter-server worker reads the same batches from a pipeline that draws
 # nothing at random without a seed (profile finding and advise's INPUT_NOT_SHARDED).
-PS_SAME_INPUT = (
-    "under parameter servers make_dataset runs once, on the coordinator, with an InputContext of one pipeline "
-    "(a shard() by it keeps everything), and every worker runs a copy of that pipeline; this one draws nothing at "
-    "random without a seed, so every worker would read the same batches in the same order")
+_PS_COPIES = ("under parameter servers make_dataset runs once, on the coordinator, with an InputContext of one "
+              "pipeline (a shard() by it keeps everything), and every worker runs a copy of that pipeline")
+PS_SAME_INPUT = (f"{_PS_COPIES}; this one draws nothing at random without a seed, so every worker would read the "
+                 "same batches in the same order")
 # the same, for a pipeline whose maps augment at random: each copy draws its own numbers,
 # in the same order (a 2-worker launch showed the same examples, flipped differently)
-PS_AUGMENTED_INPUT = (
-    "under parameter servers make_dataset runs once, on the coordinator, with an InputContext of one pipeline "
-    "(a shard() by it keeps everything), and every worker runs a copy of that pipeline; this one draws at random "
-    "only in its maps, so every worker would read the same examples in the same order, each augmenting them its "
-    "own way")
+PS_AUGMENTED_INPUT = (f"{_PS_COPIES}; this one draws at random only in its maps, so every worker would read the "
+                      "same examples in the same order, each augmenting them its own way")
 PS_SAME_INPUT_FIX = "shuffle it without a seed (ds.shuffle(buffer)), so each worker draws its own order"
 
 
