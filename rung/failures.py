@@ -22,6 +22,9 @@ _NOISE = ("File \"", "Detected at node", "defined at", "[[", "Traceback", "Argum
           "Call arguments received", "•",
           "in user code", "Graph execution error", "Exception encountered when calling", "^", "~",
           "Hint: If you want to see a list of allocated tensors")
+# The second line of an aborted collective's message, under its cause ("Collective ops is
+# aborted by: ..."): the line kept is the cause, when the message has it.
+_GENERIC = "The error could be from a previous operation"
 _ERROR_LINE = re.compile(r"^[A-Za-z_.]*(Error|Exception): (.*)$")
 MAX_MESSAGE = 300
 # Graph-internal names TensorFlow adds to op errors, of no use to the model's author.
@@ -54,6 +57,7 @@ def message_line(message: str, kind: str = "") -> str:
     else:  # op errors: the first root error, else the last line that is not a stack or a node
         first = [line[4:].strip() for line in lines if line.startswith("(0) ")]
         kept = [line for line in lines if not _noise(line)]
+        kept = [line for line in kept if not line.startswith(_GENERIC)] or kept
         text = first[0] if first else (kept[-1] if kept else "")
     for pattern in _CLUTTER:
         text = pattern.sub("", text)

@@ -144,6 +144,18 @@ def test_of_several_root_errors_the_first_is_kept():
     assert text.startswith("InvalidArgumentError: INVALID_ARGUMENT: You must feed a value for placeholder")
 
 
+def test_an_aborted_collective_keeps_its_cause_not_tensorflows_generic_line():
+    # TensorFlow 2.21's message (its two lines are in libtensorflow_framework.so)
+    message = ("Collective ops is aborted by: cluster check alive failed, /job:worker/replica:0/task:1 is down\n"
+               "The error could be from a previous operation. Restart your program to reset. [Op:__inference_f_12]")
+    assert failure_line("UnavailableError", message) == (
+        "UnavailableError: Collective ops is aborted by: cluster check alive failed, /job:worker/replica:0/task:1 "
+        "is down")
+    # the generic line alone is kept (without the op's name)
+    assert failure_line("UnavailableError", message.splitlines()[1]) == (
+        "UnavailableError: The error could be from a previous operation. Restart your program to reset.")
+
+
 def test_other_failures_are_passed_on_as_they_were():
     assert hint("OOM when allocating tensor") is None
     # an op error: the line that is neither a node, a stack nor TensorFlow's OOM hint

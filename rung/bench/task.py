@@ -25,6 +25,13 @@ PROBE_WARMUP = 3
 # against chains of one, timed in this many pairs after a warm-up that traces.
 PROBE_CHAIN = 17
 PROBE_CALLS = 15
+# A multi-worker task other than the lead, done, keeps its process (and the gRPC server its
+# peers read from) until the runner ends it, as it does once the lead's result is written;
+# at most this long. Its last all-reduce is done when it has read its peers' buffers, not
+# when they have read its own: exiting at once closed the socket the lead was still reading
+# from ("Aborting RingReduce with UNAVAILABLE: Socket closed ... RecvBuf"), which failed the
+# lead's probe once in about 35 benches on a loaded machine (and in CI).
+LINGER_SECONDS = 120.0
 
 
 def _devices(tf, cfg) -> list[str]:
@@ -398,6 +405,8 @@ def main(argv=None) -> int:
             with open(tmp, "w") as f:
                 json.dump(out, f)
             os.replace(tmp, cfg["result"])
+        elif cfg.get("strategy") == "multi_worker_mirrored":
+            time.sleep(LINGER_SECONDS)  # the runner ends it sooner (LINGER_SECONDS)
         return 0
     except Exception as e:  # noqa: BLE001 - reported to the runner through the error file
         if cfg.get("error"):

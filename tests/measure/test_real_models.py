@@ -191,6 +191,8 @@ def test_bench_runs_a_subclassed_model_under_its_strategies(tmp_path):
     assert all(run["examples_per_second"] > 0 for run in runs.values())
     mw = runs[("multi_worker_mirrored", 2)]
     assert out["basis"]["sparse_gradient_tensors"] == 1
+    # measured by the run's probe (a failed probe says why in the notes)
+    assert "small_allreduce_seconds" in mw, mw["notes"]
     latency = mw["small_allreduce_seconds"]
     assert 0 < latency < 0.05  # a few bytes between two processes on loopback
     # the exchange term is the three latencies and the bytes (9 KB on loopback: microseconds)
