@@ -124,7 +124,7 @@ def _single(ctx: Context, d: Decision, c: Candidate):
     return [C.BELOW_TARGET], _below(ctx, c), c.prediction
 
 
-def _one_device_kept(ctx: Context, d: Decision, c: Candidate):
+def _one_device_kept(d: Decision, c: Candidate):
     """Why a synchronous rung above one device was not climbed when one device is the
     verdict: it meets the target (ONE_DEVICE_SUFFICIENT), or, short of the target, this
     rung is predicted no faster by MIN_GAIN_TO_CLIMB (NOT_FASTER). None otherwise."""
@@ -143,7 +143,7 @@ def _one_device_kept(ctx: Context, d: Decision, c: Candidate):
 def _mirrored(ctx: Context, d: Decision, c: Candidate):
     if not c.allowed:
         return [C.ONE_DEVICE_PER_HOST], "each host has one device: there is nothing to mirror across", c.prediction
-    kept = _one_device_kept(ctx, d, c)
+    kept = _one_device_kept(d, c)
     if kept is not None:
         return kept
     codes = [C.NEEDS_MULTIPLE_HOSTS, C.BELOW_TARGET] if not ctx.meets(c) else [C.SYNCHRONOUS_SUFFICIENT]
@@ -153,7 +153,7 @@ def _mirrored(ctx: Context, d: Decision, c: Candidate):
 def _mwms(ctx: Context, d: Decision, c: Candidate):
     if not c.allowed:
         return [C.ONE_HOST_ON_OFFER], "max_hosts is 1: no second host is on offer", None
-    kept = _one_device_kept(ctx, d, c)
+    kept = _one_device_kept(d, c)
     if kept is not None:
         return kept
     if d.verdict == "mirrored" and d.meets_goal:
