@@ -62,6 +62,10 @@ def _read(args) -> tuple[str, str]:
             with open(args.file, encoding="utf-8") as f:
                 return f.read(), args.file
         except OSError as e:
+            if args.file.lstrip().startswith("{"):  # the TF_CONFIG itself, where a file was expected
+                raise InputError("check-tf-config", None, "received a TF_CONFIG as an argument where a file name "
+                                 "was expected: give it on standard input (echo '{...}' | rung check-tf-config -) "
+                                 "or in $TF_CONFIG") from None
             raise InputError(args.file, None, f"cannot be read: {e.strerror}") from None
     if args.file == "-" or "TF_CONFIG" not in os.environ:
         if sys.stdin is None or (args.file is None and sys.stdin.isatty()):

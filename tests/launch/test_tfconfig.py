@@ -101,6 +101,14 @@ def test_cli_exit_codes_and_one_line():
     assert env.returncode == 0 and "worker:0" in env.stdout
     notjson = run("check-tf-config", "-", stdin="{cluster")
     assert notjson.returncode == 2 and "not JSON" in notjson.stderr and len(notjson.stderr.splitlines()) == 1
+    # the TF_CONFIG pasted where its file goes: said so, with where it can go
+    pasted = run("check-tf-config", '{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}')
+    assert pasted.returncode == 2 and len(pasted.stderr.splitlines()) == 1
+    assert "received a TF_CONFIG as an argument where a file name was expected" in pasted.stderr
+    assert "rung check-tf-config -" in pasted.stderr and "$TF_CONFIG" in pasted.stderr
+    missing = run("check-tf-config", "no-such-file.json")
+    assert missing.returncode == 2 and missing.stderr.strip() == (
+        "rung: error: no-such-file.json: cannot be read: No such file or directory")
 
 
 def test_check_tf_config_imports_neither_tensorflow_nor_ray():
