@@ -39,6 +39,14 @@ def _split(text):
     return [a.strip() for a in text.split(",") if a.strip()] if text else []
 
 
+def _flag(field: str) -> str:
+    """A cluster field as the flag that gave it: cluster.worker[1] -> --workers [1]."""
+    if not field.startswith("cluster."):
+        return field
+    job, _, index = field[len("cluster."):].partition("[")
+    return f"--{'workers' if job == 'worker' else job}" + (f" [{index}" if index else "")
+
+
 def run_build(args) -> int:
     from rung.launch import tfconfig as T
 
@@ -50,8 +58,7 @@ def run_build(args) -> int:
             return 0
         task = T.parse_task(args.task, cluster) if args.task else T.tasks_of(cluster)[0]
     except T.TFConfigError as e:
-        raise InputError("tf-config", e.field.replace("cluster.", "--").replace("[", " [") if e.field.startswith(
-            "cluster.") else e.field, e.message) from None
+        raise InputError("tf-config", _flag(e.field), e.message) from None
     print(json.dumps(T.tf_config(cluster, task)))
     return 0
 

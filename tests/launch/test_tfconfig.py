@@ -88,6 +88,14 @@ def run(*args, stdin=None, env=None):
                           timeout=60, env={**os.environ, **(env or {})})
 
 
+def test_tf_config_names_the_flag_that_gave_a_bad_address():
+    r = run("tf-config", "--strategy", "multi_worker_mirrored", "--workers", "a:1,b", "--all")
+    assert r.returncode == 2 and r.stderr.strip() == (
+        "rung: error: tf-config: --workers [1]: expected an address 'host:port', received 'b'")
+    r = run("tf-config", "--strategy", "parameter_server", "--workers", "a:1", "--ps", "x", "--chief", "c:1", "--all")
+    assert r.returncode == 2 and r.stderr.strip().startswith("rung: error: tf-config: --ps [0]: ")
+
+
 def test_cli_exit_codes_and_one_line():
     r = run("tf-config", "--strategy", "multi_worker_mirrored", "--workers", "a:1,b:2", "--all")
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 2
