@@ -30,7 +30,7 @@ PROBE_CALLS = 15
 # at most this long. Its last all-reduce is done when it has read its peers' buffers, not
 # when they have read its own: exiting at once closed the socket the lead was still reading
 # from ("Aborting RingReduce with UNAVAILABLE: Socket closed ... RecvBuf"), which failed the
-# lead's probe once in about 35 benches on a loaded machine (and in CI).
+# lead's probe twice in 44 benches on a loaded machine (and once in CI).
 LINGER_SECONDS = 120.0
 
 
