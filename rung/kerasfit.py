@@ -171,23 +171,77 @@ LOSS_NOT_SCALED_FIX = ("Divide the summed per-example loss by the global batch "
                        "or use the compiled loss (Keras's own compute_loss), which Keras scales for replicas")
 
 
-def own_step_defs(source: str) -> list[str]:
+def own_step_defs(source: str, folder=None) -> list[str]:
     """The methods of a workload file's classes that replace Keras's own loss-making step,
     `train_step` and `compute_loss`, as "SiameseModel.train_step (line 40)", in line order:
     only such a model can leave its loss unscaled for several replicas (LOSS_NOT_SCALED), so
-    `rung launch` runs the replica check for it alone. A class imported from another file is
-    not read. Empty when the file cannot be parsed."""
+    `rung launch` runs the replica check for it alone. With `folder` (the file's), the
+    modules it imports from that folder are read too, as the workload's import finds them
+    (`load_workload` puts the folder first on `sys.path`): "models.py: Siamese.train_step
+    (line 4)". Empty when the file cannot be parsed."""
+    import ast  # noqa: PLC0415 - only here
+    from pathlib import Path  # noqa: PLC0415
+
+    def defs(tree) -> list[tuple[int, str]]:
+        return sorted((f.lineno, f"{c.name}.{f.name} (line {f.lineno})")
+                      for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+                      for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and f.name in ("train_step", "compute_loss"))
+
+    def parse(text):
+        try:
+            return ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+
+    tree = parse(source)
+    if tree is None:
+        return []
+    found = [text for _, text in defs(tree)]
+    if folder is None:
+        return found
+    root = Path(folder).resolve()
+    seen: set[Path] = set()
+    queue = [tree]
+    while queue and len(seen) < MAX_MODULES_READ:
+        for path in _local_imports(queue.pop(0), root):
+            if path in seen:
+                continue
+            seen.add(path)
+            try:
+                sub = parse(path.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                continue
+            if sub is not None:
+                found += [f"{path.relative_to(root)}: {text}" for _, text in defs(sub)]
+                queue.append(sub)
+    return found
+
+
+# Modules beside a workload that `own_step_defs` reads, at most (a folder of many is a package
+# of the team's own; its first ones are read).
+MAX_MODULES_READ = 50
+
+
+def _local_imports(tree, root) -> list:
+    """The files under `root` that a module's absolute imports name (`import models`,
+    `from models import Net`, `from pkg.models import Net`, `from pkg import models`)."""
     import ast  # noqa: PLC0415 - only here
 
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    found = [(f.lineno, f"{c.name}.{f.name} (line {f.lineno})")
-             for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
-             for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-             and f.name in ("train_step", "compute_loss")]
-    return [text for _, text in sorted(found)]
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+            names += [f"{node.module}.{a.name}" for a in node.names if a.name != "*"]
+    paths = []
+    for name in names:
+        base = root.joinpath(*name.split("."))
+        for candidate in (base.with_name(base.name + ".py"), base / "__init__.py"):
+            if candidate.is_file() and candidate not in paths:
+                paths.append(candidate)
+    return paths
 
 
 def _calls_with_true(source: str, keyword: str) -> list[str]:

@@ -156,3 +156,18 @@ def test_a_models_own_train_step_and_compute_loss_are_found_with_their_lines():
     assert own_step_defs(source) == ["Siamese.train_step (line 4)", "Net.compute_loss (line 9)"]
     assert own_step_defs("model = tf.keras.Sequential([])") == []
     assert own_step_defs("class (") == []  # not Python: its import says so
+
+
+def test_a_models_own_step_in_a_module_beside_the_workload_is_found(tmp_path):
+    from rung.kerasfit import own_step_defs
+
+    (tmp_path / "models.py").write_text("import os\nfrom pkg import nets\n"
+                                        "class Siamese:\n    def train_step(self, data):\n        return {}\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "nets.py").write_text("import models  # read once\n\nclass Net:\n"
+                                               "    def compute_loss(self, *a):\n        return 0.0\n")
+    source = "import tensorflow as tf\nfrom models import Siamese\nimport not_here\n"
+    assert own_step_defs(source, tmp_path) == ["models.py: Siamese.train_step (line 4)",
+                                               "pkg/nets.py: Net.compute_loss (line 4)"]
+    assert own_step_defs(source) == []  # without the folder: the file alone

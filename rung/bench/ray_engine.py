@@ -111,7 +111,14 @@ def _run_task(cfg: dict) -> dict:
     import shutil
     import tempfile
 
+    import sys
+
     os.environ.update(cfg.pop("env", {}))  # the Keras choice, before TensorFlow is imported
+    beside = os.path.dirname(os.path.abspath(cfg["workload"]))
+    if os.path.isdir(beside) and beside not in sys.path:
+        # the modules beside the workload, where this node sees its folder (one machine, a
+        # shared file system); elsewhere they must be installed, as TensorFlow is
+        sys.path.append(beside)
     folder = tempfile.mkdtemp(prefix="rung-bench-")
     try:
         path = os.path.join(folder, cfg.pop("workload_name"))

@@ -173,7 +173,7 @@ def job_from(args) -> Job:
     job.per_replica_batch_calls = per_replica_batch_calls(source)
     job.stateful_calls = stateful_calls(source)
     job.accumulation_calls = accumulation_calls(source)
-    job.own_step_defs = own_step_defs(source)
+    job.own_step_defs = own_step_defs(source, Path(args.workload).parent)
     if args.batch:
         job.batch = args.batch
     for flag, value in (("--workers", args.workers), ("--ps-tasks", args.ps_tasks), ("--batch", args.batch)):

@@ -58,13 +58,18 @@ def user_error(where: str, what: str, exc: BaseException) -> InputError:
 
 
 def load_workload(path: str | Path) -> Workload:
-    """Import the user's file. TensorFlow must already be imported (rung chooses the Keras)."""
+    """Import the user's file, with its folder first on `sys.path` as `python workload.py` would
+    have it (a model class kept in a module beside it imports). TensorFlow must already be
+    imported (rung chooses the Keras)."""
     p = Path(path)
     where = str(path)
     if not p.exists():
         raise InputError(where, None, "no such workload file")
     if p.is_dir() or p.suffix != ".py":
         raise InputError(where, None, "expected a Python file (.py) defining build_model() and make_dataset()")
+    beside = str(p.resolve().parent)
+    if beside not in sys.path:  # as `python workload.py` has it: the modules beside the file import
+        sys.path.insert(0, beside)
     name = f"rung_workload_{abs(hash(p.resolve()))}"
     spec = importlib.util.spec_from_file_location(name, p)
     module = importlib.util.module_from_spec(spec)

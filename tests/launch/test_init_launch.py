@@ -917,6 +917,25 @@ def test_launch_checks_a_models_own_step_and_warns_of_a_loss_not_divided_across_
     assert [n for n in out["notes"] if n.startswith("LOSS_NOT_SCALED")] == [warned.removeprefix("rung launch: warning: ")]
 
 
+def test_a_model_class_kept_in_a_module_beside_the_workload_is_imported_and_checked(tmp_path):
+    """A team's model class in models.py beside the workload file, run from another folder:
+    the workload imports it as `python workload.py` would (its folder first on sys.path, in
+    rung and in train.py: this failed with ModuleNotFoundError), and its own unscaled
+    train_step, read from models.py, is checked before training."""
+    (tmp_path / "team").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    custom = (HERE.parent / "measure" / "workloads" / "custom_step.py").read_text()
+    (tmp_path / "team" / "models.py").write_text(custom)
+    (tmp_path / "team" / "workload.py").write_text("from models import build_model, make_dataset\n")
+    r = subprocess.run([sys.executable, "-m", "rung", "launch", str(tmp_path / "team" / "workload.py"), "--strategy",
+                        "mirrored", "--engine", "local", "--steps", "3", "--json"], capture_output=True, text=True,
+                       timeout=600, cwd=tmp_path / "elsewhere")
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert json.loads(r.stdout)["steps_completed"] == 3
+    [warned] = [x for x in r.stderr.splitlines() if x.startswith("rung launch: warning: LOSS_NOT_SCALED")]
+    assert "were 2.00x one device's" in warned
+
+
 def test_a_step_that_failed_under_a_strategy_is_warned_by_init_on_that_keras():
     from rung.launch.emit import Job, notes
 
