@@ -109,9 +109,8 @@ def _with_source(cfg: dict) -> dict:
 def _run_task(cfg: dict) -> dict:
     """In a Ray worker: write the workload where the task can import it, run the bench task."""
     import shutil
-    import tempfile
-
     import sys
+    import tempfile
 
     os.environ.update(cfg.pop("env", {}))  # the Keras choice, before TensorFlow is imported
     beside = os.path.dirname(os.path.abspath(cfg["workload"]))
