@@ -57,15 +57,24 @@ def source_of(path) -> str:
         return ""
 
 
+def _parse(source: str):
+    """A file's syntax tree, or None when it is not Python (its import reports that)."""
+    import ast  # noqa: PLC0415 - only here
+
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
 def _imports_of(source: str, module: str) -> list[str]:
     """The statements of a file that import `module` or a submodule of it, as
     "import keras (line 3)", in line order. Empty when the file cannot be parsed (its
     import reports that)."""
     import ast  # noqa: PLC0415 - only here
 
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = _parse(source)
+    if tree is None:
         return []
 
     def ours(name: str) -> bool:
@@ -176,46 +185,48 @@ def own_step_defs(source: str, folder=None) -> list[str]:
     `train_step` and `compute_loss`, as "SiameseModel.train_step (line 40)", in line order:
     only such a model can leave its loss unscaled for several replicas (LOSS_NOT_SCALED), so
     `rung launch` runs the replica check for it alone. With `folder` (the file's), the
-    modules it imports from that folder are read too, as the workload's import finds them
-    (`load_workload` puts the folder first on `sys.path`): "models.py: Siamese.train_step
-    (line 4)". Empty when the file cannot be parsed."""
+    modules it imports from that folder are read too (`local_modules`): "models.py:
+    Siamese.train_step (line 4)". Empty when the file cannot be parsed."""
     import ast  # noqa: PLC0415 - only here
-    from pathlib import Path  # noqa: PLC0415
 
-    def defs(tree) -> list[tuple[int, str]]:
-        return sorted((f.lineno, f"{c.name}.{f.name} (line {f.lineno})")
-                      for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
-                      for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                      and f.name in ("train_step", "compute_loss"))
+    def defs(tree) -> list[str]:
+        return [text for _, text in sorted(
+            (f.lineno, f"{c.name}.{f.name} (line {f.lineno})")
+            for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+            for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and f.name in ("train_step", "compute_loss"))]
 
-    def parse(text):
-        try:
-            return ast.parse(text)
-        except (SyntaxError, ValueError):
-            return None
-
-    tree = parse(source)
+    tree = _parse(source)
     if tree is None:
         return []
-    found = [text for _, text in defs(tree)]
-    if folder is None:
-        return found
+    found = defs(tree)
+    if folder is not None:
+        found += [f"{name}: {text}" for name, sub in local_modules(tree, folder) for text in defs(sub)]
+    return found
+
+
+def local_modules(tree, folder) -> list:
+    """The modules a workload's syntax tree imports from its own folder, and theirs in turn,
+    as the workload's import finds them (`load_workload` puts the folder first on
+    `sys.path`): (path relative to the folder, syntax tree), at most MAX_MODULES_READ."""
+    from pathlib import Path  # noqa: PLC0415 - only here
+
     root = Path(folder).resolve()
-    seen: set[Path] = set()
-    queue = [tree]
+    seen: set = set()
+    out, queue = [], [tree]
     while queue and len(seen) < MAX_MODULES_READ:
         for path in _local_imports(queue.pop(0), root):
             if path in seen:
                 continue
             seen.add(path)
             try:
-                sub = parse(path.read_text(encoding="utf-8", errors="replace"))
+                sub = _parse(path.read_text(encoding="utf-8", errors="replace"))
             except OSError:
                 continue
             if sub is not None:
-                found += [f"{path.relative_to(root)}: {text}" for _, text in defs(sub)]
+                out.append((str(path.relative_to(root)), sub))
                 queue.append(sub)
-    return found
+    return out
 
 
 # Modules beside a workload that `own_step_defs` reads, at most (a folder of many is a package
@@ -261,9 +272,8 @@ def _calls(source: str, describe) -> list[str]:
     None), in line order; empty when the file cannot be parsed."""
     import ast  # noqa: PLC0415 - only here
 
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = _parse(source)
+    if tree is None:
         return []
     found = []
     for node in ast.walk(tree):

@@ -99,8 +99,9 @@ def run(args) -> int:
 
     # what the check found, said before training (the rest of init's notes train.py says,
     # or stops on, itself)
-    warned = [n for n in (loss_not_scaled_note(job),) if n]
-    for note in warned:
+    note = loss_not_scaled_note(job)
+    warned = [note] if note else []
+    if note:
         print(f"rung launch: warning: {note}", file=sys.stderr, flush=True)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="rung-launch-"))
     try:
