@@ -355,14 +355,20 @@ def worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]:
         return "own_order", ""
     if _maps_unseeded(graphs[0]) or _draws_in_maps(graphs[0]):
         # seeds held in a layer's state, or constant ones, are not in the graph's attributes:
-        # read a batch of both (each process draws as a pipeline built here does)
+        # read both (each process draws as a pipeline built here does), enough examples that
+        # two workers' draws do not match by chance (8 random flips did, once in CI)
         try:
-            first = [_first_batches(ds, 1) for ds in built]
+            first = [_first_batches(ds, -(-AUGMENTED_EXAMPLES_COMPARED // max(1, batch_size))) for ds in built]
         except Exception as e:  # noqa: BLE001 - inspection is advice, never fatal
             return None, _why(e)
         return ("identical" if _same(*first) else "augmented"), ""
     return "identical", ""
 
+
+
+# Examples of each pipeline read to tell augmented from identical (`worker_input`): a coin
+# flip per example matches on both workers by chance once in 2**64.
+AUGMENTED_EXAMPLES_COMPARED = 64
 
 
 def _first_batches(ds, n: int) -> list:
