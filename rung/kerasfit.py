@@ -67,68 +67,84 @@ def _parse(source: str):
         return None
 
 
-def _imports_of(source: str, module: str) -> list[str]:
+def _imports_of(source: str, module: str, folder=None) -> list[str]:
     """The statements of a file that import `module` or a submodule of it, as
-    "import keras (line 3)", in line order. Empty when the file cannot be parsed (its
-    import reports that)."""
+    "import keras (line 3)", in line order (then those of its local modules, `_read`)."""
     import ast  # noqa: PLC0415 - only here
-
-    tree = _parse(source)
-    if tree is None:
-        return []
 
     def ours(name: str) -> bool:
         return name == module or name.startswith(module + ".")
 
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names if ours(a.name)]
-            if names:
-                found.append((node.lineno, f"import {', '.join(names)} (line {node.lineno})"))
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and ours(node.module):
-            found.append((node.lineno, f"from {node.module} import {', '.join(a.name for a in node.names)} "
-                                       f"(line {node.lineno})"))
-    return [text for _, text in sorted(found)]
+    def find(tree) -> list:
+        found = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names if ours(a.name)]
+                if names:
+                    found.append((node.lineno, f"import {', '.join(names)} (line {node.lineno})"))
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and ours(node.module):
+                found.append((node.lineno, f"from {node.module} import {', '.join(a.name for a in node.names)} "
+                                           f"(line {node.lineno})"))
+        return found
+
+    return _read(source, folder, find)
 
 
-def keras3_imports(source: str) -> list[str]:
+def _read(source: str, folder, find) -> list[str]:
+    """What `find(syntax tree)` finds, as (line, text) pairs, in a workload's text, in line
+    order; with `folder` (the workload's), then in each module it imports from that folder
+    (`local_modules`), as "import keras (models.py, line 1)": what the workload runs is
+    often kept beside it. Empty when the file cannot be parsed (its import reports that)."""
+    return [text[:-len(f"(line {line})")] + f"({name}, line {line})" if name else text
+            for name, tree in _trees(source, folder) for line, text in sorted(find(tree))]
+
+
+def _trees(source: str, folder) -> list:
+    """("", the workload's syntax tree), then (path, tree) of each module `local_modules`
+    finds (none when the workload cannot be parsed)."""
+    tree = _parse(source)
+    if tree is None:
+        return []
+    return [("", tree)] + (local_modules(tree, folder) if folder is not None else [])
+
+
+def keras3_imports(source: str, folder=None) -> list[str]:
     """The statements of a workload file that import Keras 3 itself (`import keras`,
     `from keras import layers`, `from keras.layers import Dense`), as "import keras (line 3)".
     `tf.keras` follows TF_USE_LEGACY_KERAS and becomes tf-keras where rung needs it; `keras`
     is Keras 3 whatever the environment says, and tf-keras cannot train a model built from
-    it."""
-    return _imports_of(source, "keras")
+    it. With `folder`, the modules it imports from there are read too (`_read`)."""
+    return _imports_of(source, "keras", folder)
 
 
-def tf_keras_imports(source: str) -> list[str]:
+def tf_keras_imports(source: str, folder=None) -> list[str]:
     """The statements of a workload file that import tf-keras itself (`import tf_keras as
     keras`, Keras 2 kept as the Keras 3 migration guide says): its model is a tf-keras
     model whatever tf.keras is, so every run of it must be on tf-keras."""
-    return _imports_of(source, "tf_keras")
+    return _imports_of(source, "tf_keras", folder)
 
 
-def jit_compile_calls(source: str) -> list[str]:
+def jit_compile_calls(source: str, folder=None) -> list[str]:
     """The calls of a workload file that pass `jit_compile=True` (Keras's `compile`, or a
     `tf.function`), as "compile(jit_compile=True) (line 9)", in line order: an XLA step,
     which a parameter-server worker cannot run (JIT_COMPILE). Read from the text, as the
     imports are, so `rung init` knows without importing TensorFlow; only the literal True
     is found (a flag set from a variable is not). Empty when the file cannot be parsed."""
-    return _calls_with_true(source, "jit_compile")
+    return _calls_with_true(source, "jit_compile", folder)
 
 
-def run_eagerly_calls(source: str) -> list[str]:
+def run_eagerly_calls(source: str, folder=None) -> list[str]:
     """The calls of a workload file that pass `run_eagerly=True` (Keras's `compile`), as
     "compile(run_eagerly=True) (line 9)": fit then runs every step without a graph, and
     tf-keras refuses it under parameter servers (RUN_EAGERLY). Read as `jit_compile_calls`."""
-    return _calls_with_true(source, "run_eagerly")
+    return _calls_with_true(source, "run_eagerly", folder)
 
 
 # The calls that put Python into a tf.data pipeline.
 PYTHON_INPUT_CALLS = ("from_generator", "py_function", "numpy_function", "py_func")
 
 
-def python_input_calls(source: str) -> list[str]:
+def python_input_calls(source: str, folder=None) -> list[str]:
     """The calls of a workload file that put Python into its pipeline (`from_generator`,
     `py_function`, `numpy_function`), as "from_generator (line 12)", in line order: under
     parameter servers that Python runs on the coordinator alone (PYTHON_PIPELINE). Read from
@@ -136,20 +152,20 @@ def python_input_calls(source: str) -> list[str]:
     def named(node, name):
         return f"{name} (line {node.lineno})" if name in PYTHON_INPUT_CALLS else None
 
-    return _calls(source, named)
+    return _calls(source, named, folder)
 
 
-def per_replica_batch_calls(source: str) -> list[str]:
+def per_replica_batch_calls(source: str, folder=None) -> list[str]:
     """The file's calls of `get_per_replica_batch_size`, as "get_per_replica_batch_size
     (line 14)": TensorFlow's multi-worker tutorial divides a global batch by the replicas
     with it, where rung passes make_dataset the per-replica batch (BATCH_DIVIDED)."""
     def named(node, name):
         return f"{name} (line {node.lineno})" if name == "get_per_replica_batch_size" else None
 
-    return _calls(source, named)
+    return _calls(source, named, folder)
 
 
-def accumulation_calls(source: str) -> list[str]:
+def accumulation_calls(source: str, folder=None) -> list[str]:
     """The calls of a workload file that pass `gradient_accumulation_steps` a literal above
     1 (Keras 3's optimizers), as "Adam(gradient_accumulation_steps=4) (line 9)": no
     replicated strategy runs it (GRADIENT_ACCUMULATION). Read as `jit_compile_calls`."""
@@ -163,14 +179,14 @@ def accumulation_calls(source: str) -> list[str]:
                 return f"{name or 'a call'}(gradient_accumulation_steps={v.value}) (line {node.lineno})"
         return None
 
-    return _calls(source, accumulates)
+    return _calls(source, accumulates, folder)
 
 
-def stateful_calls(source: str) -> list[str]:
+def stateful_calls(source: str, folder=None) -> list[str]:
     """The calls of a workload file that pass `stateful=True` (a recurrent layer that keeps
     its state from batch to batch), as "GRU(stateful=True) (line 7)": tf-keras builds none
     under a tf.distribute strategy (STATEFUL_RNN). Read as `jit_compile_calls`."""
-    return _calls_with_true(source, "stateful")
+    return _calls_with_true(source, "stateful", folder)
 
 
 # What to change when a model's own step leaves its loss unscaled (LOSS_NOT_SCALED): the
@@ -185,24 +201,17 @@ def own_step_defs(source: str, folder=None) -> list[str]:
     `train_step` and `compute_loss`, as "SiameseModel.train_step (line 40)", in line order:
     only such a model can leave its loss unscaled for several replicas (LOSS_NOT_SCALED), so
     `rung launch` runs the replica check for it alone. With `folder` (the file's), the
-    modules it imports from that folder are read too (`local_modules`): "models.py:
-    Siamese.train_step (line 4)". Empty when the file cannot be parsed."""
+    modules it imports from that folder are read too (`_read`): "Siamese.train_step
+    (models.py, line 4)". Empty when the file cannot be parsed."""
     import ast  # noqa: PLC0415 - only here
 
-    def defs(tree) -> list[str]:
-        return [text for _, text in sorted(
-            (f.lineno, f"{c.name}.{f.name} (line {f.lineno})")
-            for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
-            for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and f.name in ("train_step", "compute_loss"))]
+    def defs(tree) -> list:
+        return [(f.lineno, f"{c.name}.{f.name} (line {f.lineno})")
+                for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+                for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and f.name in ("train_step", "compute_loss")]
 
-    tree = _parse(source)
-    if tree is None:
-        return []
-    found = defs(tree)
-    if folder is not None:
-        found += [f"{name}: {text}" for name, sub in local_modules(tree, folder) for text in defs(sub)]
-    return found
+    return _read(source, folder, defs)
 
 
 def local_modules(tree, folder) -> list:
@@ -229,8 +238,8 @@ def local_modules(tree, folder) -> list:
     return out
 
 
-# Modules beside a workload that `own_step_defs` reads, at most (a folder of many is a package
-# of the team's own; its first ones are read).
+# Modules beside a workload that the readers here read, at most (a folder of many is a
+# package of the team's own; its first ones are read).
 MAX_MODULES_READ = 50
 
 
@@ -255,7 +264,7 @@ def _local_imports(tree, root) -> list:
     return paths
 
 
-def _calls_with_true(source: str, keyword: str) -> list[str]:
+def _calls_with_true(source: str, keyword: str, folder=None) -> list[str]:
     import ast  # noqa: PLC0415 - only here
 
     def passes_true(node, name):
@@ -264,30 +273,31 @@ def _calls_with_true(source: str, keyword: str) -> list[str]:
             return f"{name or 'a call'}({keyword}=True) (line {node.lineno})"
         return None
 
-    return _calls(source, passes_true)
+    return _calls(source, passes_true, folder)
 
 
-def _calls(source: str, describe) -> list[str]:
+def _calls(source: str, describe, folder=None) -> list[str]:
     """`describe(call, its name)` of every call in a file's text that it describes (not
-    None), in line order; empty when the file cannot be parsed."""
+    None), in line order (then in its local modules, `_read`)."""
     import ast  # noqa: PLC0415 - only here
 
-    tree = _parse(source)
-    if tree is None:
-        return []
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            f = node.func
-            text = describe(node, f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None)
-            if text:
-                found.append((node.lineno, text))
-    return [text for _, text in sorted(found)]
+    def find(tree) -> list:
+        found = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+                text = describe(node, name)
+                if text:
+                    found.append((node.lineno, text))
+        return found
+
+    return _read(source, folder, find)
 
 
 def keras3_import_problem(imports: list[str]) -> str:
     """Why tf-keras cannot train the model of a file that imports Keras 3 itself, and the fix."""
-    return (f"the file imports Keras 3 itself ({imports[0]}{', ...' if len(imports) > 1 else ''}), and tf-keras "
+    return (f"the workload imports Keras 3 itself ({imports[0]}{', ...' if len(imports) > 1 else ''}), and tf-keras "
             f"cannot train a model built from `keras`: {KERAS3_FIX}")
 
 

@@ -168,6 +168,47 @@ def test_a_models_own_step_in_a_module_beside_the_workload_is_found(tmp_path):
     (tmp_path / "pkg" / "nets.py").write_text("import models  # read once\n\nclass Net:\n"
                                                "    def compute_loss(self, *a):\n        return 0.0\n")
     source = "import tensorflow as tf\nfrom models import Siamese\nimport not_here\n"
-    assert own_step_defs(source, tmp_path) == ["models.py: Siamese.train_step (line 4)",
-                                               "pkg/nets.py: Net.compute_loss (line 4)"]
+    assert own_step_defs(source, tmp_path) == ["Siamese.train_step (models.py, line 4)",
+                                               "Net.compute_loss (pkg/nets.py, line 4)"]
     assert own_step_defs(source) == []  # without the folder: the file alone
+
+
+def test_every_reader_reads_the_modules_the_workload_imports_from_its_folder(tmp_path):
+    """A team's model in models.py beside the workload: before, only own_step_defs read it.
+    A sibling `import tf_keras as keras` left profile on Keras 3, which then refused the
+    model and said to leave --keras out so rung would choose tf-keras (it had been left out);
+    a sibling `import keras` went unwarned by init under multi-worker."""
+    from rung import kerasfit
+
+    (tmp_path / "models.py").write_text("\n".join([
+        "import keras",                                                     # line 1
+        "import tf_keras as tfk",
+        "from nets import layers_of",
+        "def make(strategy):",
+        "    model = tfk.Sequential([tfk.layers.GRU(4, stateful=True)])",  # line 5
+        "    model.compile(jit_compile=True, run_eagerly=True,",
+        "                  optimizer=tfk.optimizers.Adam(gradient_accumulation_steps=4))",
+        "    return model",
+    ]) + "\n")
+    (tmp_path / "nets.py").write_text("import tensorflow as tf\n"
+                                      "def layers_of(ctx):\n"
+                                      "    ds = tf.data.Dataset.from_generator(lambda: iter([]), output_signature=None)\n"
+                                      "    return ctx.get_per_replica_batch_size(64)\n")
+    source = "import tensorflow as tf\nfrom models import make\n"
+    assert kerasfit.keras3_imports(source, tmp_path) == ["import keras (models.py, line 1)"]
+    assert kerasfit.tf_keras_imports(source, tmp_path) == ["import tf_keras (models.py, line 2)"]
+    assert kerasfit.stateful_calls(source, tmp_path) == ["GRU(stateful=True) (models.py, line 5)"]
+    assert kerasfit.jit_compile_calls(source, tmp_path) == ["compile(jit_compile=True) (models.py, line 6)"]
+    assert kerasfit.run_eagerly_calls(source, tmp_path) == ["compile(run_eagerly=True) (models.py, line 6)"]
+    assert kerasfit.accumulation_calls(source, tmp_path) == [
+        "Adam(gradient_accumulation_steps=4) (models.py, line 7)"]
+    # and a module the sibling imports in turn
+    assert kerasfit.python_input_calls(source, tmp_path) == ["from_generator (nets.py, line 3)"]
+    assert kerasfit.per_replica_batch_calls(source, tmp_path) == ["get_per_replica_batch_size (nets.py, line 4)"]
+    # without the folder, the workload's text alone: none of them
+    for reader in (kerasfit.keras3_imports, kerasfit.tf_keras_imports, kerasfit.stateful_calls,
+                   kerasfit.jit_compile_calls, kerasfit.python_input_calls):
+        assert reader(source) == []
+    # the workload's own findings come first, then its modules', each in line order
+    assert kerasfit.keras3_imports("from models import make\nfrom keras import ops\n", tmp_path) == [
+        "from keras import ops (line 2)", "import keras (models.py, line 1)"]

@@ -158,14 +158,14 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
     work = workdir()
     base = {"workload": str(Path(workload).resolve()), "batch": batch, "steps": steps, "warmup": warmup,
             "collective_timeout": COLLECTIVE_TIMEOUT_SECONDS, "ps_tasks": ps_tasks}
-    source = source_of(workload)
-    legacy = tf_keras_imports(source)
+    source, folder = source_of(workload), Path(workload).parent
+    legacy = tf_keras_imports(source, folder)
     if legacy:
         base["model"] = {"tf_keras_import": True}
         notes.append(f"every run on tf-keras: the workload imports tf_keras itself ({legacy[0]}), so its model is a "
                      "tf-keras model (rung init's train.py does the same)")
     elif all(keras_for(r.strategy) == "tf_keras" for r in runs if r.strategy != "single_device") \
-            and len(runs) > 1 and not keras3_imports(source):
+            and len(runs) > 1 and not keras3_imports(source, folder):
         # multi-worker and parameter servers only: the one-device step they are predicted
         # from (and their efficiency taken against) is the step on their Keras
         base["model"] = {"tf_keras_runs": True}
@@ -293,7 +293,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     # tf-keras) are predicted from a one-device step on their own Keras: the same
                     # model's step can differ by 2-3x between the two (docs/bench.md)
                     for flavour in sorted({keras_for(r.strategy, base.get("model")) for r in runs} - set(bases)):
-                        if flavour == "tf_keras" and keras3_imports(source):
+                        if flavour == "tf_keras" and keras3_imports(source, folder):
                             continue  # tf-keras cannot build a model of Keras 3's own: those runs fail alone
                         extra_spec = RunSpec("single_device", 1, keras=flavour)
                         if on_run:

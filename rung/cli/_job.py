@@ -165,15 +165,16 @@ def job_from(args) -> Job:
     from rung.kerasfit import (accumulation_calls, jit_compile_calls, keras3_imports, own_step_defs, per_replica_batch_calls,
                                python_input_calls, run_eagerly_calls, source_of, stateful_calls, tf_keras_imports)
 
-    source = source_of(args.workload)
-    job.tf_keras_imports, job.keras3_imports = tf_keras_imports(source), keras3_imports(source)
-    job.jit_compile_calls = jit_compile_calls(source)
-    job.run_eagerly_calls = run_eagerly_calls(source)
-    job.python_input_calls = python_input_calls(source)
-    job.per_replica_batch_calls = per_replica_batch_calls(source)
-    job.stateful_calls = stateful_calls(source)
-    job.accumulation_calls = accumulation_calls(source)
-    job.own_step_defs = own_step_defs(source, Path(args.workload).parent)
+    # (and in the modules it imports from its own folder, where a team keeps its model)
+    source, folder = source_of(args.workload), Path(args.workload).parent
+    job.tf_keras_imports, job.keras3_imports = tf_keras_imports(source, folder), keras3_imports(source, folder)
+    job.jit_compile_calls = jit_compile_calls(source, folder)
+    job.run_eagerly_calls = run_eagerly_calls(source, folder)
+    job.python_input_calls = python_input_calls(source, folder)
+    job.per_replica_batch_calls = per_replica_batch_calls(source, folder)
+    job.stateful_calls = stateful_calls(source, folder)
+    job.accumulation_calls = accumulation_calls(source, folder)
+    job.own_step_defs = own_step_defs(source, folder)
     if args.batch:
         job.batch = args.batch
     for flag, value in (("--workers", args.workers), ("--ps-tasks", args.ps_tasks), ("--batch", args.batch)):

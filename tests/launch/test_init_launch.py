@@ -442,6 +442,24 @@ def test_a_keras_3_import_is_warned_at_init_and_stops_launch_at_once(tmp_path):
         "script runs on tf-keras, which cannot train it: build it from tf.keras (`from tensorflow import keras`)")
 
 
+def test_init_reads_the_modules_a_workload_imports_from_its_folder(tmp_path):
+    """The model kept in models.py beside the workload: init warns of its Keras 3 import and
+    its XLA step as it does when the workload holds them (before, it read the workload's
+    text alone and said nothing), and a tf_keras import there puts train.py on tf-keras."""
+    (tmp_path / "models.py").write_text("import keras\n\n\ndef make():\n    model = keras.Sequential()\n"
+                                        "    model.compile(jit_compile=True)\n    return model\n")
+    (tmp_path / "work.py").write_text("from models import make as build_model\n\n\n"
+                                      "def make_dataset(batch_size, input_context=None):\n    pass\n")
+    r = rung("init", str(tmp_path / "work.py"), "--strategy", "parameter_server", "--out", str(tmp_path / "ps"))
+    assert r.returncode == 0, r.stderr
+    assert "warning: KERAS3_IMPORT" in r.stderr and "(import keras (models.py, line 1))" in r.stderr
+    assert "warning: JIT_COMPILE" in r.stderr and "compile(jit_compile=True) (models.py, line 6)" in r.stderr
+    (tmp_path / "models.py").write_text("import tf_keras as keras\n")
+    r = rung("init", str(tmp_path / "work.py"), "--strategy", "mirrored", "--out", str(tmp_path / "mirrored"))
+    assert r.returncode == 0 and "KERAS3_IMPORT" not in r.stderr, r.stderr
+    assert 'os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in (tmp_path / "mirrored" / "train.py").read_text()
+
+
 @pytest.mark.tf
 def test_a_model_written_for_keras_3_alone_stops_train_py_on_tf_keras_in_one_line():
     # LeakyReLU(negative_slope=...) is Keras 3's argument (tf-keras: alpha): the model builds
