@@ -105,7 +105,7 @@ def _trees(source: str, folder) -> list:
     tree = _parse(source)
     if tree is None:
         return []
-    return [("", tree)] + (local_modules(tree, folder) if folder is not None else [])
+    return [("", tree)] + (local_modules(tree, folder, source) if folder is not None else [])
 
 
 def keras3_imports(source: str, folder=None) -> list[str]:
@@ -214,10 +214,12 @@ def own_step_defs(source: str, folder=None) -> list[str]:
     return _read(source, folder, defs)
 
 
-def local_modules(tree, folder) -> list:
+def local_modules(tree, folder, source: str = "") -> list:
     """The modules a workload's syntax tree imports from its own folder, and theirs in turn,
     as the workload's import finds them (`load_workload` puts the folder first on
-    `sys.path`): (path relative to the folder, syntax tree), at most MAX_MODULES_READ."""
+    `sys.path`): (path relative to the folder, syntax tree), at most MAX_MODULES_READ. A
+    module whose text is the workload's `source` (a module that imports the workload back)
+    is the workload: not read twice."""
     from pathlib import Path  # noqa: PLC0415 - only here
 
     root = Path(folder).resolve()
@@ -229,9 +231,12 @@ def local_modules(tree, folder) -> list:
                 continue
             seen.add(path)
             try:
-                sub = _parse(path.read_text(encoding="utf-8", errors="replace"))
+                text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
+            if source and text == source:
+                continue
+            sub = _parse(text)
             if sub is not None:
                 out.append((str(path.relative_to(root)), sub))
                 queue.append(sub)

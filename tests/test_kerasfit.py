@@ -190,11 +190,16 @@ def test_every_reader_reads_the_modules_the_workload_imports_from_its_folder(tmp
         "                  optimizer=tfk.optimizers.Adam(gradient_accumulation_steps=4))",
         "    return model",
     ]) + "\n")
-    (tmp_path / "nets.py").write_text("import tensorflow as tf\n"
+    (tmp_path / "nets.py").write_text("import tensorflow as tf\nimport work  # the workload, imported back\n"
                                       "def layers_of(ctx):\n"
                                       "    ds = tf.data.Dataset.from_generator(lambda: iter([]), output_signature=None)\n"
                                       "    return ctx.get_per_replica_batch_size(64)\n")
+    # the workload, read once although nets.py imports it back
+    source = "import tensorflow as tf\nfrom models import make\nimport keras\n"
+    (tmp_path / "work.py").write_text(source)
+    assert kerasfit.keras3_imports(source, tmp_path) == ["import keras (line 3)", "import keras (models.py, line 1)"]
     source = "import tensorflow as tf\nfrom models import make\n"
+    (tmp_path / "work.py").write_text(source)
     assert kerasfit.keras3_imports(source, tmp_path) == ["import keras (models.py, line 1)"]
     assert kerasfit.tf_keras_imports(source, tmp_path) == ["import tf_keras (models.py, line 2)"]
     assert kerasfit.stateful_calls(source, tmp_path) == ["GRU(stateful=True) (models.py, line 5)"]
@@ -203,8 +208,8 @@ def test_every_reader_reads_the_modules_the_workload_imports_from_its_folder(tmp
     assert kerasfit.accumulation_calls(source, tmp_path) == [
         "Adam(gradient_accumulation_steps=4) (models.py, line 7)"]
     # and a module the sibling imports in turn
-    assert kerasfit.python_input_calls(source, tmp_path) == ["from_generator (nets.py, line 3)"]
-    assert kerasfit.per_replica_batch_calls(source, tmp_path) == ["get_per_replica_batch_size (nets.py, line 4)"]
+    assert kerasfit.python_input_calls(source, tmp_path) == ["from_generator (nets.py, line 4)"]
+    assert kerasfit.per_replica_batch_calls(source, tmp_path) == ["get_per_replica_batch_size (nets.py, line 5)"]
     # without the folder, the workload's text alone: none of them
     for reader in (kerasfit.keras3_imports, kerasfit.tf_keras_imports, kerasfit.stateful_calls,
                    kerasfit.jit_compile_calls, kerasfit.python_input_calls):
