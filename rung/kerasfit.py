@@ -224,9 +224,10 @@ def local_modules(tree, folder, source: str = "") -> list:
 
     root = Path(folder).resolve()
     seen: set = set()
-    out, queue = [], [tree]
+    out, queue = [], [(tree, None)]  # (a module's tree, its file: None for the workload, a script)
     while queue and len(seen) < MAX_MODULES_READ:
-        for path in _local_imports(queue.pop(0), root):
+        module, here = queue.pop(0)
+        for path in _local_imports(module, root, here):
             if path in seen:
                 continue
             seen.add(path)
@@ -239,7 +240,7 @@ def local_modules(tree, folder, source: str = "") -> list:
             sub = _parse(text)
             if sub is not None:
                 out.append((str(path.relative_to(root)), sub))
-                queue.append(sub)
+                queue.append((sub, path))
     return out
 
 
@@ -248,24 +249,38 @@ def local_modules(tree, folder, source: str = "") -> list:
 MAX_MODULES_READ = 50
 
 
-def _local_imports(tree, root) -> list:
-    """The files under `root` that a module's absolute imports name (`import models`,
-    `from models import Net`, `from pkg.models import Net`, `from pkg import models`)."""
+def _local_imports(tree, root, here=None) -> list:
+    """The files under `root` that a module's imports name, as Python finds them: absolute
+    ones (`import models`, `from models import Net`, `from pkg.models import Net`, `from pkg
+    import models`, each package's `__init__.py` on the way) and, in a module of a package
+    at `here`, relative ones (`from .layers import Block`, `from . import layers`)."""
     import ast  # noqa: PLC0415 - only here
 
-    names = []
+    wanted = []  # (the folder a dotted name starts from, its parts)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.append(node.module)
-            names += [f"{node.module}.{a.name}" for a in node.names if a.name != "*"]
+            wanted += [(root, a.name.split(".")) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                start = root
+            elif here is not None:  # a relative import: from the package of the module at `here`
+                start = here.parent
+                for _ in range(node.level - 1):
+                    start = start.parent
+                if start != root and root not in start.parents:
+                    continue
+            else:
+                continue  # the workload itself runs as a script: no package to be relative to
+            parts = node.module.split(".") if node.module else []
+            wanted += [(start, parts)] if parts else []
+            wanted += [(start, parts + [a.name]) for a in node.names if a.name != "*"]
     paths = []
-    for name in names:
-        base = root.joinpath(*name.split("."))
-        for candidate in (base.with_name(base.name + ".py"), base / "__init__.py"):
-            if candidate.is_file() and candidate not in paths:
-                paths.append(candidate)
+    for start, parts in wanted:
+        for k in range(1, len(parts) + 1):  # pkg/__init__.py, then pkg/models.py
+            base = start.joinpath(*parts[:k])
+            for candidate in (base.with_name(base.name + ".py"), base / "__init__.py"):
+                if candidate.is_file() and candidate not in paths:
+                    paths.append(candidate)
     return paths
 
 

@@ -217,3 +217,24 @@ def test_every_reader_reads_the_modules_the_workload_imports_from_its_folder(tmp
     # the workload's own findings come first, then its modules', each in line order
     assert kerasfit.keras3_imports("from models import make\nfrom keras import ops\n", tmp_path) == [
         "from keras import ops (line 2)", "import keras (models.py, line 1)"]
+
+
+def test_a_package_beside_the_workload_is_read_through_its_relative_imports(tmp_path):
+    """`from team.model import Net`, where team/model.py says `from .blocks import Block` and
+    team/blocks.py holds the train_step: Python runs team/__init__.py, team/model.py and
+    team/blocks.py, and so are they read. A relative import that leaves the folder is not."""
+    from rung.kerasfit import keras3_imports, own_step_defs
+
+    root = tmp_path / "work"  # the workload's folder
+    team = root / "team"
+    (team / "sub").mkdir(parents=True)
+    (team / "__init__.py").write_text("import keras\n")
+    (team / "model.py").write_text("from .blocks import Block\nfrom . import sub\n")
+    (team / "blocks.py").write_text("class Block:\n    def train_step(self, data):\n        return {}\n")
+    (team / "sub" / "__init__.py").write_text("from ..blocks import Block\nfrom .... import outside\n")
+    (tmp_path / "outside.py").write_text("class Out:\n    def train_step(self, data):\n        return {}\n")
+    source = "from team.model import Net\n"
+    assert keras3_imports(source, root) == ["import keras (team/__init__.py, line 1)"]
+    assert own_step_defs(source, root) == ["Block.train_step (team/blocks.py, line 2)"]
+    # the workload runs as a script: its own relative import names no package
+    assert own_step_defs("from .team.blocks import Block\n", root) == []
