@@ -56,9 +56,9 @@ def no_ray_left():
     assert not ray_pids() - before, "Ray processes left running"
 
 
-def launch(*args):
+def launch(*args, workload=MLP):
     before = set(Path(tempfile.gettempdir()).glob("rung-*"))
-    r = subprocess.run([sys.executable, "-m", "rung", "launch", str(MLP), "--engine", "ray", *args, "--json"],
+    r = subprocess.run([sys.executable, "-m", "rung", "launch", str(workload), "--engine", "ray", *args, "--json"],
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-1500:]
     # without --out, neither the job's folder nor the launcher's own state is left behind
@@ -68,8 +68,21 @@ def launch(*args):
     return json.loads(r.stdout)
 
 
-def test_multi_worker_on_ray_train_restarts_and_resumes(no_ray_left):
-    r = launch("--strategy", "multi_worker_mirrored", "--workers", "2", "--steps", "30", "--kill", "1@12")
+def team_folder(folder: Path, model: Path) -> Path:
+    """A workload that takes its model from the team's own training script, train.py beside
+    it. launch_ray.py imported rung's train.py as `train` too, and the workload's import
+    failed on every worker ("cannot import name 'build_model' from 'train'"): rung's is
+    imported under a name of its own now."""
+    (folder / "train.py").write_text(model.read_text())
+    (folder / "job.py").write_text("from train import BATCH_SIZE, build_model, make_dataset  # noqa: F401\n"
+                                   if "BATCH_SIZE" in model.read_text() else
+                                   "from train import build_model, make_dataset  # noqa: F401\n")
+    return folder / "job.py"
+
+
+def test_multi_worker_on_ray_train_restarts_and_resumes(tmp_path, no_ray_left):
+    r = launch("--strategy", "multi_worker_mirrored", "--workers", "2", "--steps", "30", "--kill", "1@12",
+               workload=team_folder(tmp_path, MLP))
     assert r["engine"] == "ray" and r["keras"] == "tf_keras" and r["steps_completed"] == 30
     assert r["restarts"] == 1 and r["killed_at_step"] is not None
     assert r["resumed_from_step"] <= r["killed_at_step"] and r["killed_at_step"] - r["resumed_from_step"] <= 5
@@ -179,7 +192,10 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
         # turns off (an XLA step cannot read the ps tasks' variables) and says so; worker 1 is
         # killed on its way, and Ray restarts its actor (on the node it is pinned to) while the
         # coordinator carries on
-        r = subprocess.run(net.wrap(0, [sys.executable, "-m", "rung", "launch", str(XLA), "--engine", "ray",
+        # (the chief, on the driver's node, takes the model from the team's train.py beside the
+        # workload: the servers never import it)
+        xla = team_folder(driver, XLA)
+        r = subprocess.run(net.wrap(0, [sys.executable, "-m", "rung", "launch", str(xla), "--engine", "ray",
                                         "--address", f"{head}:6379", "--strategy", "parameter_server", "--workers",
                                         "2", "--ps-tasks", "1", "--steps", "100", "--kill", "1@20", "--json"]),
                            env={**env, "TMPDIR": str(driver)}, capture_output=True, text=True, timeout=600)
