@@ -165,7 +165,10 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
         r = subprocess.run(net.wrap(1, ["unshare", "--mount", "--propagation", "private", "sh", "-c", start]),
                            env=env, capture_output=True, text=True, timeout=180)
         assert r.returncode == 0, r.stderr[-800:]
-        (driver / MLP.name).write_text(MLP.read_text())  # the team's file, where only the driver sees it
+        # the team's file, where only the driver sees it, and named as rung's own script is: the
+        # second node writes both copies, and the workload's once took the place of rung's
+        team = driver / "train.py"
+        team.write_text(MLP.read_text())
         # in the second node's mount namespace (its raylet's), the driver's folder is empty
         raylet = next(pid for pid in subprocess.run(["ip", "netns", "pids", net.namespace(1)], capture_output=True,
                                                     text=True).stdout.split()
@@ -177,7 +180,7 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
         # node with the job, what the workers tell the driver goes through an actor, and the
         # backups sit in a folder both nodes see; worker 1 is killed on its way and the group
         # restarts from the last backup
-        r = subprocess.run(net.wrap(0, [sys.executable, "-m", "rung", "launch", str(driver / MLP.name), "--engine",
+        r = subprocess.run(net.wrap(0, [sys.executable, "-m", "rung", "launch", str(team), "--engine",
                                         "ray", "--address", f"{head}:6379", "--strategy", "multi_worker_mirrored",
                                         "--workers", "2", "--steps", "30", "--kill", "1@12", "--checkpoint-dir",
                                         str(shared / "checkpoints"), "--json"]),
@@ -194,7 +197,8 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
         # coordinator carries on
         # (the chief, on the driver's node, takes the model from the team's train.py beside the
         # workload: the servers never import it)
-        xla = team_folder(driver, XLA)
+        (driver / "ps").mkdir()
+        xla = team_folder(driver / "ps", XLA)
         r = subprocess.run(net.wrap(0, [sys.executable, "-m", "rung", "launch", str(xla), "--engine", "ray",
                                         "--address", f"{head}:6379", "--strategy", "parameter_server", "--workers",
                                         "2", "--ps-tasks", "1", "--steps", "100", "--kill", "1@20", "--json"]),
