@@ -95,8 +95,13 @@ def _read(source: str, folder, find) -> list[str]:
     order; with `folder` (the workload's), then in each module it imports from that folder
     (`local_modules`), as "import keras (models.py, line 1)": what the workload runs is
     often kept beside it. Empty when the file cannot be parsed (its import reports that)."""
-    return [text[:-len(f"(line {line})")] + f"({name}, line {line})" if name else text
-            for name, tree in _trees(source, folder) for line, text in sorted(find(tree))]
+    def placed(text: str, name: str, line: int) -> str:
+        at = f"(line {line})"
+        if not name:
+            return text
+        return text[:-len(at)] + f"({name}, line {line})" if text.endswith(at) else f"{text} ({name})"
+
+    return [placed(text, name, line) for name, tree in _trees(source, folder) for line, text in sorted(find(tree))]
 
 
 def _trees(source: str, folder) -> list:
