@@ -249,6 +249,15 @@ def local_modules(tree, folder, source: str = "") -> list:
     return out
 
 
+def local_files(path) -> list:
+    """The files of the modules the workload at `path` imports from its folder
+    (`local_modules`), resolved."""
+    from pathlib import Path  # noqa: PLC0415 - only here
+
+    root, source = Path(path).resolve().parent, source_of(path)
+    return [root / name for name, _ in _trees(source, root)[1:]]
+
+
 # Modules beside a workload that the readers here read, at most (a folder of many is a
 # package of the team's own; its first ones are read).
 MAX_MODULES_READ = 50

@@ -37,6 +37,11 @@ def write_files(job, workload: Path, out: Path, k8s: bool = False, image: str = 
 
         files.update({f"k8s/{name}": text for name, text in manifests.manifests(job, image).items()})
     files["README.md"] = emit.readme(job, workload, sorted(files) + ["README.md"])
+    team = team_code(workload)
+    for name in files:
+        if (out / name).resolve() in team:
+            raise InputError(str(out / name), None, "is the workload or a module it imports, and rung would write "
+                                                    f"its own {name} over it; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".rung-init-", dir=out))
     try:
@@ -50,6 +55,15 @@ def write_files(job, workload: Path, out: Path, k8s: bool = False, image: str = 
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return sorted(files)
+
+
+def team_code(workload: Path) -> set:
+    """The workload file and the modules it imports from its folder, resolved: what no file
+    rung writes may replace (`--out` the workload's own folder with --force wrote train.py
+    over a team's train.py, which the workload imported)."""
+    from rung.kerasfit import local_files
+
+    return {workload.resolve(), *(p.resolve() for p in local_files(workload))}
 
 
 def run(args) -> int:

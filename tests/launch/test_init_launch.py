@@ -128,6 +128,28 @@ def test_init_never_overwrites_a_folder_without_force(tmp_path):
     assert (out / "mine.txt").read_text() == "keep" and (out / "train.py").exists()
 
 
+def test_init_with_force_never_writes_over_the_workload_or_a_module_it_imports(tmp_path):
+    """`--out` the workload's own folder with --force: a team's train.py, which the workload
+    imports its model from, was replaced by rung's (and a workload named train.py by the
+    script that runs it). Exit 2, one line, nothing written; a file the workload does not
+    import is the --force it asked for."""
+    team = MLP.read_text()
+    (tmp_path / "train.py").write_text(team)
+    (tmp_path / "work.py").write_text("from train import BATCH_SIZE, build_model, make_dataset  # noqa: F401\n")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for workload in ("work.py", "train.py"):
+        r = rung("init", str(tmp_path / workload), "--strategy", "mirrored", "--out", str(tmp_path), "--force")
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert f"{tmp_path / 'train.py'}: is the workload or a module it imports" in r.stderr
+        assert (tmp_path / "train.py").read_text() == team and sorted(p.name for p in tmp_path.iterdir()) == before
+    (tmp_path / "train.py").rename(tmp_path / "model.py")  # a train.py the workload does not import
+    (tmp_path / "train.py").write_text("# notes\n")
+    (tmp_path / "work.py").write_text("from model import BATCH_SIZE, build_model, make_dataset  # noqa: F401\n")
+    r = rung("init", str(tmp_path / "work.py"), "--strategy", "mirrored", "--out", str(tmp_path), "--force")
+    assert r.returncode == 0, r.stderr
+    assert "WORKLOAD" in (tmp_path / "train.py").read_text() and (tmp_path / "model.py").read_text() == team
+
+
 def test_init_and_tf_config_do_not_import_tensorflow_or_ray(tmp_path):
     r = without_frameworks(
         f"main(['init', {str(MLP)!r}, '--strategy', 'parameter_server', '--k8s', '--out', {str(tmp_path / 'o')!r}])\n"
