@@ -293,8 +293,14 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     # tf-keras) are predicted from a one-device step on their own Keras: the same
                     # model's step can differ by 2-3x between the two (docs/bench.md)
                     for flavour in sorted({keras_for(r.strategy, base.get("model")) for r in runs} - set(bases)):
-                        if flavour == "tf_keras" and keras3_imports(source, folder):
-                            continue  # tf-keras cannot build a model of Keras 3's own: those runs fail alone
+                        keras3 = keras3_imports(source, folder) if flavour == "tf_keras" else []
+                        if keras3:  # tf-keras cannot build a model of Keras 3's own: those runs fail alone
+                            notes.append(f"the runs on {flavour} are predicted from the one-device step on "
+                                         f"{r0.get('keras')}: the workload imports Keras 3 itself ({keras3[0]}), "
+                                         f"so no one-device run on {flavour} was tried (a model built from `keras` "
+                                         "fails there); a model built from tf.keras there runs, and its step can "
+                                         "differ 2-3x between the two Kerases (docs/bench.md)")
+                            continue
                         extra_spec = RunSpec("single_device", 1, keras=flavour)
                         if on_run:
                             on_run(extra_spec.label)

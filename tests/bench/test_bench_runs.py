@@ -542,6 +542,10 @@ def test_a_run_whose_keras_cannot_build_the_model_fails_alone():
     (failed,) = b["failed"]
     assert failed["strategy"] == "multi_worker_mirrored"
     assert "Keras 3 model (VAE) under tf-keras" in failed["error"] and "from tensorflow import keras" in failed["error"]
+    # no one-device run on tf-keras was tried for it, and the notes say what the run on tf-keras
+    # would have been predicted from (before, nothing did)
+    assert any(n.startswith("the runs on tf_keras are predicted from the one-device step on keras3: the workload "
+                            "imports Keras 3 itself (import keras (line ") for n in b["notes"]), b["notes"]
 
 
 def test_a_model_written_for_keras_3_alone_fails_its_runs_on_tf_keras_with_what_to_change():
