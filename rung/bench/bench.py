@@ -158,7 +158,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
     work = workdir()
     base = {"workload": str(Path(workload).resolve()), "batch": batch, "steps": steps, "warmup": warmup,
             "collective_timeout": COLLECTIVE_TIMEOUT_SECONDS, "ps_tasks": ps_tasks}
-    source, folder = source_of(workload), Path(workload).parent
+    source, folder = source_of(workload), Path(workload).resolve().parent
     legacy = tf_keras_imports(source, folder)
     if legacy:
         base["model"] = {"tf_keras_import": True}

@@ -166,7 +166,7 @@ def job_from(args) -> Job:
                                python_input_calls, run_eagerly_calls, source_of, stateful_calls, tf_keras_imports)
 
     # (and in the modules it imports from its own folder, where a team keeps its model)
-    source, folder = source_of(args.workload), Path(args.workload).parent
+    source, folder = source_of(args.workload), Path(args.workload).resolve().parent
     job.tf_keras_imports, job.keras3_imports = tf_keras_imports(source, folder), keras3_imports(source, folder)
     job.jit_compile_calls = jit_compile_calls(source, folder)
     job.run_eagerly_calls = run_eagerly_calls(source, folder)

@@ -116,7 +116,7 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
     if steps < 2 or warmup < 0:
         raise InputError("--steps", None, f"expected at least 2 timed steps, received {steps}")
     phase = on_phase or (lambda _msg: None)
-    legacy = tf_keras_imports(source_of(path), Path(path).parent) if keras is None else []
+    legacy = tf_keras_imports(source_of(path), Path(path).resolve().parent) if keras is None else []
     if legacy:  # its model is a tf-keras model, whatever tf.keras would be
         keras = "tf_keras"
     phase("importing TensorFlow")
@@ -345,7 +345,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "worker_input_detail": across_why or None,
         "run_eagerly": eager is not None,
         "eager_step_seconds": statistics.median(eager.totals) if eager is not None else None,
-        "keras3_imports": keras3_imports(source_of(path), Path(path).parent),
+        "keras3_imports": keras3_imports(source_of(path), Path(path).resolve().parent),
         "gradient_bytes_dense": g.dense_bytes,
         "gradient_bytes_sparse": g.sparse_bytes,
         "gradients_observed": g.observed,

@@ -480,6 +480,13 @@ def test_init_reads_the_modules_a_workload_imports_from_its_folder(tmp_path):
     r = rung("init", str(tmp_path / "work.py"), "--strategy", "mirrored", "--out", str(tmp_path / "mirrored"))
     assert r.returncode == 0 and "KERAS3_IMPORT" not in r.stderr, r.stderr
     assert 'os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in (tmp_path / "mirrored" / "train.py").read_text()
+    # a workload reached through a symlink: Python puts the folder of the file it points to
+    # first on sys.path, and that is where its modules are read (before: the link's folder)
+    (tmp_path / "links").mkdir()
+    (tmp_path / "links" / "work.py").symlink_to(tmp_path / "work.py")
+    r = rung("init", str(tmp_path / "links" / "work.py"), "--strategy", "mirrored", "--out", str(tmp_path / "l"))
+    assert r.returncode == 0, r.stderr
+    assert 'os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in (tmp_path / "l" / "train.py").read_text()
 
 
 @pytest.mark.tf
