@@ -249,12 +249,18 @@ def local_modules(tree, folder, source: str = "") -> list:
     return out
 
 
+def workload_text(path) -> tuple:
+    """(the workload's text, its folder) for the readers here: the folder Python puts first
+    on `sys.path` for `python workload.py`, the resolved one (a symlink's target's)."""
+    from pathlib import Path  # noqa: PLC0415 - only here
+
+    return source_of(path), Path(path).resolve().parent
+
+
 def local_files(path) -> list:
     """The files of the modules the workload at `path` imports from its folder
     (`local_modules`), resolved."""
-    from pathlib import Path  # noqa: PLC0415 - only here
-
-    root, source = Path(path).resolve().parent, source_of(path)
+    source, root = workload_text(path)
     return [root / name for name, _ in _trees(source, root)[1:]]
 
 

@@ -25,7 +25,7 @@ from rung.bench.plan import RunSpec, keras_for, plan_run, task_environment
 from rung.bench.run import PORT_RETRIES, BenchError, execute, port_taken_line, step_stats, workdir
 from rung.bench.warm import WarmStarters
 from rung.errors import InputError
-from rung.kerasfit import TF_KERAS_DEFINES, keras3_imports, keras3_mirrored_failures, source_of, tf_keras_imports
+from rung.kerasfit import TF_KERAS_DEFINES, keras3_imports, keras3_mirrored_failures, tf_keras_imports, workload_text
 from rung.model import comm as model_comm
 from rung.spec.benchresult import PsCosts
 
@@ -158,7 +158,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
     work = workdir()
     base = {"workload": str(Path(workload).resolve()), "batch": batch, "steps": steps, "warmup": warmup,
             "collective_timeout": COLLECTIVE_TIMEOUT_SECONDS, "ps_tasks": ps_tasks}
-    source, folder = source_of(workload), Path(workload).resolve().parent
+    source, folder = workload_text(workload)
     legacy = tf_keras_imports(source, folder)
     if legacy:
         base["model"] = {"tf_keras_import": True}

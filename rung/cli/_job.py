@@ -163,10 +163,11 @@ def job_from(args) -> Job:
     # train.py turns it off under parameter servers), and its literal jit_compile=True (parameter servers run it
     # without XLA): read once, here
     from rung.kerasfit import (accumulation_calls, jit_compile_calls, keras3_imports, own_step_defs, per_replica_batch_calls,
-                               python_input_calls, run_eagerly_calls, source_of, stateful_calls, tf_keras_imports)
+                               python_input_calls, run_eagerly_calls, stateful_calls, tf_keras_imports,
+                               workload_text)
 
     # (and in the modules it imports from its own folder, where a team keeps its model)
-    source, folder = source_of(args.workload), Path(args.workload).resolve().parent
+    source, folder = workload_text(args.workload)
     job.tf_keras_imports, job.keras3_imports = tf_keras_imports(source, folder), keras3_imports(source, folder)
     job.jit_compile_calls = jit_compile_calls(source, folder)
     job.run_eagerly_calls = run_eagerly_calls(source, folder)

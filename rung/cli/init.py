@@ -63,7 +63,7 @@ def team_code(workload: Path) -> set:
     over a team's train.py, which the workload imported)."""
     from rung.kerasfit import local_files
 
-    return {workload.resolve(), *(p.resolve() for p in local_files(workload))}
+    return {workload.resolve(), *local_files(workload)}
 
 
 def run(args) -> int:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from rung.errors import InputError
-from rung.kerasfit import keras3_imports, source_of, tf_keras_imports
+from rung.kerasfit import keras3_imports, tf_keras_imports, workload_text
 from rung.measure import checkpoint, counts, pipeline, replicas, shapes, tfenv, timing
 from rung.measure.workload import build_checked_model, dataset_repeats, load_workload, make_checked_dataset
 from rung.model.inputs import INPUT_BOUND_FRACTION
@@ -116,7 +116,7 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
     if steps < 2 or warmup < 0:
         raise InputError("--steps", None, f"expected at least 2 timed steps, received {steps}")
     phase = on_phase or (lambda _msg: None)
-    legacy = tf_keras_imports(source_of(path), Path(path).resolve().parent) if keras is None else []
+    legacy = tf_keras_imports(*workload_text(path)) if keras is None else []
     if legacy:  # its model is a tf-keras model, whatever tf.keras would be
         keras = "tf_keras"
     phase("importing TensorFlow")
@@ -345,7 +345,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "worker_input_detail": across_why or None,
         "run_eagerly": eager is not None,
         "eager_step_seconds": statistics.median(eager.totals) if eager is not None else None,
-        "keras3_imports": keras3_imports(source_of(path), Path(path).resolve().parent),
+        "keras3_imports": keras3_imports(*workload_text(path)),
         "gradient_bytes_dense": g.dense_bytes,
         "gradient_bytes_sparse": g.sparse_bytes,
         "gradients_observed": g.observed,

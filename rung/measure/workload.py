@@ -137,9 +137,9 @@ def build_checked_model(w: Workload, tf):
     model = call_user(w, "build_model")
     if not isinstance(model, tf.keras.Model) and _keras3_model(model) and \
             tf.keras.Model.__module__.startswith("tf_keras"):
-        from rung.kerasfit import TF_KERAS_WHY, keras3_import_problem, keras3_imports, source_of
+        from rung.kerasfit import TF_KERAS_WHY, keras3_import_problem, keras3_imports, workload_text
 
-        found = keras3_imports(source_of(w.path), Path(w.path).resolve().parent) or ["keras"]
+        found = keras3_imports(*workload_text(w.path)) or ["keras"]
         raise InputError(w.where, None, f"build_model() returned a Keras 3 model ({type(model).__name__}) under "
                                         f"tf-keras: {keras3_import_problem(found)} ({TF_KERAS_WHY})")
     if not isinstance(model, tf.keras.Model) and type(model).__module__.startswith("tf_keras"):
