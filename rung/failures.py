@@ -99,10 +99,29 @@ PS_AUGMENTED_INPUT = (f"{_PS_COPIES}; this one draws at random only in its maps,
 PS_SAME_INPUT_FIX = "shuffle it without a seed (ds.shuffle(buffer)), so each worker draws its own order"
 
 
+# A model built under a strategy of the file's own (`with strategy.scope():` in build_model,
+# a newcomer's earlier try at distributing): rung builds it under the strategy it measures
+# or plans, and TensorFlow's words name two strategy objects by their addresses.
+def own_strategy_problem(name: str = "", calls: str = "") -> str:
+    """What to change when build_model() builds its model under a strategy of its own
+    (`name`, its class), or, with `calls` (rung.kerasfit.strategy_calls), when the file
+    constructs one where rung imports it or builds its model."""
+    theirs = f"a tf.distribute strategy of its own ({name})" if name else "a tf.distribute strategy of its own"
+    said = (f"the file constructs a tf.distribute strategy of its own where rung runs it ({calls})" if calls
+            else f"build_model() builds the model under {theirs}")
+    return (f"{said}; rung calls build_model() inside the scope of the strategy each run uses, so the file must not "
+            "choose one: take the strategy and `with strategy.scope():` out of build_model and the file's top level "
+            "(under `if __name__ == \"__main__\":` rung does not run it)")
+
+
 # Keras 3's words when its fit under a strategy cannot build the model (`Trainer._symbolic_build`)
 KERAS3_BUILD_FAILED = "Unable to automatically build the model"
 
 _HINTS = (
+    # build_model() enters a strategy of its own inside rung's (TensorFlow's words), or its
+    # model, made under one, is trained outside it
+    (("Mixing different tf.distribute.Strategy objects",), own_strategy_problem()),
+    (('Need to be inside "with strategy.scope()"',), own_strategy_problem()),
     # Keras 3 builds the model under a strategy by calling it on a batch
     ((KERAS3_BUILD_FAILED,),
      "under a tf.distribute strategy Keras 3 builds the model by calling it on a batch, and this model cannot "

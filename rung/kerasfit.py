@@ -194,6 +194,60 @@ def stateful_calls(source: str, folder=None) -> list[str]:
     return _calls_with_true(source, "stateful", folder)
 
 
+# tf.distribute's strategies, as a file constructs them (`tf.distribute.MirroredStrategy()`,
+# `tf.distribute.experimental.ParameterServerStrategy(...)`, or the class imported by name).
+STRATEGY_CLASSES = ("MirroredStrategy", "MultiWorkerMirroredStrategy", "ParameterServerStrategy",
+                    "ParameterServerStrategyV2", "CollectiveAllReduceStrategy", "CentralStorageStrategy",
+                    "OneDeviceStrategy", "TPUStrategy")
+
+
+def strategy_calls(source: str, folder=None) -> list[str]:
+    """The tf.distribute strategies a workload constructs where rung runs it: at the top of
+    the file or of a module it imports (not under `if __name__ == "__main__":`), or in
+    build_model() and make_dataset(), or in a function of the same file they call; as
+    "MirroredStrategy (line 4)", in line order. A file written after a try at distributing
+    by hand: rung chooses the strategy and calls build_model() in its scope, so the file's
+    own fails every run (TensorFlow 2.21: "Mixing different tf.distribute.Strategy
+    objects"; a MultiWorkerMirroredStrategy worker that constructs a MirroredStrategy crashed
+    with SIGSEGV here). A strategy made in a function nothing rung runs calls is not found
+    (a `main()` of the team's own), nor one reached through a method or another module's
+    function. Read as `jit_compile_calls`."""
+    import ast  # noqa: PLC0415 - only here
+
+    def main_guard(node) -> bool:
+        t = node.test if isinstance(node, ast.If) else None
+        return isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__"
+
+    def run(body) -> list:
+        """The statements of a body that run when it does: a class's body, not a function's."""
+        out = []
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                out += run(node.body)
+            elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not main_guard(node):
+                out.append(node)
+        return out
+
+    def find(tree) -> list:
+        defs = {f.name: f for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        roots = run(tree.body) + [defs[n] for n in ("build_model", "make_dataset") if n in defs]
+        found, seen = [], set()
+        while roots:  # and the file's own functions those call (`get_strategy()`), in turn
+            root = roots.pop()
+            for node in ast.walk(root):
+                if isinstance(node, ast.Call):
+                    f = node.func
+                    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+                    if name in STRATEGY_CLASSES and node.lineno not in seen:
+                        seen.add(node.lineno)
+                        found.append((node.lineno, f"{name} (line {node.lineno})"))
+                    elif isinstance(f, ast.Name) and f.id in defs:
+                        roots.append(defs.pop(f.id))
+        return found
+
+    return _read(source, folder, find)
+
+
 # What to change when a model's own step leaves its loss unscaled (LOSS_NOT_SCALED): the
 # decision's warning and the line rung init and train.py say.
 LOSS_NOT_SCALED_FIX = ("Divide the summed per-example loss by the global batch "

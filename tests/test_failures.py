@@ -91,6 +91,15 @@ ACCUMULATE_TF_KERAS = ("InputError: /tmp/p8/accum.py: build_model() raised TypeE
                        "not a valid argument, kwargs should be empty for `optimizer_experimental.Optimizer`. (line 7)")
 
 
+# a workload that builds its model under a MirroredStrategy of its own, under the strategy of
+# rung's run (TensorFlow 2.21, 2026-12-04), and the same model's step outside that scope
+MIXING = ("RuntimeError: Mixing different tf.distribute.Strategy objects: <tensorflow.python.distribute."
+          "one_device_strategy.OneDeviceStrategy object at 0x7fc4ca0419d0> is not <tensorflow.python.distribute."
+          "mirrored_strategy.MirroredStrategy object at 0x7fc4c9b4c6d0>")
+OUTSIDE = ('RuntimeError: Need to be inside "with strategy.scope()" for <tensorflow.python.distribute.'
+           'mirrored_strategy.MirroredStrategy object at 0x7fb9f98ba510>')
+
+
 def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "model.built = True" in hint(KERAS3_BUILD)[0]
     advice, line = hint(SLOTS)
@@ -122,6 +131,11 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     advice, line = hint("Traceback (most recent call last):\n  ...\nValueError: None values not supported.")
     assert advice.startswith("if make_dataset yields no labels") and "compile without loss=" in advice
     assert line == "ValueError: None values not supported."
+    for own in (MIXING, OUTSIDE):
+        advice, line = hint(own)
+        assert advice.startswith("build_model() builds the model under a tf.distribute strategy of its own")
+        assert "take the strategy and `with strategy.scope():` out of build_model" in advice
+        assert line == own
 
 
 def test_the_line_puts_the_hint_first_and_stays_short():

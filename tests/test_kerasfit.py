@@ -138,6 +138,41 @@ def test_optimizers_built_to_accumulate_are_found_with_their_lines():
     assert accumulation_calls(source) == ["Adam(gradient_accumulation_steps=4) (line 1)"]
 
 
+def test_strategies_the_file_makes_where_rung_runs_it_are_found_with_their_lines(tmp_path):
+    """A file written after a try at distributing by hand. What rung runs of it: its top
+    level, build_model(), make_dataset() and the file's functions they call; not a
+    `__main__` block, nor a function nothing of those calls."""
+    from rung.kerasfit import strategy_calls
+
+    source = "\n".join([
+        "import tensorflow as tf",
+        "from tensorflow.distribute import OneDeviceStrategy",
+        "strategy = tf.distribute.MirroredStrategy()",  # line 3: at import
+        "def pick():",
+        "    return tf.distribute.experimental.ParameterServerStrategy(resolver)",  # line 5: build_model calls it
+        "def build_model():",
+        "    with pick().scope():",
+        "        return tf.keras.Sequential([])",
+        "def make_dataset(batch_size, input_context=None):",
+        "    one = OneDeviceStrategy('/cpu:0')",  # line 10
+        "    return tf.data.Dataset.range(4)",
+        "def train_by_hand():",  # the team's own: rung never calls it
+        "    return tf.distribute.MultiWorkerMirroredStrategy()",
+        "class Trainer:",
+        "    strategy = tf.distribute.TPUStrategy(r)",  # line 15: a class's body runs at import
+        "    def fit(self):",
+        "        return tf.distribute.MirroredStrategy()",  # its method does not
+        "if __name__ == '__main__':",
+        "    s = tf.distribute.MirroredStrategy()",
+        "print(tf.distribute.get_strategy())",  # the current one, not a new one
+    ])
+    assert strategy_calls(source) == ["MirroredStrategy (line 3)", "ParameterServerStrategy (line 5)",
+                                      "OneDeviceStrategy (line 10)", "TPUStrategy (line 15)"]
+    assert strategy_calls("import tensorflow as tf\ndef build_model():\n    return tf.keras.Sequential([])") == []
+    (tmp_path / "dist.py").write_text("import tensorflow as tf\n\nSTRATEGY = tf.distribute.MirroredStrategy()\n")
+    assert strategy_calls("from dist import STRATEGY\n", tmp_path) == ["MirroredStrategy (dist.py, line 3)"]
+
+
 def test_a_models_own_train_step_and_compute_loss_are_found_with_their_lines():
     from rung.kerasfit import own_step_defs
 

@@ -391,6 +391,16 @@ def run(cfg) -> dict:
     return {**info, "ends": timing.ends, "start": start, "end": end, "warmup": warmup, "traced_while_timed": traced}
 
 
+def error_line(e: BaseException) -> str:
+    """A task's failure as the first line of its error file: rung's own line about the file
+    (an InputError) whole, since it says what to change already; TensorFlow's with what to
+    change put first, cut to a line (`failures.failure_line`)."""
+    from rung.errors import InputError
+    from rung.failures import failure_line
+
+    return f"InputError: {e}" if isinstance(e, InputError) else failure_line(type(e).__name__, str(e))
+
+
 def main(argv=None) -> int:
     from rung.bench.orphans import exit_with_parent
 
@@ -410,10 +420,8 @@ def main(argv=None) -> int:
         return 0
     except Exception as e:  # noqa: BLE001 - reported to the runner through the error file
         if cfg.get("error"):
-            from rung.failures import failure_line
-
             with open(cfg["error"], "w") as f:
-                f.write(f"{failure_line(type(e).__name__, str(e))}\n{traceback.format_exc()[-3000:]}")
+                f.write(f"{error_line(e)}\n{traceback.format_exc()[-3000:]}")
         return 1
 
 

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from rung.errors import InputError
-from rung.failures import message_line
+from rung.failures import message_line, own_strategy_problem
 
 DEFAULT_BATCH = 32
 
@@ -67,6 +67,11 @@ def load_workload(path: str | Path) -> Workload:
         raise InputError(where, None, "no such workload file")
     if p.is_dir() or p.suffix != ".py":
         raise InputError(where, None, "expected a Python file (.py) defining build_model() and make_dataset()")
+    from rung.kerasfit import strategy_calls, workload_text
+
+    own = strategy_calls(*workload_text(p))  # before its import runs it (a crash, under multi-worker)
+    if own:
+        raise InputError(where, None, own_strategy_problem(calls=", ".join(own)))
     beside = str(p.resolve().parent)
     if beside not in sys.path:  # as `python workload.py` has it: the modules beside the file import
         sys.path.insert(0, beside)
@@ -123,8 +128,13 @@ def call_user(w: Workload, fn: str, *args, **kwargs):
     except InputError:
         raise
     except Exception as e:  # noqa: BLE001
-        raise InputError(w.where, None, f"{fn}() raised {type(e).__name__}: {one_line(e)}"
-                                        f"{_where_in_file(w.path, e)}") from None
+        said = f"{fn}() raised {type(e).__name__}: {one_line(e)}{_where_in_file(w.path, e)}"
+        if fn == "build_model" and "Mixing different tf.distribute.Strategy objects" in str(e):
+            # rung's scope, and the file's own inside it (TensorFlow names both by address)
+            theirs = re.search(r"is not <[\w.]*?(\w+) object", str(e))
+            said = (f"{own_strategy_problem(theirs.group(1) if theirs else '')} ({type(e).__name__}: Mixing "
+                    f"different tf.distribute.Strategy objects{_where_in_file(w.path, e)})")
+        raise InputError(w.where, None, said) from None
 
 
 def _keras3_model(model) -> bool:
@@ -149,6 +159,11 @@ def build_checked_model(w: Workload, tf):
     if not isinstance(model, tf.keras.Model):
         raise InputError(w.where, None, f"build_model() returned {type(model).__name__}; expected a compiled "
                                         "tf.keras.Model")
+    own = getattr(model, "distribute_strategy", None)
+    if own is not None and own is not tf.distribute.get_strategy():
+        # built under a strategy of the file's own: its step would fail outside that scope
+        # ("Need to be inside `with strategy.scope()`"), and no run could measure it under another
+        raise InputError(w.where, None, own_strategy_problem(type(own).__name__))
     if getattr(model, "optimizer", None) is None:
         raise InputError(w.where, None, "build_model() returned a model that is not compiled; call "
                                         "model.compile(optimizer=..., loss=...) before returning it")

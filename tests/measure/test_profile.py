@@ -832,3 +832,45 @@ def test_a_dimension_the_spec_leaves_unknown_is_dynamic_only_when_batches_differ
     dyn, _ = dynamic_shape_details(tf, texts.element_spec, None, list(texts.take(8)))
     assert dyn == ["features has shape (None, None): unknown non-batch dimension (8 different shapes in 8 batches "
                    "read)"]
+
+
+@pytest.mark.parallel
+def test_a_model_built_under_a_strategy_of_the_files_own_is_refused_in_one_line(tmp_path):
+    """A file written after a try at distributing by hand, its strategy made where the text
+    does not show rung (a method): rung profile ran it, then failed at the first step with
+    TensorFlow's 'Need to be inside "with strategy.scope()"'; under a run's strategy its
+    build failed with "Mixing different tf.distribute.Strategy objects" and two addresses.
+    Both now say what to change, naming the file's strategy and line."""
+    import tensorflow as tf
+
+    from rung.errors import InputError
+    from rung.measure.workload import build_checked_model, load_workload
+
+    work = tmp_path / "by_hand.py"
+    work.write_text(textwrap.dedent("""\
+        import tensorflow as tf
+
+        class Setup:
+            def strategy(self):
+                return tf.distribute.OneDeviceStrategy("/cpu:0")
+
+        def build_model():
+            with Setup().strategy().scope():
+                model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
+                model.compile(optimizer="sgd", loss="mse")
+            return model
+
+        def make_dataset(batch_size, input_context=None):
+            return tf.data.Dataset.from_tensors((tf.zeros((batch_size, 4)), tf.zeros((batch_size, 2)))).repeat()
+        """))
+    w = load_workload(work)  # the text shows no strategy made where rung runs it: imported
+    with pytest.raises(InputError) as e:
+        build_checked_model(w, tf)
+    assert e.value.message.startswith("build_model() builds the model under a tf.distribute strategy of its own "
+                                      "(OneDeviceStrategy); rung calls build_model() inside the scope of the strategy "
+                                      "each run uses"), e.value.message
+    with tf.distribute.OneDeviceStrategy("/cpu:0").scope(), pytest.raises(InputError) as e:
+        build_checked_model(w, tf)
+    assert e.value.message.endswith("(RuntimeError: Mixing different tf.distribute.Strategy objects (line 8))"), \
+        e.value.message
+    assert "object at 0x" not in e.value.message
