@@ -162,13 +162,36 @@ class Processes:
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Keras colours its messages
 
 
+# TensorFlow's own logging (absl/glog: "I1204 17:10:14.123 ..."; before absl starts,
+# "I0000 00:00:..."), and the start-up lines every process prints: not why a task failed
+_LOG_LINE = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d")
+_START_UP = ("WARNING: All log", "To enable the following instructions", "This TensorFlow binary is optimized")
+# a task's name alone on a line: the rest of a log line of the coordination service's
+_TASK_NAME = re.compile(r"^/job:\w+/replica:\d+/task:\d+$")
+# a signal that ends a process by a fault of its own, not by being told to stop
+_CRASHES = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT")
+
+
 def _tail(path: Path, n: int = 6) -> str:
     try:
         lines = [_ANSI.sub("", ln) for ln in path.read_text(errors="replace").splitlines()
-                 if ln.strip() and not ln.startswith(("WARNING: All log", "I0000", "E0000", "W0000"))]
+                 if ln.strip() and not ln.startswith(_START_UP) and not _LOG_LINE.match(ln)
+                 and not _TASK_NAME.match(ln)]
     except OSError:
         return ""
     return " | ".join(lines[-n:])
+
+
+def exit_words(code: Optional[int]) -> str:
+    """How a task's process ended, for its failure's line: "exited with code 1", or the
+    signal that ended it ("crashed with SIGSEGV (signal 11)"), which no Python line explains."""
+    if code is None or code >= 0:
+        return f"exited with code {code}"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        return f"was ended by signal {-code}"
+    return f"crashed with {name} (signal {-code})" if name in _CRASHES else f"was ended by {name} (signal {-code})"
 
 
 def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: float,
@@ -311,13 +334,13 @@ def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progr
             if cause is not None:
                 raise BenchError(f"{plan.spec.label}: {cause}")
             why = (err.read_text()[:600].splitlines()[0] if err.exists()
-                   else f"exit code {lead_proc.returncode}, last output: {_tail(err.with_suffix('').with_suffix('.log'))}")
+                   else f"{exit_words(lead_proc.returncode)}, last output: {_tail(err.with_suffix('').with_suffix('.log'))}")
             raise BenchError(f"{plan.spec.label}: {plan.lead.name} failed: {why}")
         for p in procs.procs:
             t = p.rung_task  # type: ignore[attr-defined]
             if p.poll() not in (None, 0) and t is not plan.lead and not dead_ok and not (kill and t.role == "worker"):
                 errfile = next(iter(sorted(err.parent.glob(f"{t.role}{t.index}-a*.error.txt"))), err)
-                why = errfile.read_text().splitlines()[0] if errfile.exists() else f"exit code {p.returncode}"
+                why = errfile.read_text().splitlines()[0] if errfile.exists() else exit_words(p.returncode)
                 raise BenchError(f"{plan.spec.label}: {t.name} failed: {why}")
         if time.perf_counter() - t0 > deadline:
             raise BenchError(f"{plan.spec.label}: no result after {deadline:.0f} s (deadline); every task "

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from rung.bench.plan import free_ports
-from rung.bench.run import PORT_RETRIES, Processes, _tail, port_taken
+from rung.bench.run import PORT_RETRIES, Processes, _tail, exit_words, port_taken
 from rung.errors import RunError
 from rung.launch import tfconfig as T
 from rung.launch.emit import Job
@@ -69,8 +69,11 @@ def _failure(proc: "Proc") -> Exception:
     from rung.failures import hint
 
     found = hint(text)  # a failure met only under a strategy: what to change first
-    return LaunchError(f"{proc.task} exited with code {proc.popen.returncode}: "
-                       + (f"{found[0]}; last output: " if found else "") + _tail(proc.log))
+    last = _tail(proc.log)
+    if proc.popen.returncode < 0:  # a signal: the log's last lines may not say why, its whole text may
+        last = (f"{last}; " if last else "") + f"its log: {proc.log}"
+    return LaunchError(f"{proc.task} {exit_words(proc.popen.returncode)}: "
+                       + (f"{found[0]}; last output: " if found else "") + last)
 
 
 @dataclass

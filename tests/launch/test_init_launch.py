@@ -98,6 +98,9 @@ def test_init_and_launch_refuse_what_is_not_a_workload_and_say_what_is(tmp_path)
     matched.write_text("import sys\nmatch sys.platform:\n    case 'linux':\n        from mine import make as build_model\n"
                        "    case _:\n        build_model = None\n"
                        "try:\n    from mine import data as make_dataset\nexcept* ImportError:\n    raise\n")
+    own = tmp_path / "own.py"  # a try at distributing by hand, before rung (a worker crashed on it)
+    own.write_text("import tensorflow as tf\n\nstrategy = tf.distribute.MirroredStrategy()\n\n\ndef build_model():\n"
+                   "    with strategy.scope():\n        return None\n\n\ndef make_dataset(batch_size):\n    pass\n")
     for command in ("init", "launch"):
         extra = ["--engine", "local"] if command == "launch" else []
         for given, words in ((job, f"this is a job `rung init` wrote, for {MLP}: give that file"),
@@ -108,7 +111,10 @@ def test_init_and_launch_refuse_what_is_not_a_workload_and_say_what_is(tmp_path)
                              (needs_classes, "build_model() requires num_classes (line 1), and rung calls build_model() "
                               "with no arguments (contract: workload v1): give it a default"),
                              (no_batch, "make_dataset() takes no batch size (line 5), and rung calls "
-                              "make_dataset(batch_size, input_context)")):
+                              "make_dataset(batch_size, input_context)"),
+                             (own, "the file constructs a tf.distribute strategy of its own where rung runs it "
+                              "(MirroredStrategy (line 3)); rung calls build_model() inside the scope of the strategy "
+                              "each run uses, so the file must not choose one")):
             out = tmp_path / f"x-{command}"
             r = rung(command, str(given), "--strategy", "mirrored", *extra, "--out", str(out))
             assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
@@ -168,6 +174,32 @@ def test_tpu_entry_point_is_complete_and_importable(tmp_path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # importable without TensorFlow: it imports it in main()
     assert callable(module.main) and module.STRATEGY == "tpu"
+
+
+def test_train_py_stops_on_a_strategy_the_workload_makes_before_importing_it(tmp_path, capsys, monkeypatch):
+    """A workload changed after `rung init` to make a strategy of its own: a multi-worker
+    worker that imported a file making a MirroredStrategy crashed (SIGSEGV, TensorFlow
+    2.21), with no line to say why. train.py reads the file first (where rung is
+    installed) and stops in one line, exit 2, before the import (train.py imports TensorFlow
+    in main(), not here)."""
+    work = tmp_path / "work.py"
+    work.write_text(MLP.read_text())
+    assert rung("init", str(work), "--strategy", "multi_worker_mirrored", "--out", str(tmp_path / "o")).returncode == 0
+    work.write_text("import tensorflow as tf\n\n\ndef strategy():\n    return tf.distribute.MirroredStrategy()\n\n\n"
+                    "def build_model():\n    with strategy().scope():\n        pass\n\n\n"
+                    "def make_dataset(batch_size, input_context=None):\n    pass\n")
+    # the multi-worker train.py sets TF_USE_LEGACY_KERAS when imported: this test's alone (a
+    # launch later in this process put SimCLR's mirrored train.py on tf-keras)
+    monkeypatch.setenv("TF_USE_LEGACY_KERAS", os.environ.get("TF_USE_LEGACY_KERAS", "0"))
+    spec = importlib.util.spec_from_file_location("mw_train", tmp_path / "o" / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit) as e:
+        module.load_workload(str(work))
+    assert e.value.code == 2
+    line = capsys.readouterr().err.strip()
+    assert line.startswith(f"train.py: workload: {work}: the file constructs a tf.distribute strategy of its own "
+                           "where rung runs it (MirroredStrategy (line 5))"), line
 
 
 # -- k8s ---------------------------------------------------------------------------------
@@ -372,6 +404,24 @@ def test_every_task_ends_with_the_launcher(tmp_path, how):
 
 
 @pytest.mark.tf
+def test_a_task_that_crashes_is_named_by_its_signal_with_its_log(tmp_path):
+    """A worker that crashes inside TensorFlow prints no Python line (a multi-worker worker
+    that made a MirroredStrategy of its own: SIGSEGV): launch said "exited with code -11"
+    and the tail of TensorFlow's start-up log. Now the signal, the task's own last line, and
+    where its whole log is."""
+    from rung.launch.local import Proc, _failure
+
+    log = tmp_path / "worker0-a0.log"
+    script = ("import os, resource, signal\nresource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+              "print('I1204 17:10:14.951160   28679 coordination_service.cc:502] Waiting for 1/2 tasks.')\n"
+              "print('building the model', flush=True)\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    with open(log, "w") as out:
+        p = subprocess.Popen([sys.executable, "-c", script], stdout=out, stderr=subprocess.STDOUT)
+        p.wait(timeout=60)
+    said = str(_failure(Proc("worker:0", p, log, tmp_path / "progress")))
+    assert said == f"worker:0 crashed with SIGSEGV (signal 11): building the model; its log: {log}"
+
+
 def test_launch_a_workload_train_py_cannot_use_is_exit_2(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import tensorflow as tf\nraise RuntimeError('no GPU quota')\n\n\ndef build_model():\n    pass\n\n\n"
