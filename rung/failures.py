@@ -114,6 +114,18 @@ def own_strategy_problem(name: str = "", calls: str = "") -> str:
             "(under `if __name__ == \"__main__\":` rung does not run it)")
 
 
+def made_before_problem(outside: int, total: int, names: list) -> str:
+    """What to change when build_model() returns a model whose variables were made before
+    it was called (a model built at the file's top level, a layer shared from there)."""
+    some = f"{outside} of its {total} variables" if outside < total else f"all {total} of its variables"
+    shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+    return (f"build_model() returned a model whose variables were made before it was called ({some}: {shown}), "
+            "at the file's top level or in a layer kept there; rung calls build_model() inside the scope of the "
+            "strategy each run uses, and variables made outside it are not replicated: fit then trains without "
+            "the strategy's all-reduce (a bench here ran mirrored:2 and multi-worker:2 of such a model with no "
+            "exchange at all) or fails: make the model, every layer of it, inside build_model()")
+
+
 # Keras 3's words when its fit under a strategy cannot build the model (`Trainer._symbolic_build`)
 KERAS3_BUILD_FAILED = "Unable to automatically build the model"
 

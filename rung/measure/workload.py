@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from rung.errors import InputError
-from rung.failures import message_line, own_strategy_problem
+from rung.failures import made_before_problem, message_line, own_strategy_problem
 
 DEFAULT_BATCH = 32
 
@@ -143,8 +143,40 @@ def _keras3_model(model) -> bool:
     return keras is not None and isinstance(model, getattr(keras, "Model", ()))
 
 
+def variables_made_by(tf, call):
+    """call()'s result, and the tf.Variables made while it ran (under a strategy, the
+    strategy's own: MirroredVariable...)."""
+    made = []
+
+    def creator(next_creator, **kwargs):
+        v = next_creator(**kwargs)
+        made.append(v)
+        return v
+
+    with tf.variable_creator_scope(creator):
+        out = call()
+    return out, made
+
+
+def made_before(model, made: list) -> list:
+    """The names of the model's variables that were not made in build_model()'s call."""
+    ours = {id(v) for v in made}
+
+    def held(v) -> set:  # the variable and what it wraps: Keras 3's KerasVariable, tf-keras's AutoCastVariable
+        out = {id(v)}
+        for _ in range(3):
+            inner = getattr(v, "_value", None)
+            v = inner if inner is not None else getattr(v, "_variable", None)
+            if v is None:
+                break
+            out.add(id(v))
+        return out
+
+    return [getattr(v, "path", None) or v.name for v in getattr(model, "weights", []) if not held(v) & ours]
+
+
 def build_checked_model(w: Workload, tf):
-    model = call_user(w, "build_model")
+    model, made = variables_made_by(tf, lambda: call_user(w, "build_model"))
     if not isinstance(model, tf.keras.Model) and _keras3_model(model) and \
             tf.keras.Model.__module__.startswith("tf_keras"):
         from rung.kerasfit import TF_KERAS_WHY, keras3_import_problem, keras3_imports, workload_text
@@ -159,6 +191,9 @@ def build_checked_model(w: Workload, tf):
     if not isinstance(model, tf.keras.Model):
         raise InputError(w.where, None, f"build_model() returned {type(model).__name__}; expected a compiled "
                                         "tf.keras.Model")
+    before = made_before(model, made)
+    if before:  # a model kept at the top of the file: under a strategy, not replicated
+        raise InputError(w.where, None, made_before_problem(len(before), len(model.weights), before))
     own = getattr(model, "distribute_strategy", None)
     if own is not None and own is not tf.distribute.get_strategy():
         # built under a strategy of the file's own: its step would fail outside that scope

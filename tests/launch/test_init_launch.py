@@ -202,6 +202,29 @@ def test_train_py_stops_on_a_strategy_the_workload_makes_before_importing_it(tmp
                            "where rung runs it (MirroredStrategy (line 5))"), line
 
 
+@pytest.mark.tf
+def test_train_py_stops_on_a_model_whose_variables_were_made_before_build_model(tmp_path, capsys, monkeypatch):
+    """A model built at the top of the file is not replicated by train.py's strategy (a
+    bench of one ran multi-worker with no all-reduce at all, and nothing was said): train.py
+    stops in one line, exit 2, where rung is installed."""
+    work = tmp_path / "work.py"
+    work.write_text("import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.Input((4,)), "
+                    "tf.keras.layers.Dense(2)])\nmodel.compile(optimizer='sgd', loss='mse')\n\n\n"
+                    "def build_model():\n    return model\n\n\n"
+                    "def make_dataset(batch_size, input_context=None):\n    pass\n")
+    assert rung("init", str(work), "--strategy", "single_device", "--out", str(tmp_path / "o")).returncode == 0
+    monkeypatch.setenv("TF_USE_LEGACY_KERAS", os.environ.get("TF_USE_LEGACY_KERAS", "0"))
+    spec = importlib.util.spec_from_file_location("one_train", tmp_path / "o" / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit) as e:
+        module.build(module.load_workload(str(work)))
+    assert e.value.code == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith(f"train.py: workload: {work}: build_model() returned a model whose variables were made "
+                           "before it was called (all 2 of its variables: "), line
+
+
 # -- k8s ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("strategy,extra", [("multi_worker_mirrored", ["--workers", "3"]),

@@ -5,7 +5,9 @@ command's exit codes and files. Kept short for 2 cores."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -874,3 +876,76 @@ def test_a_model_built_under_a_strategy_of_the_files_own_is_refused_in_one_line(
     assert e.value.message.endswith("(RuntimeError: Mixing different tf.distribute.Strategy objects (line 8))"), \
         e.value.message
     assert "object at 0x" not in e.value.message
+
+
+GLOBAL_MODEL = """\
+import tensorflow as tf
+
+shared = tf.keras.layers.Dense(8, activation="relu")
+shared.build((None, 4))
+{model}
+
+def build_model():
+    {build}
+    model.compile(optimizer="sgd", loss="mse")
+    return model
+
+def make_dataset(batch_size, input_context=None):
+    return tf.data.Dataset.from_tensors((tf.zeros((batch_size, 4)), tf.zeros((batch_size, 2)))).repeat()
+"""
+
+
+@pytest.mark.parallel
+def test_a_model_whose_variables_were_made_before_build_model_was_called_is_refused(tmp_path):
+    """keras.io's transfer learning keeps its base model at the top of the file, and a
+    newcomer's script builds the model there. rung calls build_model() inside each run's
+    strategy scope, and variables made outside it are not replicated: a bench of a model
+    built at the top of the file ran mirrored:2 and multi-worker:2 with no exchange at all
+    (multi-worker 1.3 ms a step against 13.3 predicted), and nothing was said. The model made
+    inside build_model() from the same text is the control."""
+    import tensorflow as tf
+
+    from rung.errors import InputError
+    from rung.measure.workload import build_checked_model, load_workload
+
+    cases = {"top": ("model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])", "pass"),
+             "shared": ("", "model = tf.keras.Sequential([tf.keras.Input((4,)), shared, tf.keras.layers.Dense(2)])"),
+             "inside": ("", "model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(8), "
+                            "tf.keras.layers.Dense(2)])")}
+    said = {}
+    for name, (model, build) in cases.items():
+        (tmp_path / f"{name}.py").write_text(GLOBAL_MODEL.format(model=model, build=build))
+        w = load_workload(tmp_path / f"{name}.py")
+        for strategy in (None, tf.distribute.OneDeviceStrategy("/cpu:0")):
+            try:
+                with strategy.scope() if strategy else contextlib.nullcontext():
+                    build_checked_model(w, tf)
+                said[name, strategy is None] = None
+            except InputError as e:
+                said[name, strategy is None] = e.message
+    assert said["inside", True] is None and said["inside", False] is None
+    for alone in (True, False):  # the profile's build, and a run's under its strategy
+        assert said["top", alone].startswith("build_model() returned a model whose variables were made before it was "
+                                             "called (all 2 of its variables: ")
+        assert said["shared", alone].startswith("build_model() returned a model whose variables were made before it "
+                                                "was called (2 of its 4 variables: ")
+        assert "make the model, every layer of it, inside build_model()" in said["shared", alone]
+
+
+@pytest.mark.parallel
+def test_variables_tf_keras_wraps_for_mixed_precision_are_known_as_made_in_build_model():
+    """tf-keras hands the model an AutoCastVariable around each variable made under
+    mixed_float16: the check above called all of them made before the call (rung bench of
+    tests/measure/workloads/mixed16.py would have refused it on tf-keras)."""
+    script = textwrap.dedent(f"""\
+        import tensorflow as tf
+        from rung.measure.workload import build_checked_model, load_workload
+        w = load_workload({str(HERE / "workloads" / "mixed16.py")!r})
+        with tf.distribute.OneDeviceStrategy("/cpu:0").scope():
+            model = build_checked_model(w, tf)
+        print(type(model.weights[0]).__name__, len(model.weights))
+        """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "TF_USE_LEGACY_KERAS": "1"})
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert r.stdout.split()[0] == "AutoCastVariable"
