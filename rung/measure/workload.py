@@ -161,6 +161,10 @@ def variables_made_by(tf, call):
 def made_before(model, made: list) -> list:
     """The names of the model's variables that were not made in build_model()'s call."""
     ours = {id(v) for v in made}
+    for v in made:  # a ShardedVariable (parameter servers with a partitioner) and its shards
+        shards = getattr(v, "variables", None)
+        if isinstance(shards, (list, tuple)):
+            ours |= {id(shard) for shard in shards}
 
     def held(v) -> set:  # the variable and what it wraps: Keras 3's KerasVariable, tf-keras's AutoCastVariable
         out = {id(v)}
