@@ -27,6 +27,8 @@ pytestmark = [pytest.mark.tf, pytest.mark.serial,
                                  reason="ray not installed (pip install 'rung[ray]')")]
 MLP = workload_examples()["mlp"]
 XLA = Path(__file__).parent / "xla.py"
+# two nodes in network namespaces of their own need root, unshare and nsenter
+TWO_NODES = os.geteuid() == 0 and bool(shutil.which("unshare") and shutil.which("nsenter"))
 RAY_DAEMONS = ("raylet", "gcs_server", "dashboard", "log_monitor", "monitor.py", "ray::")
 
 
@@ -80,6 +82,7 @@ def team_folder(folder: Path, model: Path) -> Path:
     return folder / "job.py"
 
 
+@pytest.mark.skipif(TWO_NODES, reason="the two-node test runs the same kill, restart and resume, across a link")
 def test_multi_worker_on_ray_train_restarts_and_resumes(tmp_path, no_ray_left):
     r = launch("--strategy", "multi_worker_mirrored", "--workers", "2", "--steps", "30", "--kill", "1@12",
                workload=team_folder(tmp_path, MLP))
@@ -135,7 +138,7 @@ def test_a_launcher_killed_by_sigkill_ends_its_ray_job_and_instance(tmp_path, no
             os.killpg(pid, signal.SIGTERM)
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("nsenter")),
+@pytest.mark.skipif(not TWO_NODES,
                     reason="test hosts need root (and util-linux's unshare and nsenter)")
 def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
     """A Ray head in one test host and a worker node in another, joined by a 200 Mbit/s
@@ -187,6 +190,9 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
                            env={**env, "TMPDIR": str(driver)}, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr[-1500:]
         d = json.loads(r.stdout)
+        # (the local test of the same kill, skipped where this one runs, asserts these too)
+        assert d["engine"] == "ray" and d["keras"] == "tf_keras" and 0 < d["ray_start_seconds"] < d["wall_seconds"]
+        assert {t["task"] for t in d["tasks"]} == {"worker:0", "worker:1"}
         assert d["steps_completed"] == 30 and d["restarts"] == 1 and d["killed_at_step"] is not None
         assert d["resumed_from_step"] <= d["killed_at_step"] and d["killed_at_step"] - d["resumed_from_step"] <= 5
         assert {t["node"] for t in d["tasks"]} == {head, node}, d["tasks"]
