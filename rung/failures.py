@@ -126,6 +126,15 @@ def made_before_problem(outside: int, total: int, names: list) -> str:
             "exchange at all) or fails: make the model, every layer of it, inside build_model()")
 
 
+# tf-keras's mixed_float16 under parameter servers (rung bench's chief, TensorFlow 2.21: "Mixed
+# precision is not supported with the tf.distribute.Strategy: ParameterServerStrategyV2")
+MIXED_FLOAT16_PS_PROBLEM = (
+    "the model uses the mixed_float16 policy, and tf-keras, which parameter-server fit runs on, refuses it under "
+    "ParameterServerStrategy (its loss scaling unscales gradients once per compute replica, right only when each "
+    "replica holds its own variables): under parameter servers use mixed_bfloat16 (no loss scaling; GPUs from "
+    "Ampere on, TPUs) or float32, or a synchronous strategy")
+
+
 # Keras 3's words when its fit under a strategy cannot build the model (`Trainer._symbolic_build`)
 KERAS3_BUILD_FAILED = "Unable to automatically build the model"
 
@@ -208,6 +217,9 @@ _HINTS = (
      "tf-keras's optimizers take no gradient_accumulation_steps (Keras 3's do), and multi-worker and "
      "parameter-server runs are tf-keras runs: raise the per-device batch instead, or accumulate in a "
      "train_step of your own (GRADIENT_ACCUMULATION)"),
+    # tf-keras refuses the mixed_float16 policy under a strategy its loss scaling does not
+    # support (ParameterServerStrategy: a variable replica is not one per compute replica)
+    (("Mixed precision is not supported with the tf.distribute.Strategy",), MIXED_FLOAT16_PS_PROBLEM),
     # tf-keras builds no stateful RNN under a strategy (Keras 3 does)
     (("Stateful RNNs (created with `stateful=True`) are not yet supported",),
      "the model has recurrent layers with stateful=True, which tf-keras builds under no tf.distribute strategy, "

@@ -131,6 +131,13 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     advice, line = hint("Traceback (most recent call last):\n  ...\nValueError: None values not supported.")
     assert advice.startswith("if make_dataset yields no labels") and "compile without loss=" in advice
     assert line == "ValueError: None values not supported."
+    # tf-keras, rung bench's parameter-server chief building a mixed_float16 MLP (2026-12-04)
+    advice, line = hint("InputError: /tmp/nc2/fp16.py: build_model() raised ValueError: Mixed precision is not "
+                        "supported with the tf.distribute.Strategy: ParameterServerStrategyV2. Either stop using mixed "
+                        "precision by removing the use of the mixed_float16 policy or use a different Strategy, e.g. "
+                        "a MirroredStrategy. (line 10)")
+    assert advice.startswith("the model uses the mixed_float16 policy") and "mixed_bfloat16" in advice
+    assert "ParameterServerStrategyV2" in line
     for own in (MIXING, OUTSIDE):
         advice, line = hint(own)
         assert advice.startswith("build_model() builds the model under a tf.distribute strategy of its own")

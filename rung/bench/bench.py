@@ -434,9 +434,14 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
                     run_dir = run_dir.with_name(f"{run_dir.name.split('~')[0]}~ports{len(retried)}")
                     run_dir.mkdir()
     except BenchError as e:
-        if plan.keras == keras_for("single_device", base.get("model")):
+        from rung.failures import hint
+
+        if plan.keras == keras_for("single_device", base.get("model")) and \
+                (spec.strategy == "single_device" or hint(str(e)) is None):
             _surface_input_error(e, chose_tf_keras=bool((base.get("model") or {}).get("tf_keras_runs")))
-            # (the file itself is at fault: exit 2, one line)
+            # (the file itself is at fault: exit 2, one line; a failure rung knows to be met
+            # only under a strategy, as a mixed_float16 model's under parameter servers, is
+            # this run's, recorded, and the bench goes on)
         # else the file ran on the single-device run's Keras, and this run's Keras is what
         # fails (a model built from Keras 3's own `import keras`, under tf-keras): the
         # run's failure, recorded, and the bench goes on
@@ -549,9 +554,12 @@ def _builds_on_keras_3_only(error: str, keras: str, done: list[dict]) -> str:
     """What to add to a failed run's error when build_model() raised on tf-keras after
     building on Keras 3 in an earlier run of this bench: a model written for Keras 3 alone
     (an argument tf-keras does not know, say), which train.py cannot run either; or ''."""
+    from rung.failures import hint
+
     if keras != "tf_keras" or "build_model() raised" not in error or \
-            not any(r.get("keras") == "keras3" for r in done):
-        return ""
+            not any(r.get("keras") == "keras3" for r in done) or \
+            any(r.get("keras") == "tf_keras" for r in done) or hint(error) is not None:
+        return ""  # (it built on tf-keras in another run, or the failure is one rung knows and says)
     return ("; the model built on Keras 3 in this bench's one-device run and not on tf-keras, where this run is "
             "(rung init's train.py runs multi-worker and parameter servers there): it must build on tf-keras too "
             f"({TF_KERAS_DEFINES})")

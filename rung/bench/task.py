@@ -393,12 +393,18 @@ def run(cfg) -> dict:
 
 def error_line(e: BaseException) -> str:
     """A task's failure as the first line of its error file: rung's own line about the file
-    (an InputError) whole, since it says what to change already; TensorFlow's with what to
-    change put first, cut to a line (`failures.failure_line`)."""
+    (an InputError) whole, with what to change put first when rung knows the failure and the
+    line does not say it (a build that fails only under a strategy); TensorFlow's with what
+    to change first, cut to a line (`failures.failure_line`)."""
     from rung.errors import InputError
-    from rung.failures import failure_line
+    from rung.failures import failure_line, hint
 
-    return f"InputError: {e}" if isinstance(e, InputError) else failure_line(type(e).__name__, str(e))
+    if isinstance(e, InputError):  # kept whole, as "InputError: FILE: ..." (the bench reads it so)
+        found = hint(str(e))
+        if found is not None and not getattr(e, "says_what_to_change", False):  # what to change, first
+            e = InputError(e.where, e.field, f"{found[0]} ({e.message})")
+        return f"InputError: {e}"
+    return failure_line(type(e).__name__, str(e))
 
 
 def main(argv=None) -> int:

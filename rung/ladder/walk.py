@@ -338,6 +338,12 @@ def _finish(ctx: Context, d: Decision) -> Decision:
 
         d.warnings.insert(0, Finding(C.CAPTURED_DATASET, PS_CAPTURED_DATASET_PROBLEM + "; rung init's train.py and "
                                      "rung bench stop before training on such a pipeline under parameter servers"))
+    if d.verdict == "parameter_server" and ctx.s.workload.mixed_precision_policy == "mixed_float16":
+        from rung.failures import MIXED_FLOAT16_PS_PROBLEM
+
+        d.warnings.insert(0, Finding(C.STRATEGY_FAILS, MIXED_FLOAT16_PS_PROBLEM + " (tf-keras: \"Mixed precision is "
+                                     "not supported with the tf.distribute.Strategy: ParameterServerStrategyV2\"); "
+                                     "rung init's train.py stops on it when it builds the model"))
     if d.verdict == "parameter_server" and ctx.s.workload.jit_compile:
         d.warnings.append(Finding(C.JIT_COMPILE,
             "the model compiles its training step with XLA (compile(jit_compile=True)), and an XLA step on a "

@@ -134,6 +134,9 @@ def call_user(w: Workload, fn: str, *args, **kwargs):
             theirs = re.search(r"is not <[\w.]*?(\w+) object", str(e))
             said = (f"{own_strategy_problem(theirs.group(1) if theirs else '')} ({type(e).__name__}: Mixing "
                     f"different tf.distribute.Strategy objects{_where_in_file(w.path, e)})")
+            err = InputError(w.where, None, said)
+            err.says_what_to_change = True  # TensorFlow's words are in it: no hint to add (bench.task.error_line)
+            raise err from None
         raise InputError(w.where, None, said) from None
 
 

@@ -28,7 +28,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
                  "sync_batch_norm_layers", "sparse_gradient_tensors", "stateful_rnn_layers", "non_trainable_params",
                  "optimizer_accumulation_steps", "strategy_failure",
-                 "strategy_fails_on_one_device")
+                 "strategy_fails_on_one_device", "mixed_precision_policy")
 _FLOATS = ("params", "non_trainable_params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 

@@ -149,6 +149,10 @@ class Workload(_Block):
     # differ between the two by 2-3x either way (docs/bench.md): a step measured on Keras 3
     # for a plan that runs on tf-keras is STEP_ON_OTHER_KERAS.
     step_keras: Optional[Literal["keras3", "tf_keras"]] = None
+    # v1 extension (optional): Keras's mixed-precision policy ("mixed_float16",
+    # "mixed_bfloat16", "float32"), which `rung profile` reads. tf-keras refuses
+    # mixed_float16 under ParameterServerStrategy (its loss scaling): STRATEGY_FAILS.
+    mixed_precision_policy: Optional[str] = None
     # v1 extension (optional): the model compiles its training step with XLA
     # (compile(jit_compile=True)). An XLA step on a parameter-server worker cannot read
     # the variables the ps tasks hold: JIT_COMPILE, and rung init's train.py turns XLA

@@ -109,7 +109,14 @@ def test_a_tasks_own_line_about_the_file_is_kept_whole_and_tensorflows_gets_what
 
     ours = InputError("/w/work.py", None, f"{own_strategy_problem('MirroredStrategy')} (RuntimeError: Mixing "
                                            "different tf.distribute.Strategy objects (line 8))")
+    ours.says_what_to_change = True  # as rung.measure.workload.call_user raises it
     assert error_line(ours) == f"InputError: {ours}" and len(error_line(ours)) > 300
+    # rung's line that only passes TensorFlow's on (a build that fails on tf-keras alone) gets the fix first
+    stateful = InputError("/w/work.py", None, "build_model() raised ValueError: Stateful RNNs (created with "
+                                              "`stateful=True`) are not yet supported with tf.distribute.Strategy.")
+    assert error_line(stateful).startswith("InputError: /w/work.py: the model has recurrent layers with stateful=True")
+    assert error_line(stateful).endswith("(build_model() raised ValueError: Stateful RNNs (created with `stateful=True`) "
+                                         "are not yet supported with tf.distribute.Strategy.)")
     theirs = RuntimeError("Mixing different tf.distribute.Strategy objects: <a> is not <b>")
     assert error_line(theirs).startswith("build_model() builds the model under a tf.distribute strategy of its own")
     assert error_line(theirs).endswith("(RuntimeError: Mixing different tf.distribute.Strategy objects: <a> is not <b>)")

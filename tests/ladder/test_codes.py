@@ -146,6 +146,21 @@ def test_jit_compile_is_a_warning_of_parameter_server_plans_only():
     assert "JIT_COMPILE" not in decide(**ps).codes
 
 
+def test_mixed_float16_fails_parameter_server_plans_first_and_no_other():
+    """tf-keras refuses the mixed_float16 policy under ParameterServerStrategy (rung bench's
+    chief, TensorFlow 2.21): the plan is told first, with what to use instead; a
+    synchronous plan and mixed_bfloat16 are not."""
+    ps = embedding_fleet(mixed_precision=True, mixed_precision_policy="mixed_float16")
+    d = decide(**ps)
+    assert d.verdict == "parameter_server" and d.warnings[0].code == "STRATEGY_FAILS"
+    assert "mixed_bfloat16" in d.warnings[0].message and "ParameterServerStrategyV2" in d.warnings[0].message
+    sync = decide(workload={"mixed_precision": True, "mixed_precision_policy": "mixed_float16"},
+                  goal={"target_examples_per_second": 20000})
+    assert sync.verdict == "multi_worker_mirrored" and "STRATEGY_FAILS" not in sync.codes
+    ps["workload"]["mixed_precision_policy"] = "mixed_bfloat16"
+    assert "STRATEGY_FAILS" not in decide(**ps).codes
+
+
 def test_run_eagerly_is_a_warning_of_every_plan_with_the_measured_factor():
     # a 200 ms graph step, 1.6 s eager: the factor is the scenario's own two numbers
     d = decide(workload={"run_eagerly": True, "eager_step_seconds": 1.6, "step_seconds": 0.2},
