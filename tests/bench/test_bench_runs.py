@@ -567,3 +567,21 @@ def test_a_model_written_for_keras_3_alone_fails_its_runs_on_tf_keras_with_what_
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr[-800:]
     assert "negative_slope" in r.stderr and "(line 18)" in r.stderr
     assert "every run of this bench is on tf-keras" in r.stderr and "must build on tf-keras too" in r.stderr
+
+
+def test_a_mixed_float16_model_fails_its_parameter_server_run_alone_with_what_to_use(ps_costs):
+    """tf-keras refuses the mixed_float16 policy under ParameterServerStrategy. Every run here
+    is on tf-keras, and the whole bench stopped as if the file were at fault (exit 2), with
+    TensorFlow's line cut in the middle and nothing of what to change. Now that run fails
+    alone, first with what to use instead, and the one-device run stands."""
+    mixed = Path(__file__).parent.parent / "measure" / "workloads" / "mixed16.py"
+    r, _ = bench(str(mixed), "--runs", "single_device,parameter_server:2", "--steps", "3", "--warmup", "1",
+                 "--ps-costs", ps_costs)
+    assert r.returncode == 1, r.stderr[-800:]  # a run failed (exit 1), not the file (exit 2)
+    b = json.loads(r.stdout)
+    assert [x["strategy"] for x in b["runs"]] == ["single_device"] and b["runs"][0]["keras"] == "tf_keras"
+    (failed,) = b["failed"]
+    assert failed["run"] == "parameter_server:2"
+    assert "InputError: " in failed["error"] and "the model uses the mixed_float16 policy" in failed["error"]
+    assert "use mixed_bfloat16" in failed["error"] and "ParameterServerStrategyV2" in failed["error"]
+    assert "not on tf-keras" not in failed["error"]  # the one-device run built it on tf-keras
