@@ -224,3 +224,19 @@ def test_tf_keras_call_arguments_do_not_take_the_line():
     # before: "Call arguments received by layer 'patches' (type Patches):", and nothing of the error
     assert failure_line("InvalidArgumentError", TF_KERAS_CALL_ARGUMENTS) == (
         "InvalidArgumentError: input must be 4-dimensional[32,32,3]")
+
+
+def test_a_model_made_before_build_model_is_told_how_to_make_it_there():
+    from rung.failures import made_before_problem
+
+    dense = made_before_problem(2, 4, ["sequential/dense/kernel", "sequential/dense/bias"])
+    assert dense.startswith("build_model() returned a model whose variables were made before it was called (2 of its "
+                            "4 variables: sequential/dense/kernel, sequential/dense/bias)")
+    assert dense.endswith("make the model, every layer of it, inside build_model()")
+    # keras.io's structured data: a Normalization adapted at import (Keras 3 names; tf-keras adds ":0")
+    for names in (["normalization/mean", "normalization/variance", "normalization/count"],
+                  ["normalization/mean:0", "normalization/variance:0", "normalization/count:0", "dense/kernel:0"]):
+        said = made_before_problem(len(names), 9, names)
+        assert said.endswith("(a Normalization adapted when the file is imported: adapt it there, or give it mean= "
+                             "and variance=)")
+    assert ", ..." in made_before_problem(4, 9, ["a", "b", "c", "d"])
