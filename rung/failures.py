@@ -114,21 +114,30 @@ def own_strategy_problem(name: str = "", calls: str = "") -> str:
             "(under `if __name__ == \"__main__\":` rung does not run it)")
 
 
-def made_before_problem(outside: int, total: int, names: list) -> str:
+def made_before_problem(outside: int, total: int, names: list, optimizer: Optional[str] = None) -> str:
     """What to change when build_model() returns a model whose variables were made before
-    it was called (a model built at the file's top level, a layer kept there)."""
-    some = f"{outside} of its {total} variables" if outside < total else f"all {total} of its variables"
-    shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+    it was called (a model built at the file's top level, a layer kept there), or whose
+    optimizer was (`optimizer`, its class: one made at the top of the file)."""
+    what = []
+    if outside:
+        some = f"{outside} of its {total} variables" if outside < total else f"all {total} of its variables"
+        what.append(f"{some}: " + ", ".join(names[:3]) + (", ..." if len(names) > 3 else ""))
+    if optimizer:
+        what.append(f"its optimizer, {optimizer}")
     adapted = any(str(n).split(":")[0].endswith(("/mean", "/variance")) for n in names)
-    return (f"build_model() returned a model whose variables were made before it was called ({some}: {shown}), "
-            "at the file's top level or in a layer kept there; rung calls build_model() inside the scope of the "
+    fixes = []
+    if adapted:
+        fixes.append("a Normalization adapted when the file is imported: adapt it there, or give it mean= and "
+                     "variance=")
+    if optimizer:
+        fixes.append(f"the optimizer too: model.compile(optimizer=tf.keras.optimizers.{optimizer}(...)) there")
+    return (f"build_model() returned a model whose variables were made before it was called ({'; '.join(what)}), "
+            "at the file's top level or in an object kept there; rung calls build_model() inside the scope of the "
             "strategy each run uses, and variables made outside it are not the strategy's: tf-keras, where "
             "multi-worker and parameter-server fit run, refuses them when the model is compiled (\"was not created "
-            "in the distribution strategy scope\"), and a model compiled at the top of the file trained with no "
-            "all-reduce at all (a bench here: multi-worker:2 at 1.3 ms a step against 13.3 ms predicted): make the "
-            "model, every layer of it, inside build_model()"
-            + (" (a Normalization adapted when the file is imported: adapt it there, or give it mean= and "
-               "variance=)" if adapted else ""))
+            "in the distribution strategy scope\"), Keras 3's mirrored fit fails on such an optimizer (\"Mixing "
+            "different tf.distribute.Strategy objects\"), and a model compiled at the top of the file trained with "
+            "no all-reduce at all: make the model, every layer of it, inside build_model()" + (f" ({'; '.join(fixes)})" if fixes else ""))
 
 
 # tf-keras's mixed_float16 under parameter servers (rung bench's chief, TensorFlow 2.21: "Mixed
@@ -146,6 +155,12 @@ KERAS3_BUILD_FAILED = "Unable to automatically build the model"
 _HINTS = (
     # build_model() enters a strategy of its own inside rung's (TensorFlow's words), or its
     # model, made under one, is trained outside it
+    # ... or an object made outside any strategy (at import: an optimizer, a metric) and used
+    # inside one (Keras 3's mirrored fit of a model compiled with an Adam made at import)
+    (("Mixing different tf.distribute.Strategy objects", "_DefaultDistributionStrategy"),
+     "an object the model uses was made outside any tf.distribute strategy, before build_model() was called (an "
+     "optimizer, a metric, a loss or a layer kept at the file's top level), and is used inside the strategy's "
+     "scope: make it inside build_model()"),
     (("Mixing different tf.distribute.Strategy objects",), own_strategy_problem()),
     (('Need to be inside "with strategy.scope()"',), own_strategy_problem()),
     # Keras 3 builds the model under a strategy by calling it on a batch

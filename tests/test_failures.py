@@ -138,6 +138,11 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
                         "a MirroredStrategy. (line 10)")
     assert advice.startswith("the model uses the mixed_float16 policy") and "mixed_bfloat16" in advice
     assert "ParameterServerStrategyV2" in line
+    # Keras 3's mirrored fit of a model compiled with an Adam made at import: not a strategy of the file's own
+    advice, _ = hint("RuntimeError: Mixing different tf.distribute.Strategy objects: <tensorflow.python.distribute."
+                     "mirrored_strategy.MirroredStrategy object at 0x7f5a4c113710> is not <tensorflow.python."
+                     "distribute.distribute_lib._DefaultDistributionStrategy object at 0x7f5a3a491bd0>")
+    assert advice.startswith("an object the model uses was made outside any tf.distribute strategy")
     for own in (MIXING, OUTSIDE):
         advice, line = hint(own)
         assert advice.startswith("build_model() builds the model under a tf.distribute strategy of its own")

@@ -400,8 +400,9 @@ def error_line(e: BaseException) -> str:
     from rung.failures import failure_line, hint
 
     if isinstance(e, InputError):  # kept whole, as "InputError: FILE: ..." (the bench reads it so)
-        found = hint(str(e))
-        if found is not None and not getattr(e, "says_what_to_change", False):  # what to change, first
+        # only a line that passes on what the user's function raised; rung's own lines say what to change
+        found = hint(str(e)) if "() raised " in e.message else None
+        if found is not None:  # what to change, first
             e = InputError(e.where, e.field, f"{found[0]} ({e.message})")
         return f"InputError: {e}"
     return failure_line(type(e).__name__, str(e))

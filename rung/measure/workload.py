@@ -129,14 +129,12 @@ def call_user(w: Workload, fn: str, *args, **kwargs):
         raise
     except Exception as e:  # noqa: BLE001
         said = f"{fn}() raised {type(e).__name__}: {one_line(e)}{_where_in_file(w.path, e)}"
-        if fn == "build_model" and "Mixing different tf.distribute.Strategy objects" in str(e):
+        if fn == "build_model" and "Mixing different tf.distribute.Strategy objects" in str(e) and \
+                "_DefaultDistributionStrategy" not in str(e):  # (not an object made outside any strategy)
             # rung's scope, and the file's own inside it (TensorFlow names both by address)
             theirs = re.search(r"is not <[\w.]*?(\w+) object", str(e))
             said = (f"{own_strategy_problem(theirs.group(1) if theirs else '')} ({type(e).__name__}: Mixing "
                     f"different tf.distribute.Strategy objects{_where_in_file(w.path, e)})")
-            err = InputError(w.where, None, said)
-            err.says_what_to_change = True  # TensorFlow's words are in it: no hint to add (bench.task.error_line)
-            raise err from None
         raise InputError(w.where, None, said) from None
 
 
@@ -161,8 +159,24 @@ def variables_made_by(tf, call):
     return out, made
 
 
-def made_before(model, made: list) -> list:
-    """The names of the model's variables that were not made in build_model()'s call."""
+def made_before_line(model, made: list) -> str | None:
+    """What to change when the model build_model() returned, or its optimizer, holds
+    variables not made in that call (`made`, from `variables_made_by`), or None. The
+    generated train.py asks this too (where rung is installed)."""
+    before = made_before(model, made)
+    opt = getattr(model, "optimizer", None)
+    opt_vars = getattr(opt, "variables", None) if opt is not None else None
+    opt_vars = opt_vars() if callable(opt_vars) else opt_vars
+    # an optimizer built by compile("adam") or in the call has its variables from the call
+    opt_before = type(opt).__name__ if opt_vars and made_before(None, made, list(opt_vars)) else None
+    if not before and not opt_before:
+        return None
+    return made_before_problem(len(before), len(getattr(model, "weights", [])), before, opt_before)
+
+
+def made_before(model, made: list, variables: list | None = None) -> list:
+    """The names of the model's variables (or of `variables`) that were not made in
+    build_model()'s call."""
     ours = {id(v) for v in made}
     for v in made:  # a ShardedVariable (parameter servers with a partitioner) and its shards
         shards = getattr(v, "variables", None)
@@ -179,7 +193,8 @@ def made_before(model, made: list) -> list:
             out.add(id(v))
         return out
 
-    return [getattr(v, "path", None) or v.name for v in getattr(model, "weights", []) if not held(v) & ours]
+    return [getattr(v, "path", None) or v.name for v in (getattr(model, "weights", []) if variables is None else variables)
+            if not held(v) & ours]
 
 
 def build_checked_model(w: Workload, tf):
@@ -198,9 +213,9 @@ def build_checked_model(w: Workload, tf):
     if not isinstance(model, tf.keras.Model):
         raise InputError(w.where, None, f"build_model() returned {type(model).__name__}; expected a compiled "
                                         "tf.keras.Model")
-    before = made_before(model, made)
-    if before:  # a model kept at the top of the file: under a strategy, not replicated
-        raise InputError(w.where, None, made_before_problem(len(before), len(model.weights), before))
+    before = made_before_line(model, made)
+    if before:  # a model or optimizer kept at the top of the file: not the strategy's
+        raise InputError(w.where, None, before)
     own = getattr(model, "distribute_strategy", None)
     if own is not None and own is not tf.distribute.get_strategy():
         # built under a strategy of the file's own: its step would fail outside that scope

@@ -109,8 +109,12 @@ def test_a_tasks_own_line_about_the_file_is_kept_whole_and_tensorflows_gets_what
 
     ours = InputError("/w/work.py", None, f"{own_strategy_problem('MirroredStrategy')} (RuntimeError: Mixing "
                                            "different tf.distribute.Strategy objects (line 8))")
-    ours.says_what_to_change = True  # as rung.measure.workload.call_user raises it
     assert error_line(ours) == f"InputError: {ours}" and len(error_line(ours)) > 300
+    # rung's own line, quoting TensorFlow's words of a failure it explains: no hint on top
+    from rung.failures import made_before_problem
+
+    made = InputError("/w/work.py", None, made_before_problem(0, 4, [], "Adam"))
+    assert error_line(made) == f"InputError: {made}"
     # rung's line that only passes TensorFlow's on (a build that fails on tf-keras alone) gets the fix first
     stateful = InputError("/w/work.py", None, "build_model() raised ValueError: Stateful RNNs (created with "
                                               "`stateful=True`) are not yet supported with tf.distribute.Strategy.")

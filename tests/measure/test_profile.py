@@ -884,10 +884,11 @@ import tensorflow as tf
 shared = tf.keras.layers.Dense(8, activation="relu")
 shared.build((None, 4))
 {model}
+adam = tf.keras.optimizers.Adam()
 
 def build_model():
     {build}
-    model.compile(optimizer="sgd", loss="mse")
+    model.compile(optimizer={optimizer}, loss="mse")
     return model
 
 def make_dataset(batch_size, input_context=None):
@@ -908,13 +909,16 @@ def test_a_model_whose_variables_were_made_before_build_model_was_called_is_refu
     from rung.errors import InputError
     from rung.measure.workload import build_checked_model, load_workload
 
-    cases = {"top": ("model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])", "pass"),
-             "shared": ("", "model = tf.keras.Sequential([tf.keras.Input((4,)), shared, tf.keras.layers.Dense(2)])"),
-             "inside": ("", "model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(8), "
-                            "tf.keras.layers.Dense(2)])")}
+    inside = "model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(8), tf.keras.layers.Dense(2)])"
+    cases = {"top": ("model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])", "pass", '"sgd"'),
+             "shared": ("", "model = tf.keras.Sequential([tf.keras.Input((4,)), shared, tf.keras.layers.Dense(2)])",
+                        '"sgd"'),
+             "inside": ("", inside, '"sgd"'),
+             "optimizer": ("", inside, "adam"),  # an Adam made at import: Keras 3's mirrored fit failed on it
+             "optimizer_inside": ("", inside, "tf.keras.optimizers.Adam()")}
     said = {}
-    for name, (model, build) in cases.items():
-        (tmp_path / f"{name}.py").write_text(GLOBAL_MODEL.format(model=model, build=build))
+    for name, (model, build, optimizer) in cases.items():
+        (tmp_path / f"{name}.py").write_text(GLOBAL_MODEL.format(model=model, build=build, optimizer=optimizer))
         w = load_workload(tmp_path / f"{name}.py")
         for strategy in (None, tf.distribute.OneDeviceStrategy("/cpu:0")):
             try:
@@ -923,13 +927,18 @@ def test_a_model_whose_variables_were_made_before_build_model_was_called_is_refu
                 said[name, strategy is None] = None
             except InputError as e:
                 said[name, strategy is None] = e.message
-    assert said["inside", True] is None and said["inside", False] is None
+    for fine in ("inside", "optimizer_inside"):
+        assert said[fine, True] is None and said[fine, False] is None, said[fine, True]
     for alone in (True, False):  # the profile's build, and a run's under its strategy
         assert said["top", alone].startswith("build_model() returned a model whose variables were made before it was "
                                              "called (all 2 of its variables: ")
         assert said["shared", alone].startswith("build_model() returned a model whose variables were made before it "
                                                 "was called (2 of its 4 variables: ")
         assert "make the model, every layer of it, inside build_model()" in said["shared", alone]
+        assert said["optimizer", alone].startswith("build_model() returned a model whose variables were made before "
+                                                   "it was called (its optimizer, Adam)")
+        assert said["optimizer", alone].endswith("(the optimizer too: model.compile(optimizer="
+                                                 "tf.keras.optimizers.Adam(...)) there)")
 
 
 @pytest.mark.parallel
