@@ -137,7 +137,8 @@ def made_before_problem(outside: int, total: int, names: list, optimizer: Option
             "multi-worker and parameter-server fit run, refuses them when the model is compiled (\"was not created "
             "in the distribution strategy scope\"), Keras 3's mirrored fit fails on such an optimizer (\"Mixing "
             "different tf.distribute.Strategy objects\"), and a model compiled at the top of the file trained with "
-            "no all-reduce at all: make the model, every layer of it, inside build_model()" + (f" ({'; '.join(fixes)})" if fixes else ""))
+            "no all-reduce at all: make the model, every layer of it, inside build_model()"
+            + (f" ({'; '.join(fixes)})" if fixes else ""))
 
 
 # tf-keras's mixed_float16 under parameter servers (rung bench's chief, TensorFlow 2.21: "Mixed
@@ -153,14 +154,14 @@ MIXED_FLOAT16_PS_PROBLEM = (
 KERAS3_BUILD_FAILED = "Unable to automatically build the model"
 
 _HINTS = (
-    # build_model() enters a strategy of its own inside rung's (TensorFlow's words), or its
-    # model, made under one, is trained outside it
-    # ... or an object made outside any strategy (at import: an optimizer, a metric) and used
-    # inside one (Keras 3's mirrored fit of a model compiled with an Adam made at import)
+    # an object made outside any strategy (at import: an optimizer, a metric) and used inside
+    # one (Keras 3's mirrored fit of a model compiled with an Adam made at import)
     (("Mixing different tf.distribute.Strategy objects", "_DefaultDistributionStrategy"),
      "an object the model uses was made outside any tf.distribute strategy, before build_model() was called (an "
      "optimizer, a metric, a loss or a layer kept at the file's top level), and is used inside the strategy's "
      "scope: make it inside build_model()"),
+    # build_model() enters a strategy of its own inside rung's (TensorFlow's words), or its
+    # model, made under one, is trained outside it
     (("Mixing different tf.distribute.Strategy objects",), own_strategy_problem()),
     (('Need to be inside "with strategy.scope()"',), own_strategy_problem()),
     # Keras 3 builds the model under a strategy by calling it on a batch
