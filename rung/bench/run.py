@@ -333,8 +333,9 @@ def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progr
             cause = _earlier_peer_failure(plan, procs, err, kill, dead_ok)
             if cause is not None:
                 raise BenchError(f"{plan.spec.label}: {cause}")
+            log = err.with_suffix("").with_suffix(".log")
             why = (err.read_text()[:600].splitlines()[0] if err.exists()
-                   else f"{exit_words(lead_proc.returncode)}, last output: {_tail(err.with_suffix('').with_suffix('.log'))}")
+                   else f"{exit_words(lead_proc.returncode)}, last output: {_tail(log)}")
             raise BenchError(f"{plan.spec.label}: {plan.lead.name} failed: {why}")
         for p in procs.procs:
             t = p.rung_task  # type: ignore[attr-defined]

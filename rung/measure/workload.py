@@ -193,8 +193,8 @@ def made_before(model, made: list, variables: list | None = None) -> list:
             out.add(id(v))
         return out
 
-    return [getattr(v, "path", None) or v.name for v in (getattr(model, "weights", []) if variables is None else variables)
-            if not held(v) & ours]
+    variables = getattr(model, "weights", []) if variables is None else variables
+    return [getattr(v, "path", None) or v.name for v in variables if not held(v) & ours]
 
 
 def build_checked_model(w: Workload, tf):

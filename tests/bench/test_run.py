@@ -119,8 +119,9 @@ def test_a_tasks_own_line_about_the_file_is_kept_whole_and_tensorflows_gets_what
     stateful = InputError("/w/work.py", None, "build_model() raised ValueError: Stateful RNNs (created with "
                                               "`stateful=True`) are not yet supported with tf.distribute.Strategy.")
     assert error_line(stateful).startswith("InputError: /w/work.py: the model has recurrent layers with stateful=True")
-    assert error_line(stateful).endswith("(build_model() raised ValueError: Stateful RNNs (created with `stateful=True`) "
-                                         "are not yet supported with tf.distribute.Strategy.)")
+    assert error_line(stateful).endswith("(build_model() raised ValueError: Stateful RNNs (created with "
+                                         "`stateful=True`) are not yet supported with tf.distribute.Strategy.)")
     theirs = RuntimeError("Mixing different tf.distribute.Strategy objects: <a> is not <b>")
     assert error_line(theirs).startswith("build_model() builds the model under a tf.distribute strategy of its own")
-    assert error_line(theirs).endswith("(RuntimeError: Mixing different tf.distribute.Strategy objects: <a> is not <b>)")
+    assert error_line(theirs).endswith("(RuntimeError: Mixing different tf.distribute.Strategy objects: <a> is not "
+                                       "<b>)")
