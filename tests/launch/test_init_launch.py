@@ -426,7 +426,6 @@ def test_every_task_ends_with_the_launcher(tmp_path, how):
                 pass
 
 
-@pytest.mark.tf
 def test_a_task_that_crashes_is_named_by_its_signal_with_its_log(tmp_path):
     """A worker that crashes inside TensorFlow prints no Python line (a multi-worker worker
     that made a MirroredStrategy of its own: SIGSEGV): launch said "exited with code -11"
@@ -445,6 +444,7 @@ def test_a_task_that_crashes_is_named_by_its_signal_with_its_log(tmp_path):
     assert said == f"worker:0 crashed with SIGSEGV (signal 11): building the model; its log: {log}"
 
 
+@pytest.mark.tf
 def test_launch_a_workload_train_py_cannot_use_is_exit_2(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import tensorflow as tf\nraise RuntimeError('no GPU quota')\n\n\ndef build_model():\n    pass\n\n\n"
