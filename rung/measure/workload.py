@@ -163,20 +163,20 @@ def made_before_line(model, made: list) -> str | None:
     """What to change when the model build_model() returned, or its optimizer, holds
     variables not made in that call (`made`, from `variables_made_by`), or None. The
     generated train.py asks this too (where rung is installed)."""
-    before = made_before(model, made)
+    weights = list(getattr(model, "weights", []))
+    before = made_before(weights, made)
     opt = getattr(model, "optimizer", None)
     opt_vars = getattr(opt, "variables", None) if opt is not None else None
     opt_vars = opt_vars() if callable(opt_vars) else opt_vars
     # an optimizer built by compile("adam") or in the call has its variables from the call
-    opt_before = type(opt).__name__ if opt_vars and made_before(None, made, list(opt_vars)) else None
+    opt_before = type(opt).__name__ if opt_vars and made_before(list(opt_vars), made) else None
     if not before and not opt_before:
         return None
-    return made_before_problem(len(before), len(getattr(model, "weights", [])), before, opt_before)
+    return made_before_problem(len(before), len(weights), before, opt_before)
 
 
-def made_before(model, made: list, variables: list | None = None) -> list:
-    """The names of the model's variables (or of `variables`) that were not made in
-    build_model()'s call."""
+def made_before(variables: list, made: list) -> list:
+    """The names of `variables` that were not made in build_model()'s call (`made`)."""
     ours = {id(v) for v in made}
     for v in made:  # a ShardedVariable (parameter servers with a partitioner) and its shards
         shards = getattr(v, "variables", None)
@@ -193,7 +193,6 @@ def made_before(model, made: list, variables: list | None = None) -> list:
             out.add(id(v))
         return out
 
-    variables = getattr(model, "weights", []) if variables is None else variables
     return [getattr(v, "path", None) or v.name for v in variables if not held(v) & ours]
 
 
