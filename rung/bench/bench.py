@@ -19,7 +19,7 @@ from typing import Callable, Optional
 from pydantic import ValidationError
 
 from rung import units as u
-from rung.bench import predict
+from rung.bench import cpuload, predict
 from rung.bench.netns import TestNet, check_can_make_hosts
 from rung.bench.plan import RunSpec, keras_for, plan_run, task_environment
 from rung.bench.run import PORT_RETRIES, BenchError, execute, port_taken_line, step_stats, workdir
@@ -461,6 +461,11 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
            "ps_tasks": base["ps_tasks"] if spec.strategy == "parameter_server" else 0}
     if worker_nodes:
         run["worker_nodes"] = worker_nodes
+    machine = getattr(outcome, "machine", None)  # a Ray run's outcome has none
+    if machine is not None:
+        run["machine"] = machine
+        if machine["outside_cpu_share"] >= cpuload.BUSY_SHARE:
+            run["notes"].append(cpuload.busy_line(machine))
     if straggler and multi:
         run["straggler"] = {"worker": straggler[0], "factor": straggler[1]}
     if outcome.result.get("jit_compile_off"):

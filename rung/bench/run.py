@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from rung.bench import cpuload
 from rung.bench.plan import RunPlan, Task, task_command, task_environment
 from rung.errors import RunError
 from rung.stats import epoch_step_seconds, percentile
@@ -67,6 +68,9 @@ class Outcome:
     # when its processes were launched, its lead's step ends as they happened and, in an
     # attempt ended by a kill, when the killed run had stalled and the runner moved on
     attempts: list[dict] = field(default_factory=list)
+    # what else the machine did while the first attempt was timed (`cpuload.Sampler.share`);
+    # None for a run with a kill or a window too short to read
+    machine: Optional[dict] = None
 
 
 class Processes:
@@ -215,6 +219,7 @@ def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: floa
     notes: list[str] = []
     recovery: dict = {}
     attempts: list[dict] = []
+    sampler = cpuload.Sampler()
     try:
         attempt = 0
         while True:
@@ -230,7 +235,7 @@ def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: floa
                 _await_first_step(plan, procs, progress, lead_result, t0, deadline_seconds)
                 recovery["recovery_seconds"] = time.perf_counter() - recovery.pop("_killed_at")
             killed_at = _wait(plan, procs, lead_result, lead_err, t0, deadline_seconds, on_progress, progress,
-                              kill if attempt == 0 else None)
+                              kill if attempt == 0 else None, sampler=sampler if attempt == 0 else None)
             if killed_at is None:
                 break
             recovery["_killed_at"] = attempts[-1]["killed_at"] = time.perf_counter()
@@ -256,7 +261,8 @@ def execute(plan: RunPlan, base_cfg: dict, workdir: Path, deadline_seconds: floa
         result = json.loads(lead_result.read_text())
         for a in attempts:
             a["ends"] = _read_floats(a.pop("timeline"))
-        return Outcome(plan, result, time.perf_counter() - t0, started, notes, recovery, attempts)
+        return Outcome(plan, result, time.perf_counter() - t0, started, notes, recovery, attempts,
+                       machine=sampler.share() if attempt == 0 and not recovery else None)
     finally:
         procs.close()
 
@@ -308,13 +314,17 @@ def _await_first_step(plan, procs, progress: Path, result: Path, t0, deadline) -
         time.sleep(0.05)
 
 
-def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progress: Path, kill, dead_ok=False):
-    """Until the lead's result exists. Returns the step at which a worker was killed, or None."""
+def _wait(plan, procs, result: Path, err: Path, t0, deadline, on_progress, progress: Path, kill, dead_ok=False,
+          sampler: Optional[cpuload.Sampler] = None):
+    """Until the lead's result exists. Returns the step at which a worker was killed, or None.
+    `sampler` reads the machine's CPU time and the tasks' from the lead's first step on."""
     lead_proc = next(p for p in procs.procs if p.rung_task is plan.lead)  # type: ignore[attr-defined]
     while True:
         if result.exists():
             return None
         step = _read_int(progress)
+        if sampler is not None and step is not None and step >= 1:
+            sampler.sample(p.pid for p in procs.procs)
         if on_progress and step is not None:
             on_progress(step)
         if kill and step is not None and step >= kill[1]:

@@ -103,6 +103,12 @@ def short_label(strategy: str, replicas: int, option: Optional[str] = None, kera
     return f"{short[strategy]}:{replicas}" + (f":{option}" if option else "")
 
 
+class Machine(_Record):
+    outside_cpu_share: float
+    steal_share: float = 0.0
+    window_ticks: int = 0
+
+
 class BenchRun(_Record):
     strategy: Literal["single_device", "mirrored", "multi_worker_mirrored", "parameter_server"]
     replicas: int
@@ -132,6 +138,9 @@ class BenchRun(_Record):
     worker_nodes: Optional[list[str]] = None
     # a second single-device run: the basis of the runs on this Keras (`BenchResult.bases`)
     basis_for_keras: Optional[str] = None
+    # what else the machine did while it was timed (`rung.bench.cpuload`): the shares of its CPU
+    # time that went to other work and to steal; None on Ray, in a run with a kill, or an older file
+    machine: Optional[Machine] = None
     notes: list[str] = []
 
     @property
