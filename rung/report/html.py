@@ -217,9 +217,12 @@ def _bench_section(b: BenchResult) -> str:
             + (" · a killed run's own row is its rate after the restart; its whole-run row times it from the "
                "warm-up's end to the last step, kill and restart included" if any(
                    r.whole is not None for r in b.runs) else "") + "</p>")
+    notes = "".join(f"<li>{escape(r.name)}: {escape(n)}</li>" for r in b.runs for n in r.notes) \
+        + "".join(f"<li>{escape(n)}</li>" for n in b.notes)
     return ("<h2>Bench: real runs on this machine</h2>" + head
             + _table(["run", "keras", "ex/s", "p50", "p95", "efficiency", "predicted step", "error",
                       "simulated ex/s"], rows, left=(0, 1))
+            + (f'<ul class="f">{notes}</ul>' if notes else "")
             + _plot("bench-throughput", figures.bench_measured(b, simulated))
             + _plot("bench-steps", figures.bench_steps(b)))
 

@@ -241,7 +241,13 @@ def test_a_failed_run_and_an_unscaled_loss_are_on_the_page():
         "params": 16810, "optimizer": "adam", "per_device_batch": 16, "step_seconds": 0.002,
         "replica_check": {"checked": True, "replicas": 2, "gradient_ratio": 2.0, "verdict": "not_scaled"},
         "loss_scaled_for_replicas": False})
+    data["runs"][0]["notes"] = ["while this run was timed, work other than its own took 44% of this machine's CPU time"]
+    data["notes"] = ["weak scaling <per replica>"]
     _, _, page = page_for("preemptible-fleet", bench=BenchResult.model_validate(data), profile=profile)
     assert ('<td class="l">mwms:2</td><td class="l">-</td><td class="">failed: worker:1 failed: &lt;empty shard&gt;'
             in page)
+    # the runs' notes and the bench's, as the terminal's report gives them
+    assert ("<li>single_device: while this run was timed, work other than its own took 44% of this machine&#x27;s "
+            "CPU time</li>") in page
+    assert "<li>weak scaling &lt;per replica&gt;</li>" in page
     assert "NOT scaled" in page and "2.00x" in page
