@@ -160,6 +160,23 @@ def python_input_calls(source: str, folder=None) -> list[str]:
     return _calls(source, named, folder)
 
 
+def mixed_float16_calls(source: str, folder=None) -> list[str]:
+    """The calls of a workload file that pass the literal "mixed_float16", positionally or
+    by keyword, as "set_global_policy('mixed_float16') (line 5)": Keras's global policy, a
+    Policy or DTypePolicy, a layer's dtype=. tf-keras refuses the policy under parameter
+    servers (STRATEGY_FAILS). Read as `jit_compile_calls`: a policy named by a variable is
+    not found, and a call the model does not reach is."""
+    import ast  # noqa: PLC0415 - only here
+
+    def named(node, name):
+        values = list(node.args) + [k.value for k in node.keywords]
+        if any(isinstance(v, ast.Constant) and v.value == "mixed_float16" for v in values):
+            return f"{name or 'a call'}('mixed_float16') (line {node.lineno})"
+        return None
+
+    return _calls(source, named, folder)
+
+
 def per_replica_batch_calls(source: str, folder=None) -> list[str]:
     """The file's calls of `get_per_replica_batch_size`, as "get_per_replica_batch_size
     (line 14)": TensorFlow's multi-worker tutorial divides a global batch by the replicas

@@ -59,6 +59,22 @@ def test_calls_that_compile_with_xla_are_found_with_their_lines():
     assert jit_compile_calls("def broken(:") == []
 
 
+def test_calls_that_name_the_mixed_float16_policy_are_found_with_their_lines():
+    from rung.kerasfit import mixed_float16_calls
+
+    source = "\n".join([
+        "import tensorflow as tf",
+        "tf.keras.mixed_precision.set_global_policy('mixed_float16')",      # line 2
+        "p = mixed_precision.Policy(name='mixed_float16')",                  # line 3: by keyword
+        "tf.keras.layers.Dense(4, dtype='mixed_bfloat16')",                  # bfloat16: no loss scaling
+        "set_global_policy(POLICY)",                                         # a variable: not claimed
+        "print('mixed_float16')",                                            # line 6: a literal is a literal
+    ])
+    assert mixed_float16_calls(source) == ["set_global_policy('mixed_float16') (line 2)",
+                                           "Policy('mixed_float16') (line 3)", "print('mixed_float16') (line 6)"]
+    assert mixed_float16_calls("def broken(:") == []
+
+
 def test_calls_that_put_python_into_a_pipeline_are_found_with_their_lines():
     from rung.kerasfit import python_input_calls
 

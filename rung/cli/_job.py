@@ -146,6 +146,7 @@ def job_from(args) -> Job:
                   strategy_fails_on_one_device=s.workload.strategy_fails_on_one_device,
                   run_eagerly=bool(s.workload.run_eagerly), python_in_pipeline=bool(s.workload.python_in_pipeline),
                   captured_dataset=bool(s.workload.captured_dataset),
+                  mixed_float16=s.workload.mixed_precision_policy == "mixed_float16",
                   loss_scaled_for_replicas=s.workload.loss_scaled_for_replicas,
                   loss_checked_by="the scenario's workload.loss_scaled_for_replicas: false"
                   if s.workload.loss_scaled_for_replicas is not None else "")
@@ -160,11 +161,11 @@ def job_from(args) -> Job:
         job = Job(v, workers=workers, ps_tasks=ps, source=f"--strategy {v}")
     # the file's own imports of tf_keras (it runs on tf-keras everywhere) and of Keras 3
     # (tf-keras cannot train it), its literal run_eagerly=True (fit runs without a graph;
-    # train.py turns it off under parameter servers), and its literal jit_compile=True (parameter servers run it
-    # without XLA): read once, here
-    from rung.kerasfit import (accumulation_calls, jit_compile_calls, keras3_imports, own_step_defs, per_replica_batch_calls,
-                               python_input_calls, run_eagerly_calls, stateful_calls, tf_keras_imports,
-                               workload_text)
+    # train.py turns it off under parameter servers), its literal jit_compile=True (parameter servers run it
+    # without XLA) and its literal mixed_float16 (parameter servers refuse it): read once, here
+    from rung.kerasfit import (accumulation_calls, jit_compile_calls, keras3_imports, mixed_float16_calls,
+                               own_step_defs, per_replica_batch_calls, python_input_calls, run_eagerly_calls,
+                               stateful_calls, tf_keras_imports, workload_text)
 
     # (and in the modules it imports from its own folder, where a team keeps its model)
     source, folder = workload_text(args.workload)
@@ -179,6 +180,7 @@ def job_from(args) -> Job:
     job.jit_compile_calls = jit_compile_calls(source, folder)
     job.run_eagerly_calls = run_eagerly_calls(source, folder)
     job.python_input_calls = python_input_calls(source, folder)
+    job.mixed_float16_calls = mixed_float16_calls(source, folder)
     job.per_replica_batch_calls = per_replica_batch_calls(source, folder)
     job.stateful_calls = stateful_calls(source, folder)
     job.accumulation_calls = accumulation_calls(source, folder)

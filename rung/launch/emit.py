@@ -56,6 +56,10 @@ class Job:
     python_in_pipeline: bool = False
     # the scenario's measured captured_dataset: CAPTURED_DATASET under parameter servers
     captured_dataset: bool = False
+    # its calls that name the mixed_float16 policy (rung.kerasfit.mixed_float16_calls), or the
+    # scenario's workload.mixed_precision_policy: STRATEGY_FAILS under parameter servers
+    mixed_float16_calls: list[str] = field(default_factory=list)
+    mixed_float16: bool = False
     # its calls of get_per_replica_batch_size (rung.kerasfit.per_replica_batch_calls), or
     # the scenario's measured divides_batch: BATCH_DIVIDED where the context has replicas
     per_replica_batch_calls: list[str] = field(default_factory=list)
@@ -288,6 +292,19 @@ def python_pipeline_note(job: Job) -> Optional[str]:
             "where rung is installed")
 
 
+def mixed_float16_note(job: Job) -> Optional[str]:
+    """STRATEGY_FAILS: train.py runs parameter servers and the model uses the mixed_float16
+    policy, which tf-keras refuses there; train.py stops when it does, with what to change.
+    None when that cannot happen."""
+    if job.script_verdict != "parameter_server" or not (job.mixed_float16_calls or job.mixed_float16):
+        return None
+    from rung.failures import MIXED_FLOAT16_PS_PROBLEM
+
+    where = _where(job.mixed_float16_calls, "the profile read the policy")
+    return (f"STRATEGY_FAILS{where}: {MIXED_FLOAT16_PS_PROBLEM}. train.py stops when tf-keras refuses it, saying "
+            "what to change")
+
+
 def captured_dataset_note(job: Job) -> Optional[str]:
     """CAPTURED_DATASET: train.py runs parameter servers and the profile found make_dataset
     building on a dataset made outside it; train.py stops before training (where rung is
@@ -394,7 +411,7 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
 
 def notes(job: Job) -> list[str]:
     """What rung init says about the job before anything runs (stderr, and the README)."""
-    found = (strategy_fails_note(job), loss_not_scaled_note(job), accumulation_note(job), stateful_rnn_note(job),
+    found = (strategy_fails_note(job), mixed_float16_note(job), loss_not_scaled_note(job), accumulation_note(job), stateful_rnn_note(job),
              keras3_import_note(job), python_pipeline_note(job), captured_dataset_note(job), run_eagerly_note(job),
              jit_compile_note(job), batch_divided_note(job))
     return [n for n in found if n]

@@ -701,6 +701,27 @@ def test_init_warns_that_parameter_servers_run_an_xla_model_without_xla(tmp_path
     assert r.returncode == 0 and "JIT_COMPILE" not in r.stderr
 
 
+def test_init_warns_that_parameter_servers_refuse_a_mixed_float16_model(tmp_path):
+    """set_global_policy("mixed_float16") under parameter servers: tf-keras refuses the
+    policy there, and train.py stops on it. init says so before anything runs, with the
+    line, for that strategy alone; it reads the file, it does not import it."""
+    mixed = HERE.parent / "measure" / "workloads" / "mixed16.py"
+    r = rung("init", str(mixed), "--strategy", "parameter_server", "--out", str(tmp_path / "ps"))
+    assert r.returncode == 0, r.stderr
+    assert "warning: STRATEGY_FAILS (the file calls set_global_policy('mixed_float16') (line 10)): the model uses " \
+           "the mixed_float16 policy" in r.stderr
+    assert "mixed_bfloat16" in (tmp_path / "ps" / "README.md").read_text()
+    r = rung("init", str(mixed), "--strategy", "multi_worker_mirrored", "--out", str(tmp_path / "mw"))
+    assert r.returncode == 0 and "mixed_float16" not in r.stderr + (tmp_path / "mw" / "README.md").read_text()
+    # from a scenario whose profile read the policy (workload.mixed_precision_policy)
+    from rung.launch.emit import Job, notes
+
+    [said] = [n for n in notes(Job("parameter_server", workers=2, ps_tasks=1, mixed_float16=True))
+              if "mixed_float16" in n]
+    assert said.startswith("STRATEGY_FAILS (the profile read the policy): the model uses the mixed_float16 policy")
+    assert not any("mixed_float16" in n for n in notes(Job("mirrored", mixed_float16=True)))
+
+
 def test_init_from_a_scenario_whose_profile_measured_xla_warns_for_parameter_servers(tmp_path):
     # the profile records compile(jit_compile=True) in the scenario; a file that sets it
     # from a variable has no literal to read, and the scenario still says so
