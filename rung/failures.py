@@ -114,6 +114,14 @@ def own_strategy_problem(name: str = "", calls: str = "") -> str:
             "(under `if __name__ == \"__main__\":` rung does not run it)")
 
 
+def fit_at_import_problem(calls: str) -> str:
+    """What to change when a workload trains its model where rung imports it or builds its
+    model (`calls`: rung.kerasfit.fit_calls): a script that became a workload and kept its fit."""
+    return (f"the file trains a model where rung runs it ({calls}): every process rung starts would train it first, "
+            "outside any strategy, before the run rung measures or launches; put that training under "
+            "`if __name__ == \"__main__\":` (rung does not run it) and leave training to rung")
+
+
 def made_before_problem(outside: int, total: int, names: list, optimizer: Optional[str] = None) -> str:
     """What to change when build_model() returns a model whose variables were made before
     it was called (a model built at the file's top level, a layer kept there), or whose

@@ -5,6 +5,8 @@ logical CPU devices; tf-keras ran the same models. Pure: no TensorFlow."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 STRING_INPUTS = "STRING_INPUTS"
 STEPS_PER_EXECUTION = "STEPS_PER_EXECUTION"
 RAGGED_OR_SPARSE_INPUTS = "RAGGED_OR_SPARSE_INPUTS"
@@ -218,17 +220,13 @@ STRATEGY_CLASSES = ("MirroredStrategy", "MultiWorkerMirroredStrategy", "Paramete
                     "OneDeviceStrategy", "TPUStrategy")
 
 
-def strategy_calls(source: str, folder=None) -> list[str]:
-    """The tf.distribute strategies a workload constructs where rung runs it: at the top of
-    the file or of a module it imports (not under `if __name__ == "__main__":`), or in
-    build_model() and make_dataset(), or in a function of the same file they call; as
-    "MirroredStrategy (line 4)", in line order. A file written after a try at distributing
-    by hand: rung chooses the strategy and calls build_model() in its scope, so the file's
-    own fails every run (TensorFlow 2.21: "Mixing different tf.distribute.Strategy
-    objects"; a MultiWorkerMirroredStrategy worker that constructs a MirroredStrategy crashed
-    with SIGSEGV here). A strategy made in a function nothing rung runs calls is not found
-    (a `main()` of the team's own), nor one reached through a method or another module's
-    function. Read as `jit_compile_calls`."""
+def _calls_rung_runs(source: str, folder, describe) -> list[str]:
+    """`describe(call, its name)` of every call that runs where rung runs a workload (not
+    None), in line order: at the top of the file or of a module it imports (a class's body
+    included; not under `if __name__ == "__main__":`), in build_model() and make_dataset(),
+    and in a function of the same file any of those call, in turn. A call in a function
+    nothing rung runs calls is not found (a `main()` of the team's own), nor one reached
+    through a method or another module's function."""
     import ast  # noqa: PLC0415 - only here
 
     def main_guard(node) -> bool:
@@ -247,7 +245,7 @@ def strategy_calls(source: str, folder=None) -> list[str]:
 
     def find(tree) -> list:
         defs = {f.name: f for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        roots = run(tree.body) + [defs[n] for n in ("build_model", "make_dataset") if n in defs]
+        roots = run(tree.body) + [defs.pop(n) for n in ("build_model", "make_dataset") if n in defs]
         found, seen = [], set()
         while roots:  # and the file's own functions those call (`get_strategy()`), in turn
             root = roots.pop()
@@ -255,14 +253,65 @@ def strategy_calls(source: str, folder=None) -> list[str]:
                 if isinstance(node, ast.Call):
                     f = node.func
                     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-                    if name in STRATEGY_CLASSES and node.lineno not in seen:
-                        seen.add(node.lineno)
-                        found.append((node.lineno, f"{name} (line {node.lineno})"))
+                    text = describe(node, name)
+                    if text and (node.lineno, node.col_offset) not in seen:
+                        seen.add((node.lineno, node.col_offset))
+                        found.append((node.lineno, text))
                     elif isinstance(f, ast.Name) and f.id in defs:
                         roots.append(defs.pop(f.id))
         return found
 
     return _read(source, folder, find)
+
+
+def strategy_calls(source: str, folder=None) -> list[str]:
+    """The tf.distribute strategies a workload constructs where rung runs it
+    (`_calls_rung_runs`), as "MirroredStrategy (line 4)", in line order. A file written after
+    a try at distributing by hand: rung chooses the strategy and calls build_model() in its
+    scope, so the file's own fails every run (TensorFlow 2.21: "Mixing different
+    tf.distribute.Strategy objects"; a MultiWorkerMirroredStrategy worker that constructs a
+    MirroredStrategy crashed with SIGSEGV here). Read as `jit_compile_calls`."""
+    return _calls_rung_runs(source, folder,
+                            lambda node, name: f"{name} (line {node.lineno})" if name in STRATEGY_CLASSES else None)
+
+
+# Keyword arguments of Keras's fit that the fit of scikit-learn, XGBoost or LightGBM does not
+# take: a call named fit with one of them trains a Keras model.
+KERAS_FIT_KEYWORDS = ("epochs", "steps_per_epoch", "validation_split", "validation_data", "initial_epoch")
+
+
+def fit_calls(source: str, folder=None) -> list[str]:
+    """The Keras fits a workload runs where rung runs it (`_calls_rung_runs`): a script's
+    `model.fit(..., epochs=3)` left at the top of the file it became, as "model.fit (line
+    24)", in line order. Every process rung starts would train the model first, outside any
+    strategy, before the run rung measures or launches. Only a call with one of
+    KERAS_FIT_KEYWORDS is claimed (a preprocessing scaler's fit is not); a bare
+    `model.fit(ds)` is not found. Read as `jit_compile_calls`."""
+    import ast  # noqa: PLC0415 - only here
+
+    def named(node, name):
+        if name != "fit" or not any(k.arg in KERAS_FIT_KEYWORDS for k in node.keywords):
+            return None
+        f = node.func
+        who = f"{f.value.id}." if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else ""
+        return f"{who}fit (line {node.lineno})"
+
+    return _calls_rung_runs(source, folder, named)
+
+
+def file_problem(source: str, folder=None) -> Optional[str]:
+    """What rung reads in a workload's text, before importing it, that would fail or waste
+    every run: a strategy of its own (`strategy_calls`), a model trained at import
+    (`fit_calls`); the line that says what to change, or None."""
+    from rung.failures import fit_at_import_problem, own_strategy_problem  # noqa: PLC0415 - pure text
+
+    own = strategy_calls(source, folder)
+    if own:
+        return own_strategy_problem(calls=", ".join(own))
+    fits = fit_calls(source, folder)
+    if fits:
+        return fit_at_import_problem(", ".join(fits))
+    return None
 
 
 # What to change when a model's own step leaves its loss unscaled (LOSS_NOT_SCALED): the

@@ -189,6 +189,37 @@ def test_strategies_the_file_makes_where_rung_runs_it_are_found_with_their_lines
     assert strategy_calls("from dist import STRATEGY\n", tmp_path) == ["MirroredStrategy (dist.py, line 3)"]
 
 
+def test_keras_fits_where_rung_runs_the_file_are_found_and_other_fits_are_not():
+    """A script that became a workload: its fit at the top trains the model in every process
+    rung starts. Found where rung runs the file (as strategies are); only a fit with a
+    keyword Keras's alone takes is claimed."""
+    from rung.kerasfit import file_problem, fit_calls
+
+    source = "\n".join([
+        "import tensorflow as tf",
+        "scaler = StandardScaler().fit(x)",                 # scikit-learn's: not claimed
+        "def pretrain(m):",
+        "    m.fit(x, y, steps_per_epoch=10)",               # line 4: build_model calls it
+        "def build_model():",
+        "    m = tf.keras.Sequential([])",
+        "    pretrain(m)",
+        "    return m",
+        "def make_dataset(batch_size, input_context=None):",
+        "    return None",
+        "history = build_model().fit(x, y, epochs=3, batch_size=32)",  # line 11: at import
+        "def main():",
+        "    model.fit(x, epochs=3)",                          # the team's own: rung never calls it
+        "if __name__ == '__main__':",
+        "    model.fit(x, y, epochs=30)",
+        "model.fit(ds)",                                       # no Keras keyword: not claimed
+    ])
+    assert fit_calls(source) == ["m.fit (line 4)", "fit (line 11)"]
+    assert file_problem(source).startswith("the file trains a model where rung runs it (m.fit (line 4), fit (line 11))")
+    assert file_problem("import tensorflow as tf\nmodel.fit(x, epochs=2)\ns = tf.distribute.MirroredStrategy()\n") \
+        .startswith("the file constructs a tf.distribute strategy of its own")  # the strategy first: it crashes
+    assert file_problem("def build_model():\n    pass\n") is None
+
+
 def test_a_models_own_train_step_and_compute_loss_are_found_with_their_lines():
     from rung.kerasfit import own_step_defs
 

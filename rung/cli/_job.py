@@ -169,13 +169,11 @@ def job_from(args) -> Job:
 
     # (and in the modules it imports from its own folder, where a team keeps its model)
     source, folder = workload_text(args.workload)
-    from rung.kerasfit import strategy_calls
+    from rung.kerasfit import file_problem
 
-    own = strategy_calls(source, folder)
-    if own:  # every run of the job would fail on it (a multi-worker worker crashed): said before writing
-        from rung.failures import own_strategy_problem
-
-        raise InputError(str(args.workload), None, own_strategy_problem(calls=", ".join(own)))
+    found = file_problem(source, folder)
+    if found:  # every run of the job would fail on it (a multi-worker worker crashed), or train twice: said before writing
+        raise InputError(str(args.workload), None, found)
     job.tf_keras_imports, job.keras3_imports = tf_keras_imports(source, folder), keras3_imports(source, folder)
     job.jit_compile_calls = jit_compile_calls(source, folder)
     job.run_eagerly_calls = run_eagerly_calls(source, folder)

@@ -67,11 +67,11 @@ def load_workload(path: str | Path) -> Workload:
         raise InputError(where, None, "no such workload file")
     if p.is_dir() or p.suffix != ".py":
         raise InputError(where, None, "expected a Python file (.py) defining build_model() and make_dataset()")
-    from rung.kerasfit import strategy_calls, workload_text
+    from rung.kerasfit import file_problem, workload_text
 
-    own = strategy_calls(*workload_text(p))  # before its import runs it (a crash, under multi-worker)
-    if own:
-        raise InputError(where, None, own_strategy_problem(calls=", ".join(own)))
+    found = file_problem(*workload_text(p))  # before its import runs it (a crash, under multi-worker)
+    if found:
+        raise InputError(where, None, found)
     beside = str(p.resolve().parent)
     if beside not in sys.path:  # as `python workload.py` has it: the modules beside the file import
         sys.path.insert(0, beside)

@@ -101,6 +101,10 @@ def test_init_and_launch_refuse_what_is_not_a_workload_and_say_what_is(tmp_path)
     own = tmp_path / "own.py"  # a try at distributing by hand, before rung (a worker crashed on it)
     own.write_text("import tensorflow as tf\n\nstrategy = tf.distribute.MirroredStrategy()\n\n\ndef build_model():\n"
                    "    with strategy.scope():\n        return None\n\n\ndef make_dataset(batch_size):\n    pass\n")
+    script = tmp_path / "script.py"  # a keras.io-style script that became a workload and kept its fit
+    script.write_text("import tensorflow as tf\n\n\ndef build_model():\n    return None\n\n\n"
+                      "def make_dataset(batch_size):\n    pass\n\n\nmodel = build_model()\n"
+                      "model.fit(make_dataset(32), epochs=30)\n")
     for command in ("init", "launch"):
         extra = ["--engine", "local"] if command == "launch" else []
         for given, words in ((job, f"this is a job `rung init` wrote, for {MLP}: give that file"),
@@ -114,7 +118,9 @@ def test_init_and_launch_refuse_what_is_not_a_workload_and_say_what_is(tmp_path)
                               "make_dataset(batch_size, input_context)"),
                              (own, "the file constructs a tf.distribute strategy of its own where rung runs it "
                               "(MirroredStrategy (line 3)); rung calls build_model() inside the scope of the strategy "
-                              "each run uses, so the file must not choose one")):
+                              "each run uses, so the file must not choose one"),
+                             (script, "the file trains a model where rung runs it (model.fit (line 13)): every process "
+                              "rung starts would train it first")):
             out = tmp_path / f"x-{command}"
             r = rung(command, str(given), "--strategy", "mirrored", *extra, "--out", str(out))
             assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
@@ -200,6 +206,13 @@ def test_train_py_stops_on_a_strategy_the_workload_makes_before_importing_it(tmp
     line = capsys.readouterr().err.strip()
     assert line.startswith(f"train.py: workload: {work}: the file constructs a tf.distribute strategy of its own "
                            "where rung runs it (MirroredStrategy (line 5))"), line
+    # and one that trains its model at import, a script's fit kept
+    work.write_text(MLP.read_text() + "\nbuild_model().fit(make_dataset(8), steps_per_epoch=2)\n")
+    with pytest.raises(SystemExit) as e:
+        module.load_workload(str(work))
+    assert e.value.code == 2
+    line = capsys.readouterr().err.strip()
+    assert line.startswith(f"train.py: workload: {work}: the file trains a model where rung runs it (fit (line "), line
 
 
 @pytest.mark.tf

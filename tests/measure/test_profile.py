@@ -878,6 +878,40 @@ def test_a_model_built_under_a_strategy_of_the_files_own_is_refused_in_one_line(
     assert "object at 0x" not in e.value.message
 
 
+@pytest.mark.parallel
+def test_a_script_that_trains_at_import_is_refused_before_it_runs(tmp_path):
+    """A keras.io-style script given build_model() and make_dataset() and kept whole: rung
+    profile imported it, and it trained its 3 epochs (its progress bars above the profile)
+    before rung measured anything; a 30-epoch script would have taken hours, in every process
+    rung starts. Now refused before the import, in one line."""
+    from rung.errors import InputError
+    from rung.measure.workload import load_workload
+
+    work = tmp_path / "script.py"
+    marker = tmp_path / "trained"
+    work.write_text(textwrap.dedent(f"""\
+        import pathlib
+        import tensorflow as tf
+
+        def build_model():
+            model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
+            model.compile(optimizer="sgd", loss="mse")
+            return model
+
+        def make_dataset(batch_size, input_context=None):
+            return tf.data.Dataset.from_tensors((tf.zeros((batch_size, 4)), tf.zeros((batch_size, 2)))).repeat()
+
+        model = build_model()
+        model.fit(make_dataset(8), steps_per_epoch=2, epochs=3, verbose=0)
+        pathlib.Path({str(marker)!r}).write_text("it ran")
+        """))
+    with pytest.raises(InputError) as e:
+        load_workload(work)
+    assert e.value.message.startswith("the file trains a model where rung runs it (model.fit (line 13)): every "
+                                      "process rung starts would train it first"), e.value.message
+    assert not marker.exists()  # refused before the import
+
+
 GLOBAL_MODEL = """\
 import tensorflow as tf
 
