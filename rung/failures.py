@@ -161,7 +161,18 @@ MIXED_FLOAT16_PS_PROBLEM = (
 # Keras 3's words when its fit under a strategy cannot build the model (`Trainer._symbolic_build`)
 KERAS3_BUILD_FAILED = "Unable to automatically build the model"
 
+# A file that configures TensorFlow's runtime where rung imports it, after rung started the
+# runtime for its strategy (TensorFlow 2.21: "Intra op parallelism cannot be modified after
+# initialization.", "Physical devices cannot be modified after being initialized": the GPU
+# guide's set_memory_growth)
+RUNTIME_CONFIGURED_PROBLEM = (
+    "the file configures TensorFlow's runtime where rung imports it (threads, visible or logical devices, GPU "
+    "memory growth), and rung has started the runtime already to set up the run's strategy: move that "
+    "configuration under `if __name__ == \"__main__\":` (rung sets the devices each strategy uses), and set "
+    "threads with TF_NUM_INTRAOP_THREADS and TF_NUM_INTEROP_THREADS in the environment instead")
+
 _HINTS = (
+    (("cannot be modified after",), RUNTIME_CONFIGURED_PROBLEM),
     # an object made outside any strategy (at import: an optimizer, a metric) and used inside
     # one (Keras 3's mirrored fit of a model compiled with an Adam made at import)
     (("Mixing different tf.distribute.Strategy objects", "_DefaultDistributionStrategy"),

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from rung.errors import InputError
-from rung.failures import made_before_problem, message_line, own_strategy_problem
+from rung.failures import hint, made_before_problem, message_line, own_strategy_problem
 
 DEFAULT_BATCH = 32
 
@@ -84,8 +84,9 @@ def load_workload(path: str | Path) -> Workload:
     except SyntaxError as e:
         raise InputError(where, None, f"cannot be imported: SyntaxError: {e.msg} (line {e.lineno})") from None
     except Exception as e:  # noqa: BLE001 - anything the user's module raises
-        raise InputError(where, None, f"cannot be imported: {type(e).__name__}: {one_line(e)}"
-                                      f"{_where_in_file(p, e)}") from None
+        found = hint(str(e))  # what to change first, when rung knows the failure
+        said = f"{found[0]} ({type(e).__name__}: {found[1]})" if found else f"{type(e).__name__}: {one_line(e)}"
+        raise InputError(where, None, f"cannot be imported: {said}{_where_in_file(p, e)}") from None
     fns = {}
     for fn in ("build_model", "make_dataset"):
         f = getattr(module, fn, None)

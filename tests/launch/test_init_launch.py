@@ -213,6 +213,17 @@ def test_train_py_stops_on_a_strategy_the_workload_makes_before_importing_it(tmp
     assert e.value.code == 2
     line = capsys.readouterr().err.strip()
     assert line.startswith(f"train.py: workload: {work}: the file trains a model where rung runs it (fit (line "), line
+    # and one that sets TensorFlow's threads at import, after train.py's strategy started the runtime
+    import tensorflow as tf
+
+    float(tf.constant(1.0) + 1.0)
+    work.write_text("import tensorflow as tf\n\ntf.config.threading.set_intra_op_parallelism_threads(2)\n")
+    with pytest.raises(SystemExit) as e:
+        module.load_workload(str(work))
+    assert e.value.code == 2
+    line = capsys.readouterr().err.strip()
+    assert line.startswith(f"train.py: workload: {work}: cannot be imported: the file configures TensorFlow's runtime "
+                           "where rung imports it"), line
 
 
 @pytest.mark.tf

@@ -879,6 +879,30 @@ def test_a_model_built_under_a_strategy_of_the_files_own_is_refused_in_one_line(
 
 
 @pytest.mark.parallel
+def test_a_file_that_sets_threads_after_the_runtime_started_is_told_what_to_do_instead(tmp_path):
+    """A team's CPU tuning at the top of the file: the bench's and train.py's strategies
+    start TensorFlow's runtime before the import (MultiWorkerMirroredStrategy must configure
+    its collectives first), and the import failed on TensorFlow's "cannot be modified after
+    initialization" with nothing on what to do."""
+    import tensorflow as tf
+
+    from rung.errors import InputError
+    from rung.measure.workload import load_workload
+
+    float(tf.constant(1.0) + 1.0)  # the runtime has started, as under a run's strategy
+    work = tmp_path / "threads.py"
+    work.write_text("import tensorflow as tf\n\ntf.config.threading.set_inter_op_parallelism_threads(2)\n\n\n"
+                    "def build_model():\n    pass\n\n\ndef make_dataset(batch_size, input_context=None):\n    pass\n")
+    with pytest.raises(InputError) as e:
+        load_workload(work)
+    assert e.value.message.startswith("cannot be imported: the file configures TensorFlow's runtime where rung "
+                                      "imports it"), e.value.message
+    assert "TF_NUM_INTEROP_THREADS" in e.value.message
+    assert e.value.message.endswith("(RuntimeError: Inter op parallelism cannot be modified after initialization.) "
+                                    "(line 3)"), e.value.message
+
+
+@pytest.mark.parallel
 def test_a_script_that_trains_at_import_is_refused_before_it_runs(tmp_path):
     """A keras.io-style script given build_model() and make_dataset() and kept whole: rung
     profile imported it, and it trained its 3 epochs (its progress bars above the profile)
