@@ -142,9 +142,22 @@ def jit_compile_calls(source: str, folder=None) -> list[str]:
 
 def run_eagerly_calls(source: str, folder=None) -> list[str]:
     """The calls of a workload file that pass `run_eagerly=True` (Keras's `compile`), as
-    "compile(run_eagerly=True) (line 9)": fit then runs every step without a graph, and
-    tf-keras refuses it under parameter servers (RUN_EAGERLY). Read as `jit_compile_calls`."""
-    return _calls_with_true(source, "run_eagerly", folder)
+    "compile(run_eagerly=True) (line 9)", and its `tf.config.run_functions_eagerly(True)`, as
+    "run_functions_eagerly(True) (line 7)": fit then runs every step without a graph, and
+    tf-keras refuses the first under parameter servers (RUN_EAGERLY). Read as
+    `jit_compile_calls`."""
+    import ast  # noqa: PLC0415 - only here
+
+    def eager(node, name):
+        if name == "run_functions_eagerly" and node.args and isinstance(node.args[0], ast.Constant) \
+                and node.args[0].value is True:
+            return f"run_functions_eagerly(True) (line {node.lineno})"
+        if any(kw.arg == "run_eagerly" and isinstance(kw.value, ast.Constant) and kw.value.value is True
+               for kw in node.keywords):
+            return f"{name or 'a call'}(run_eagerly=True) (line {node.lineno})"
+        return None
+
+    return _calls(source, eager, folder)
 
 
 # The calls that put Python into a tf.data pipeline.

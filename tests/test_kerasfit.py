@@ -101,6 +101,8 @@ def test_calls_that_run_eagerly_are_found_with_their_lines():
         "m.compile(run_eagerly=debug)",                                  # a variable: not claimed
     ])
     assert run_eagerly_calls(source) == ["compile(run_eagerly=True) (line 2)"]
+    assert run_eagerly_calls("tf.config.run_functions_eagerly(True)\ntf.config.run_functions_eagerly(False)\n") == \
+        ["run_functions_eagerly(True) (line 1)"]
     assert jit_compile_calls(source) == []                               # each keyword its own
     assert run_eagerly_calls("m.compile(jit_compile=True)") == [] and run_eagerly_calls("def broken(:") == []
 

@@ -472,6 +472,11 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
         run["notes"] = list(run["notes"] or []) + [
             "ran without XLA, as rung init's train.py runs it: the model's jit_compile=True step cannot read the "
             "variables the ps tasks hold (JIT_COMPILE)"]
+    if outcome.result.get("functions_run_eagerly"):
+        run["notes"] = list(run["notes"] or []) + [
+            "ran every tf.function eagerly, as the file asks (tf.config.run_functions_eagerly(True)): each step op by "
+            "op, as train.py would run it, and slower than the graph step fit runs once the call is removed "
+            "(RUN_EAGERLY)"]
     if outcome.result.get("run_eagerly_off"):
         run["notes"] = list(run["notes"] or []) + [
             "ran with a graph, as rung init's train.py runs it: tf-keras refuses the model's run_eagerly=True under "

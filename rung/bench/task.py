@@ -322,7 +322,7 @@ def run(cfg) -> dict:
                  "sparse_tensors": g.sparse_tensors}
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
             "gradients": grads, "devices": devices, "jit_compile_off": xla_off,
-            "run_eagerly_off": eager_off}
+            "run_eagerly_off": eager_off, "functions_run_eagerly": bool(tf.config.functions_run_eagerly())}
     if not sync:
         # PS fit takes no batch-level callbacks, and its steps finish asynchronously: time its
         # epochs (each joins every step it scheduled) after a warm-up fit, and report progress

@@ -522,11 +522,13 @@ def _run_eagerly(ctx: Context, d: Decision):
     if w.eager_step_seconds:
         measured = (f" (rung profile timed an eager step at {u.seconds(w.eager_step_seconds)}, "
                     f"{w.eager_step_seconds / w.step_seconds:.1f}x the graph step of {u.seconds(w.step_seconds)})")
-    where = ("; tf-keras refuses run_eagerly under ParameterServerStrategy (\"`run_eagerly` is not supported\"), "
-             "so rung init's train.py turns it off there and says so" if d.verdict == "parameter_server" else
-             ": remove run_eagerly=True from compile() before training at scale")
+    where = ("; tf-keras refuses a compiled run_eagerly=True under ParameterServerStrategy (\"`run_eagerly` is not "
+             "supported\"), so rung init's train.py turns it off there and says so (remove a run_functions_eagerly "
+             "call yourself)" if d.verdict == "parameter_server" else
+             ": remove run_eagerly=True from compile() (or the run_functions_eagerly call) before training at scale")
     return Finding(C.RUN_EAGERLY,
-                   "the model is compiled with run_eagerly=True, so Keras's fit runs every step op by op in Python, "
+                   "the model runs its steps eagerly (compiled with run_eagerly=True, or the file calls "
+                   "tf.config.run_functions_eagerly(True)), so Keras's fit runs every step op by op in Python, "
                    f"without a graph{measured}; this plan's throughput is that of the graph step{where}")
 
 

@@ -267,11 +267,15 @@ def run_eagerly_note(job: Job) -> Optional[str]:
         return None
     where = f": {job.run_eagerly_calls[0]}{', ...' if len(job.run_eagerly_calls) > 1 else ''};" \
         if job.run_eagerly_calls else " (the profile measured it so), and"
+    switch = any(c.startswith("run_functions_eagerly") for c in job.run_eagerly_calls)
+    compiled = any(not c.startswith("run_functions_eagerly") for c in job.run_eagerly_calls) \
+        or not job.run_eagerly_calls
     then = ("tf-keras refuses it under ParameterServerStrategy, so train.py turns it off there and says so"
-            if job.script_verdict == "parameter_server" else
-            "train.py keeps it, as the model asks: remove it from compile() to train with a graph")
-    return (f"RUN_EAGERLY: the model is compiled with run_eagerly=True{where} Keras's fit runs every step op "
-            f"by op in Python, without a graph; {then}")
+            if job.script_verdict == "parameter_server" and compiled else
+            "train.py keeps it, as the file asks: remove it to train with a graph")
+    what = ("the file runs every tf.function eagerly" if switch and not compiled
+            else "the model is compiled with run_eagerly=True")
+    return f"RUN_EAGERLY: {what}{where} Keras's fit runs every step op by op in Python, without a graph; {then}"
 
 
 def _where(calls: list[str], otherwise: str) -> str:

@@ -201,6 +201,20 @@ def add_replica_check(out: dict, check: dict) -> None:
 def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
     phase("loading the workload")
     w = load_workload(path)
+    # tf.config.run_functions_eagerly(True) left in the file (a debugging switch): every
+    # tf.function runs op by op, the step rung times included. Timed as fit runs without it,
+    # and with it for the factor (as run_eagerly=True), then put back as the file set it.
+    functions_eager = bool(tf.config.functions_run_eagerly())
+    if functions_eager:
+        tf.config.run_functions_eagerly(False)
+    try:
+        return _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step, functions_eager)
+    finally:
+        if functions_eager:
+            tf.config.run_functions_eagerly(True)
+
+
+def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step, functions_eager) -> dict:
     if batch is not None and batch < 1:
         raise InputError("--batch", None, f"expected a batch of at least 1, received {batch}")
     device = tfenv.device_description(tf)
@@ -263,8 +277,9 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
                        notes, default={})
         summary = summarize(times)
         eager = None
-        if timing.runs_eagerly(model):
-            phase(f"timing {timing.EAGER_STEPS} steps eagerly, as fit runs them with run_eagerly=True")
+        if timing.runs_eagerly(model) or functions_eager:
+            said = "tf.config.run_functions_eagerly(True)" if functions_eager else "run_eagerly=True"
+            phase(f"timing {timing.EAGER_STEPS} steps eagerly, as fit runs them with {said}")
             eager = timing.time_steps(tf, model, ds, timing.EAGER_STEPS, 1, w.where, batch,
                                       step_fn=model.train_step, repeats=repeats)
         fixes = None
@@ -287,10 +302,13 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
                      "it) to this machine's disk: a job saving to a bucket or network file system pays that "
                      "storage's rate (set fleet.checkpoint_seconds in the scenario to it)")
     if eager is not None:
-        notes.append(f"the model is compiled with run_eagerly=True, so Keras's fit runs each step op by op: "
-                     f"{statistics.median(eager.totals) / summary['step_seconds']:.1f}x the graph step timed above "
-                     f"(median of {timing.EAGER_STEPS} eager steps). rung plans with the graph step, which is what "
-                     "fit runs once run_eagerly=True is removed (RUN_EAGERLY)")
+        said = ("the file calls tf.config.run_functions_eagerly(True), so every tf.function, Keras's fit step "
+                "included, runs op by op" if functions_eager else
+                "the model is compiled with run_eagerly=True, so Keras's fit runs each step op by op")
+        gone = "that call" if functions_eager else "run_eagerly=True"
+        notes.append(f"{said}: {statistics.median(eager.totals) / summary['step_seconds']:.1f}x the graph step timed "
+                     f"above (median of {timing.EAGER_STEPS} eager steps). rung plans with the graph step, which is "
+                     f"what fit runs once {gone} is removed (RUN_EAGERLY)")
     notes.append(f"input wait is net of the iterator's fixed cost ({times.iterator_overhead * 1e3:.3f} ms per "
                  "next() on an in-memory prefetched dataset of the same structure)")
     return {
@@ -344,6 +362,7 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
         "divides_batch": divided,
         "worker_input_detail": across_why or None,
         "run_eagerly": eager is not None,
+        "functions_run_eagerly": functions_eager,
         "eager_step_seconds": statistics.median(eager.totals) if eager is not None else None,
         "keras3_imports": keras3_imports(*workload_text(path)),
         "gradient_bytes_dense": g.dense_bytes,

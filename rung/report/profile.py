@@ -82,7 +82,8 @@ def render(p: dict, console: Console | None = None) -> None:
                          "the ps tasks' variables, and run without it (JIT_COMPILE)")
     if p.get("run_eagerly"):
         eager = p.get("eager_step_seconds")
-        t.add_row("run eagerly", "compile(run_eagerly=True): fit runs each step op by op"
+        why = "tf.config.run_functions_eagerly(True)" if p.get("functions_run_eagerly") else "compile(run_eagerly=True)"
+        t.add_row("run eagerly", f"{why}: fit runs each step op by op"
                   + (f", {u.seconds(eager)} a step ({eager / p['step_seconds']:.1f}x the graph step above)"
                      if eager else "")
                   + "; rung plans with the graph step (RUN_EAGERLY)")

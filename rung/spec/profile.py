@@ -71,6 +71,8 @@ class Profile(BaseModel):
     strategy_fails_on_one_device: bool = False
     jit_compile: bool = False        # the model's step compiled with XLA (rung.measure.timing.jit_compiled)
     run_eagerly: bool = False        # compile(run_eagerly=True): fit runs each step without a graph
+    # ... because the file calls tf.config.run_functions_eagerly(True), every tf.function (v1 extension)
+    functions_run_eagerly: bool = False
     python_in_pipeline: bool = False  # the pipeline runs Python (from_generator, py_function, numpy_function)
     captured_dataset: bool = False  # make_dataset builds on a dataset made outside it (pipeline.captured_datasets)
     eager_step_seconds: Optional[float] = None  # such a step, timed eagerly (the median of a few)

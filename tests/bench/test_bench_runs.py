@@ -27,6 +27,7 @@ from tests.conftest import interruptible
 pytestmark = [pytest.mark.tf, pytest.mark.serial]
 MLP = str(workload_examples()["mlp"])
 HEAVY = str(workload_examples()["comm_heavy"])
+MLP_TEXT = open(MLP).read()
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="test hosts need root")
 
 
@@ -402,6 +403,20 @@ def test_merging_an_old_or_foreign_calibration_file_exits_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "rung", "bench", MLP, "--runs", "single_device", "--calibrate",
                         "--calibration-merge", "--calibration-out", str(old)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "points.0.streaming_bytes_per_core" in r.stderr and r.stdout == ""
+
+
+def test_a_file_that_runs_every_function_eagerly_says_so_beside_its_runs(tmp_path):
+    """tf.config.run_functions_eagerly(True) left in the file: the bench runs what train.py
+    would run, op by op (9.2 ms a step of a model whose graph step takes 0.6), and says why."""
+    work = tmp_path / "debug_switch.py"
+    work.write_text(MLP_TEXT.replace("import tensorflow as tf\n", "import tensorflow as tf\n\n"
+                                     "tf.config.run_functions_eagerly(True)\n", 1))
+    r, b = bench(str(work), "--runs", "single_device", "--steps", "3", "--warmup", "1")
+    assert r.returncode == 0, r.stderr[-800:]
+    [run] = b["runs"]
+    assert any(n.startswith("ran every tf.function eagerly, as the file asks") for n in run["notes"]), run["notes"]
+    r, b = bench(MLP, "--runs", "single_device", "--steps", "3", "--warmup", "1")
+    assert not any("eagerly" in n for n in b["runs"][0]["notes"])
 
 
 def test_a_failed_run_does_not_lose_the_others():

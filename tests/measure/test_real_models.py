@@ -148,6 +148,31 @@ def test_a_model_that_runs_eagerly_is_timed_both_ways_and_carried_to_the_plan():
     assert block["run_eagerly"] is True and block["eager_step_seconds"] == p["eager_step_seconds"]
 
 
+def test_a_file_that_runs_every_function_eagerly_is_timed_as_fit_runs_without_it(tmp_path):
+    """tf.config.run_functions_eagerly(True) left in a file, a debugging switch: every
+    tf.function runs op by op, and the profile timed its "graph" step eagerly (12.1 ms for a
+    0.6 ms step, 20x) and said nothing. It now times the graph step with the switch off, the
+    eager steps for the factor, says which switch, and puts the switch back as the file set it."""
+    import tensorflow as tf
+
+    from rung.measure.profile import profile
+    from rung.spec.profile import Profile, workload_block
+
+    work = tmp_path / "debug_switch.py"
+    work.write_text((HERE.parent.parent / "launch" / "eager.py").read_text()
+                    .replace(", run_eagerly=True)", ")")
+                    .replace("import tensorflow as tf\n", "import tensorflow as tf\n\ntf.config.run_functions_eagerly(True)\n"))
+    try:
+        p = profile(work, steps=4, warmup=1)
+        assert tf.config.functions_run_eagerly()  # as the file set it
+    finally:
+        tf.config.run_functions_eagerly(False)
+    assert p["functions_run_eagerly"] is True and p["run_eagerly"] is True
+    assert p["eager_step_seconds"] > 1.5 * p["step_seconds"]
+    assert any(n.startswith("the file calls tf.config.run_functions_eagerly(True)") for n in p["notes"])
+    assert workload_block(Profile.model_validate(p))["run_eagerly"] is True
+
+
 def test_verdicts_are_stable_over_repeated_profiles():
     """Profile the same model three times; plan each for a fixed fleet and targets whose
     margins are wide (one device at half its speed; 3x one device on 8 hosts): the verdict
