@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -40,6 +41,26 @@ class Progress:
     def step(self, done: int, total: int) -> None:
         if self._p is not None:
             self._p.update(self._task, completed=done, total=total)
+
+
+@contextlib.contextmanager
+def output_to_stderr():
+    """Everything written to standard output inside, by Python (`print`, Keras's
+    `model.summary()` and progress bars) or by native code (file descriptor 1), goes to
+    standard error: the user's code runs inside, and rung's own output on stdout (`--json`
+    for a pipe) must be rung's alone."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    before = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stdout = before
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def check_writable(path: str, flag: str) -> None:

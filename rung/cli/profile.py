@@ -6,7 +6,7 @@ import json
 import sys
 
 from rung.cli import _hardware, _plan
-from rung.cli._common import Progress, check_writable, write_atomically
+from rung.cli._common import Progress, check_writable, output_to_stderr, write_atomically
 from rung.errors import InputError
 
 
@@ -53,7 +53,8 @@ def measure(args, path: str):
     from rung.measure.profile import profile
     from rung.spec.profile import Profile
 
-    with Progress(quiet=bool(getattr(args, "json", False))) as progress:
+    # the workload's own prints (a model.summary() in build_model) go to stderr: stdout is rung's
+    with Progress(quiet=bool(getattr(args, "json", False))) as progress, output_to_stderr():
         measured = profile(path, batch=args.batch, steps=args.steps, warmup=args.warmup, keras=args.keras,
                            try_fixes=args.try_fixes, check_replicas=getattr(args, "replica_check", True),
                            on_phase=progress.phase, on_step=progress.step)

@@ -250,6 +250,22 @@ def test_cli_bad_workload_exits_2_with_one_line(tmp_path):
     assert len(lines) == 1 and str(path) in lines[0] and "ModuleNotFoundError" in lines[0]
 
 
+def test_what_the_workload_prints_goes_to_stderr_and_json_on_stdout_stays_json(tmp_path):
+    """A build_model() that calls model.summary() and print(), as keras.io's examples do:
+    `rung profile --json` wrote them on stdout before the JSON, so `| jq` failed, and so did
+    `rung advise`'s second measurement on tf-keras, which reads that JSON (an internal
+    error). The workload's output now goes to stderr."""
+    work = tmp_path / "chatty.py"
+    work.write_text(EXAMPLES["mlp"].read_text().replace("    return model\n",
+                                                        "    model.summary()\n    print('built!')\n    return model\n", 1))
+    assert "model.summary()" in work.read_text()
+    r = subprocess.run([sys.executable, "-m", "rung", "profile", str(work), "--json", "--steps", "3", "--warmup", "1",
+                        "--no-replica-check"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-800:]
+    assert json.loads(r.stdout)["schema"] == "rung/profile/v1"
+    assert "built!" in r.stderr and "Total params" in r.stderr
+
+
 def test_cli_profile_writes_a_scenario_and_advise_plans_from_the_workload(tmp_path):
     out = tmp_path / "mlp-scenario.yaml"
     r = run_cli("profile", "--example", "mlp", "--steps", "6", "--warmup", "2", "--json",
