@@ -398,8 +398,14 @@ def _check_hardware(h: Hardware, at: str, where: str) -> None:
         if h.device_memory_gib is None:
             raise InputError(where, f"{at}.device_memory_gib", "required when device is 'custom'")
     elif catalog.lookup(h.device) is None:
-        near = difflib.get_close_matches(h.device, list(catalog.CATALOG), n=1, cutoff=0.5)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
+        names = list(catalog.CATALOG)
+        # the names that start as it does, or as its first part does, whatever the case ('a100'
+        # and 'A100-SXM4': both A100s), else the nearest
+        given = h.device.lower()
+        near = [n for n in names if given and n.lower().startswith(given)] or \
+            [n for n in names if given.split("-")[0] and n.lower().split("-")[0] == given.split("-")[0]]
+        near = near or difflib.get_close_matches(h.device, names, n=1, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
         raise InputError(where, f"{at}.device",
                          f"unknown device {h.device!r}; expected 'custom' or a catalog name "
                          f"(see `rung catalog`){hint}")
