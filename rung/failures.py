@@ -171,8 +171,16 @@ RUNTIME_CONFIGURED_PROBLEM = (
     "configuration under `if __name__ == \"__main__\":` (rung sets the devices each strategy uses), and set "
     "threads with TF_NUM_INTRAOP_THREADS and TF_NUM_INTEROP_THREADS in the environment instead")
 
+# A Colab-style TPU set-up at the top of the file, on a machine with no TPU (TensorFlow 2.21's
+# TPUClusterResolver: "Please provide a TPU Name to connect to.")
+TPU_AT_IMPORT_PROBLEM = (
+    "the file connects to a TPU where rung imports it (TPUClusterResolver, initialize_tpu_system), and there is "
+    "no TPU here to connect to: move that set-up under `if __name__ == \"__main__\":`; the train.py `rung init "
+    "--strategy tpu` writes connects to the TPU itself (TPU_NAME)")
+
 _HINTS = (
     (("cannot be modified after",), RUNTIME_CONFIGURED_PROBLEM),
+    (("Please provide a TPU Name to connect to",), TPU_AT_IMPORT_PROBLEM),
     # an object made outside any strategy (at import: an optimizer, a metric) and used inside
     # one (Keras 3's mirrored fit of a model compiled with an Adam made at import)
     (("Mixing different tf.distribute.Strategy objects", "_DefaultDistributionStrategy"),

@@ -148,6 +148,14 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
         assert advice.startswith("build_model() builds the model under a tf.distribute strategy of its own")
         assert "take the strategy and `with strategy.scope():` out of build_model" in advice
         assert line == own
+    # TensorFlow 2.21's words for a file that configures the runtime, or connects to a TPU, at import
+    for late in ("Intra op parallelism cannot be modified after initialization.",
+                 "Physical devices cannot be modified after being initialized"):
+        advice, line = hint(late)
+        assert advice.startswith("the file configures TensorFlow's runtime where rung imports it") and line == late
+        assert "TF_NUM_INTRAOP_THREADS" in advice
+    advice, line = hint("ValueError: Please provide a TPU Name to connect to.")
+    assert advice.startswith("the file connects to a TPU where rung imports it") and "__main__" in advice
 
 
 def test_the_line_puts_the_hint_first_and_stays_short():
