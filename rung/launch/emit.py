@@ -283,30 +283,36 @@ def _where(calls: list[str], otherwise: str) -> str:
     return f" (the file calls {', '.join(calls)})" if calls else f" ({otherwise})"
 
 
+def _ps_stop_note(job: Job, code: str, calls: list[str], measured: bool, otherwise: str, problem: str,
+                  then: str) -> Optional[str]:
+    """A parameter-server job's note of what stops its train.py: the file's `calls` (read
+    from its text) or the profile's `measured` finding; None for another strategy or when
+    neither says so."""
+    if job.script_verdict != "parameter_server" or not (calls or measured):
+        return None
+    return f"{code}{_where(calls, otherwise)}: {problem}. {then}"
+
+
 def python_pipeline_note(job: Job) -> Optional[str]:
     """PYTHON_PIPELINE: train.py runs parameter servers and the pipeline runs Python, which
     only the coordinator can run; train.py stops before training (where rung is installed).
     None when that cannot happen."""
-    if job.script_verdict != "parameter_server" or not (job.python_input_calls or job.python_in_pipeline):
-        return None
     from rung.failures import PS_PYTHON_PROBLEM
 
-    where = _where(job.python_input_calls, "the profile found it")
-    return (f"PYTHON_PIPELINE{where}: {PS_PYTHON_PROBLEM}. train.py stops before training on such a pipeline "
-            "where rung is installed")
+    return _ps_stop_note(job, "PYTHON_PIPELINE", job.python_input_calls, job.python_in_pipeline,
+                         "the profile found it", PS_PYTHON_PROBLEM,
+                         "train.py stops before training on such a pipeline where rung is installed")
 
 
 def mixed_float16_note(job: Job) -> Optional[str]:
     """STRATEGY_FAILS: train.py runs parameter servers and the model uses the mixed_float16
     policy, which tf-keras refuses there; train.py stops when it does, with what to change.
     None when that cannot happen."""
-    if job.script_verdict != "parameter_server" or not (job.mixed_float16_calls or job.mixed_float16):
-        return None
     from rung.failures import MIXED_FLOAT16_PS_PROBLEM
 
-    where = _where(job.mixed_float16_calls, "the profile read the policy")
-    return (f"STRATEGY_FAILS{where}: {MIXED_FLOAT16_PS_PROBLEM}. train.py stops when tf-keras refuses it, saying "
-            "what to change")
+    return _ps_stop_note(job, "STRATEGY_FAILS", job.mixed_float16_calls, job.mixed_float16,
+                         "the profile read the policy", MIXED_FLOAT16_PS_PROBLEM,
+                         "train.py stops when tf-keras refuses it, saying what to change")
 
 
 def captured_dataset_note(job: Job) -> Optional[str]:

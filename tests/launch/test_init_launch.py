@@ -187,41 +187,39 @@ def test_train_py_stops_on_a_strategy_the_workload_makes_before_importing_it(tmp
     worker that imported a file making a MirroredStrategy crashed (SIGSEGV, TensorFlow
     2.21), with no line to say why. train.py reads the file first (where rung is
     installed) and stops in one line, exit 2, before the import (train.py imports TensorFlow
-    in main(), not here)."""
+    in main(), not here). So for a file that trains at import, and one that sets TensorFlow's
+    threads there after the runtime started."""
     work = tmp_path / "work.py"
     work.write_text(MLP.read_text())
     assert rung("init", str(work), "--strategy", "multi_worker_mirrored", "--out", str(tmp_path / "o")).returncode == 0
-    work.write_text("import tensorflow as tf\n\n\ndef strategy():\n    return tf.distribute.MirroredStrategy()\n\n\n"
-                    "def build_model():\n    with strategy().scope():\n        pass\n\n\n"
-                    "def make_dataset(batch_size, input_context=None):\n    pass\n")
     # the multi-worker train.py sets TF_USE_LEGACY_KERAS when imported: this test's alone (a
     # launch later in this process put SimCLR's mirrored train.py on tf-keras)
     monkeypatch.setenv("TF_USE_LEGACY_KERAS", os.environ.get("TF_USE_LEGACY_KERAS", "0"))
     spec = importlib.util.spec_from_file_location("mw_train", tmp_path / "o" / "train.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    with pytest.raises(SystemExit) as e:
-        module.load_workload(str(work))
-    assert e.value.code == 2
-    line = capsys.readouterr().err.strip()
+
+    def stops_on(text: str) -> str:
+        """train.py's one line on the workload `text` (exit 2)."""
+        work.write_text(text)
+        with pytest.raises(SystemExit) as e:
+            module.load_workload(str(work))
+        assert e.value.code == 2
+        return capsys.readouterr().err.strip()
+
+    line = stops_on("import tensorflow as tf\n\n\ndef strategy():\n    return tf.distribute.MirroredStrategy()\n\n\n"
+                    "def build_model():\n    with strategy().scope():\n        pass\n\n\n"
+                    "def make_dataset(batch_size, input_context=None):\n    pass\n")
     assert line.startswith(f"train.py: workload: {work}: the file constructs a tf.distribute strategy of its own "
                            "where rung runs it (MirroredStrategy (line 5))"), line
     # and one that trains its model at import, a script's fit kept
-    work.write_text(MLP.read_text() + "\nbuild_model().fit(make_dataset(8), steps_per_epoch=2)\n")
-    with pytest.raises(SystemExit) as e:
-        module.load_workload(str(work))
-    assert e.value.code == 2
-    line = capsys.readouterr().err.strip()
+    line = stops_on(MLP.read_text() + "\nbuild_model().fit(make_dataset(8), steps_per_epoch=2)\n")
     assert line.startswith(f"train.py: workload: {work}: the file trains a model where rung runs it (fit (line "), line
     # and one that sets TensorFlow's threads at import, after train.py's strategy started the runtime
     import tensorflow as tf
 
     float(tf.constant(1.0) + 1.0)
-    work.write_text("import tensorflow as tf\n\ntf.config.threading.set_intra_op_parallelism_threads(2)\n")
-    with pytest.raises(SystemExit) as e:
-        module.load_workload(str(work))
-    assert e.value.code == 2
-    line = capsys.readouterr().err.strip()
+    line = stops_on("import tensorflow as tf\n\ntf.config.threading.set_intra_op_parallelism_threads(2)\n")
     assert line.startswith(f"train.py: workload: {work}: cannot be imported: the file configures TensorFlow's runtime "
                            "where rung imports it"), line
 
