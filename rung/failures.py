@@ -178,7 +178,17 @@ TPU_AT_IMPORT_PROBLEM = (
     "no TPU here to connect to: move that set-up under `if __name__ == \"__main__\":`; the train.py `rung init "
     "--strategy tpu` writes connects to the TPU itself (TPU_NAME)")
 
+# make_dataset caching to one file path that every worker writes (TensorFlow 2.21, two
+# multi-worker workers on one machine: "There appears to be a concurrent caching iterator
+# running - cache lockfile already exists")
+SHARED_FILE_CACHE_PROBLEM = (
+    "make_dataset caches to a file path that every worker uses (`.cache(filename)`), and two workers on one "
+    "machine or one shared file system write the same cache files: give each worker a path of its own "
+    "(`f\"{path}_{input_context.input_pipeline_id}\"`) or cache in memory (`.cache()`); a cache file is read as it "
+    "was written, so delete it after changing the pipeline")
+
 _HINTS = (
+    (("cache lockfile already exists",), SHARED_FILE_CACHE_PROBLEM),
     (("cannot be modified after",), RUNTIME_CONFIGURED_PROBLEM),
     (("Please provide a TPU Name to connect to",), TPU_AT_IMPORT_PROBLEM),
     # an object made outside any strategy (at import: an optimizer, a metric) and used inside

@@ -154,6 +154,13 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
         advice, line = hint(late)
         assert advice.startswith("the file configures TensorFlow's runtime where rung imports it") and line == late
         assert "TF_NUM_INTRAOP_THREADS" in advice
+    # two multi-worker workers on one machine caching to one file (rung bench, 2026-12-04)
+    cached = ("AlreadyExistsError: There appears to be a concurrent caching iterator running - cache lockfile already "
+              "exists ('/tmp/nc5/cache_0.lockfile'). If you are sure no other running TF computations are using this "
+              "cache prefix, delete the lockfile and re-initialize the iterator.")
+    advice, line = hint(cached)
+    assert advice.startswith("make_dataset caches to a file path that every worker uses") and "input_pipeline_id" in advice
+    assert line == cached
     advice, line = hint("ValueError: Please provide a TPU Name to connect to.")
     assert advice.startswith("the file connects to a TPU where rung imports it") and "__main__" in advice
 

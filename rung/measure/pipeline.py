@@ -84,6 +84,48 @@ def _runs_python(gd) -> bool:
     return bool(lib_ops & _PYTHON_OPS) or any(n.op == "GeneratorDataset" for n in gd.node)
 
 
+def _cache_files(tf, gd, by_name=None) -> list[str]:
+    """The file names a pipeline caches to (`.cache(filename)`: a CacheDataset whose filename
+    input is a non-empty constant); `.cache()` in memory has an empty one."""
+    by_name = by_name if by_name is not None else {n.name: n for n in gd.node}
+    out = []
+    for n in gd.node:
+        if n.op in _CACHE and len(n.input) > 1:
+            c = by_name.get(n.input[1].split(":")[0].lstrip("^"))
+            if c is not None and c.op == "Const":
+                value = tf.make_ndarray(c.attr["value"].tensor)
+                name = value.item() if value.size == 1 else b""
+                if isinstance(name, bytes) and name:
+                    out.append(name.decode(errors="replace"))
+    return out
+
+
+def shared_file_caches(tf, make_dataset, batch_size: int) -> list[str]:
+    """The files make_dataset caches to (`.cache(filename)`) that two workers of a
+    multi-worker job would share: the same names from the InputContexts of pipelines 0 and 1
+    of 2. Workers on one machine, or on one shared file system, then write the same cache
+    files, and the second fails on the first's lockfile; a path with the pipeline's id in
+    it is each worker's own. Nothing is read: a cache is written when iterated. Empty when
+    make_dataset takes no context or cannot be inspected (advice, never fatal)."""
+    try:
+        if not _takes_context(make_dataset):
+            names = [set(_cache_files(tf, _graph_def(tf, make_dataset(batch_size)), None))] * 2
+        else:
+            names = [set(_cache_files(tf, _graph_def(tf, make_dataset(batch_size, tf.distribute.InputContext(2, i, 2))),
+                                      None)) for i in (0, 1)]
+        return sorted(names[0] & names[1])
+    except Exception:  # noqa: BLE001 - inspection is advice, never fatal
+        return []
+
+
+def shared_file_cache_finding(names: list[str]) -> dict:
+    return {"code": "FILE_CACHE", "message": (
+        f"make_dataset caches to a file ({names[0]}) that every worker of a multi-worker job would use: two on one "
+        "machine or a shared file system fail on its lockfile (\"concurrent caching iterator\"), and a cache file "
+        "is read as it was written, whatever the pipeline or its shard is now. Give each worker a path of its own "
+        "(with input_context.input_pipeline_id) or cache in memory (.cache())")}
+
+
 def python_in_pipeline(tf, ds) -> bool:
     """Whether the pipeline runs Python (from_generator, py_function, numpy_function).
     False when it cannot be serialised (advice, never fatal)."""

@@ -268,6 +268,9 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
             from rung.failures import PS_CAPTURED_DATASET_PROBLEM
 
             pipe["findings"].append({"code": "CAPTURED_DATASET", "message": PS_CAPTURED_DATASET_PROBLEM})
+        shared_caches = pipeline.shared_file_caches(tf, w.make_dataset, batch)
+        if shared_caches:
+            pipe["findings"].append(pipeline.shared_file_cache_finding(shared_caches))
         divided = pipeline.divides_batch(tf, w.make_dataset, batch)
         if divided:
             pipe["findings"].append(pipeline.divides_batch_finding(batch))

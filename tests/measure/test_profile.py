@@ -919,6 +919,33 @@ def test_a_file_that_sets_threads_after_the_runtime_started_is_told_what_to_do_i
 
 
 @pytest.mark.parallel
+def test_a_cache_file_every_worker_would_share_is_found_and_one_of_each_workers_is_not(tmp_path):
+    """`.cache("/tmp/cache")` in make_dataset: the bench's multi-worker and parameter-server
+    runs failed on TensorFlow's "concurrent caching iterator running - cache lockfile
+    already exists" (two workers on one machine write the same files). The profile finds the
+    shared path from make_dataset's graphs for two workers' contexts; a path with the
+    pipeline's id in it, and a cache in memory, are not claimed; nothing is written."""
+    import tensorflow as tf
+
+    from rung.measure.pipeline import shared_file_caches
+
+    shared = str(tmp_path / "cache")
+
+    def make(path_of):
+        def make_dataset(batch_size, input_context=None):
+            ds = tf.data.Dataset.range(64)
+            return ds.cache(path_of(input_context)).repeat().batch(batch_size)
+        return make_dataset
+
+    assert shared_file_caches(tf, make(lambda ctx: shared), 8) == [shared]
+    assert shared_file_caches(tf, make(lambda ctx: f"{shared}_{ctx.input_pipeline_id if ctx else 0}"), 8) == []
+    assert shared_file_caches(tf, make(lambda ctx: ""), 8) == []  # .cache() in memory
+    assert shared_file_caches(tf, lambda batch_size: tf.data.Dataset.range(8).cache(shared).batch(batch_size), 4) \
+        == [shared]                                                # no context: every worker's the same
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parallel
 def test_a_script_that_trains_at_import_is_refused_before_it_runs(tmp_path):
     """A keras.io-style script given build_model() and make_dataset() and kept whole: rung
     profile imported it, and it trained its 3 epochs (its progress bars above the profile)
