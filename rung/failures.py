@@ -122,6 +122,20 @@ def fit_at_import_problem(calls: str) -> str:
             "`if __name__ == \"__main__\":` (rung does not run it) and leave training to rung")
 
 
+def not_a_dataset_problem(batch_size: int, ds) -> str:
+    """What to change when make_dataset returns something other than a tf.data.Dataset: the
+    arrays of a script's `fit(x, y)`, or a keras.utils.Sequence / PyDataset, which feeds one
+    process's fit and no tf.distribute strategy."""
+    said = f"make_dataset({batch_size}) returned {type(ds).__name__}; expected a tf.data.Dataset of (features, labels) batches"
+    if isinstance(ds, (tuple, list)) or type(ds).__name__ == "ndarray":
+        return f"{said}: wrap the arrays, tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size)"
+    if hasattr(ds, "__getitem__") and hasattr(ds, "__len__"):
+        return (f"{said}: a keras.utils.Sequence (PyDataset) feeds one process's fit, and tf.distribute's strategies "
+                "take a tf.data.Dataset; build the batches with tf.data (tf.data.Dataset.from_tensor_slices((x, y))"
+                ".batch(batch_size), or a map over file names)")
+    return said
+
+
 def made_before_problem(outside: int, total: int, names: list, optimizer: Optional[str] = None) -> str:
     """What to change when build_model() returns a model whose variables were made before
     it was called (a model built at the file's top level, a layer kept there), or whose

@@ -260,3 +260,22 @@ def test_a_model_made_before_build_model_is_told_how_to_make_it_there():
         assert said.endswith("(a Normalization adapted when the file is imported: adapt it there, or give it mean= "
                              "and variance=)")
     assert ", ..." in made_before_problem(4, 9, ["a", "b", "c", "d"])
+
+
+def test_what_make_dataset_returned_instead_of_a_dataset_says_what_to_build():
+    from rung.failures import not_a_dataset_problem
+
+    class Batches:  # a keras.utils.Sequence's shape: indexed batches with a length
+        def __getitem__(self, i):
+            return i
+
+        def __len__(self):
+            return 1
+
+    assert not_a_dataset_problem(32, ([1], [2])).endswith("wrap the arrays, "
+                                                          "tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size)")
+    said = not_a_dataset_problem(32, Batches())
+    assert said.startswith("make_dataset(32) returned Batches; expected a tf.data.Dataset of (features, labels) batches: "
+                           "a keras.utils.Sequence (PyDataset) feeds one process's fit")
+    assert not_a_dataset_problem(8, object()) == ("make_dataset(8) returned object; expected a tf.data.Dataset of "
+                                                  "(features, labels) batches")

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from rung.errors import InputError
-from rung.failures import hint, made_before_problem, message_line, own_strategy_problem
+from rung.failures import hint, made_before_problem, message_line, not_a_dataset_problem, own_strategy_problem
 
 DEFAULT_BATCH = 32
 
@@ -234,8 +234,7 @@ def make_checked_dataset(w: Workload, tf, batch_size: int, input_context=None):
     else:
         ds = call_user(w, "make_dataset", batch_size)
     if not isinstance(ds, tf.data.Dataset):
-        raise InputError(w.where, None, f"make_dataset({batch_size}) returned {type(ds).__name__}; expected a "
-                                        "tf.data.Dataset of (features, labels) batches")
+        raise InputError(w.where, None, not_a_dataset_problem(batch_size, ds))
     spec = ds.element_spec
     if isinstance(spec, tuple) and len(spec) not in (1, 2, 3):
         raise InputError(w.where, None, f"make_dataset() yields tuples of {len(spec)}; expected (features, labels), "

@@ -846,7 +846,8 @@ def test_a_make_dataset_that_returns_arrays_stops_train_py_in_one_line(tmp_path)
              "--steps", "3", timeout=300)
     assert r.returncode == 2 and r.stdout == "", r.stderr[-1500:]
     assert r.stderr.strip() == (f"rung: error: {path}: make_dataset(32) returned tuple; expected a tf.data.Dataset "
-                                "of (features, labels) batches")
+                                "of (features, labels) batches: wrap the arrays, "
+                                "tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size)")
 
 
 @pytest.mark.tf
