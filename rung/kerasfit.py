@@ -126,9 +126,32 @@ def keras3_imports(source: str, folder=None) -> list[str]:
 
 def tf_keras_imports(source: str, folder=None) -> list[str]:
     """The statements of a workload file that import tf-keras itself (`import tf_keras as
-    keras`, Keras 2 kept as the Keras 3 migration guide says): its model is a tf-keras
-    model whatever tf.keras is, so every run of it must be on tf-keras."""
-    return _imports_of(source, "tf_keras", folder)
+    keras`, Keras 2 kept as the Keras 3 migration guide says), or that use tf-keras's
+    legacy optimizers (`tf.keras.optimizers.legacy.Adam`, which Keras 3 refuses: "is not
+    supported in Keras 3"): its model is a tf-keras model whatever tf.keras is, so every run
+    of it must be on tf-keras. As "import tf_keras (line 3)", "optimizers.legacy (line 11)"."""
+    import ast  # noqa: PLC0415 - only here
+
+    def legacy(tree) -> list:
+        found = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "legacy" and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr == "optimizers":
+                found.append((node.lineno, f"optimizers.legacy (line {node.lineno})"))
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.endswith("optimizers.legacy"):
+                found.append((node.lineno, f"from {node.module} import {', '.join(a.name for a in node.names)} "
+                                           f"(line {node.lineno})"))
+        return found
+
+    found = _imports_of(source, "tf_keras", folder)
+    return found + [x for x in _read(source, folder, legacy) if x not in found]
+
+
+def tf_keras_reason(found: list[str]) -> str:
+    """Why a workload's model is a tf-keras model, from `tf_keras_imports`' first finding."""
+    if found[0].startswith(("import tf_keras", "from tf_keras")):
+        return f"the workload imports tf_keras itself ({found[0]})"
+    return f"the workload uses tf-keras's legacy optimizers ({found[0]}), which Keras 3 does not have"
 
 
 def jit_compile_calls(source: str, folder=None) -> list[str]:

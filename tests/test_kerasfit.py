@@ -43,6 +43,24 @@ def test_imports_of_tf_keras_itself_are_found_apart_from_keras_3():
     assert tf_keras_imports("from tensorflow import keras\n") == []
 
 
+def test_tf_keras_legacy_optimizers_make_a_tf_keras_model_and_say_why():
+    """tf.keras.optimizers.legacy.Adam: Keras 3 refuses it ("`keras.optimizers.legacy` is not
+    supported in Keras 3"), so the file is run on tf-keras everywhere, as one importing tf_keras."""
+    from rung.kerasfit import tf_keras_imports, tf_keras_reason
+
+    source = "\n".join([
+        "import tensorflow as tf",
+        "from tensorflow.keras.optimizers.legacy import SGD",          # line 2
+        "opt = tf.keras.optimizers.legacy.Adam(1e-3)",                  # line 3
+        "other = tf.keras.optimizers.Adam(1e-3)",                       # Keras 3's: not claimed
+    ])
+    found = tf_keras_imports(source)
+    assert found == ["from tensorflow.keras.optimizers.legacy import SGD (line 2)", "optimizers.legacy (line 3)"]
+    assert tf_keras_reason(found) == ("the workload uses tf-keras's legacy optimizers (from tensorflow.keras.optimizers"
+                                      ".legacy import SGD (line 2)), which Keras 3 does not have")
+    assert tf_keras_reason(["import tf_keras (line 2)"]) == "the workload imports tf_keras itself (import tf_keras (line 2))"
+
+
 def test_calls_that_compile_with_xla_are_found_with_their_lines():
     from rung.kerasfit import jit_compile_calls
 

@@ -25,7 +25,8 @@ from rung.bench.plan import RunSpec, keras_for, plan_run, task_environment
 from rung.bench.run import PORT_RETRIES, BenchError, execute, port_taken_line, step_stats, workdir
 from rung.bench.warm import WarmStarters
 from rung.errors import InputError
-from rung.kerasfit import TF_KERAS_DEFINES, keras3_imports, keras3_mirrored_failures, tf_keras_imports, workload_text
+from rung.kerasfit import (TF_KERAS_DEFINES, keras3_imports, keras3_mirrored_failures, tf_keras_imports, tf_keras_reason,
+                           workload_text)
 from rung.model import comm as model_comm
 from rung.spec.benchresult import PsCosts
 
@@ -162,7 +163,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
     legacy = tf_keras_imports(source, folder)
     if legacy:
         base["model"] = {"tf_keras_import": True}
-        notes.append(f"every run on tf-keras: the workload imports tf_keras itself ({legacy[0]}), so its model is a "
+        notes.append(f"every run on tf-keras: {tf_keras_reason(legacy)}, so its model is a "
                      "tf-keras model (rung init's train.py does the same)")
     elif all(keras_for(r.strategy) == "tf_keras" for r in runs if r.strategy != "single_device") \
             and len(runs) > 1 and not keras3_imports(source, folder):

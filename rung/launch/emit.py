@@ -11,7 +11,7 @@ from string import Template
 from typing import Optional
 
 from rung.errors import InputError
-from rung.kerasfit import TF_KERAS_STRATEGIES, keras3_import_problem, keras3_mirrored_failures
+from rung.kerasfit import TF_KERAS_STRATEGIES, keras3_import_problem, keras3_mirrored_failures, tf_keras_reason
 from rung.ladder.codes import STRATEGY
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -100,7 +100,7 @@ class Job:
     def legacy_keras_why(self) -> str:
         """Why train.py runs on tf-keras ("" when it does not)."""
         if self.tf_keras_imports:
-            return f"the workload imports tf_keras itself ({self.tf_keras_imports[0]}), so its model is a tf-keras model"
+            return f"{tf_keras_reason(self.tf_keras_imports)}, so its model is a tf-keras model"
         if self.script_verdict in LEGACY_KERAS:
             return "Keras 3 cannot run this strategy's model.fit (tensorflow#72388, keras-team/keras#18624)"
         if self.script_verdict == "mirrored" and self.keras3_failures:

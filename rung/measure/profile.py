@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from rung.errors import InputError
-from rung.kerasfit import keras3_imports, tf_keras_imports, workload_text
+from rung.kerasfit import keras3_imports, tf_keras_imports, tf_keras_reason, workload_text
 from rung.measure import checkpoint, counts, pipeline, replicas, shapes, tfenv, timing
 from rung.measure.workload import build_checked_model, dataset_repeats, load_workload, make_checked_dataset
 from rung.model.inputs import INPUT_BOUND_FRACTION
@@ -129,7 +129,7 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
     finally:
         tf.keras.mixed_precision.set_global_policy(policy)
     if legacy:
-        out["notes"].append(f"profiled on tf-keras: the workload imports tf_keras itself ({legacy[0]}), so its "
+        out["notes"].append(f"profiled on tf-keras: {tf_keras_reason(legacy)}, so its "
                             "model is a tf-keras model (rung bench and init run it on tf-keras too)")
     own_step = out.pop("_keras_train_step")
     unlabelled = out.pop("_unlabelled_loss")
