@@ -62,7 +62,7 @@ def test_a_busy_loop_that_is_not_the_runs_is_counted_and_one_that_is_is_not():
     attributed = (none["outside_cpu_share"] - mine["outside_cpu_share"]) * mine["window_ticks"] \
         / os.sysconf("SC_CLK_TCK")
     assert used - 0.15 <= attributed <= used + 0.05, (attributed, used, none, mine)
-    assert attributed >= 0.5  # it did spin
+    assert attributed >= 0.2  # it did spin (1.5 s of wall time; beside other tests' work, a share of a CPU)
 
 
 def test_too_short_a_window_says_nothing():
