@@ -192,14 +192,19 @@ TPU_AT_IMPORT_PROBLEM = (
     "no TPU here to connect to: move that set-up under `if __name__ == \"__main__\":`; the train.py `rung init "
     "--strategy tpu` writes connects to the TPU itself (TPU_NAME)")
 
+def shared_file_cache_problem(name: str = "filename") -> str:
+    """What to change when make_dataset caches to one file path that every worker writes
+    (`name`: the path as code, when the profile read it from the pipeline)."""
+    return (f"make_dataset caches to a file path that every worker uses (`.cache({name})`), and two workers on one "
+            "machine or one shared file system write the same cache files: give each worker a path of its own "
+            "(`f\"{path}_{input_context.input_pipeline_id}\"`) or cache in memory (`.cache()`); a cache file is read "
+            "as it was written, so delete it after changing the pipeline")
+
+
 # make_dataset caching to one file path that every worker writes (TensorFlow 2.21, two
 # multi-worker workers on one machine: "There appears to be a concurrent caching iterator
 # running - cache lockfile already exists")
-SHARED_FILE_CACHE_PROBLEM = (
-    "make_dataset caches to a file path that every worker uses (`.cache(filename)`), and two workers on one "
-    "machine or one shared file system write the same cache files: give each worker a path of its own "
-    "(`f\"{path}_{input_context.input_pipeline_id}\"`) or cache in memory (`.cache()`); a cache file is read as it "
-    "was written, so delete it after changing the pipeline")
+SHARED_FILE_CACHE_PROBLEM = shared_file_cache_problem()
 
 _HINTS = (
     (("cache lockfile already exists",), SHARED_FILE_CACHE_PROBLEM),

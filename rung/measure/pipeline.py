@@ -84,10 +84,10 @@ def _runs_python(gd) -> bool:
     return bool(lib_ops & _PYTHON_OPS) or any(n.op == "GeneratorDataset" for n in gd.node)
 
 
-def _cache_files(tf, gd, by_name=None) -> list[str]:
+def _cache_files(tf, gd) -> list[str]:
     """The file names a pipeline caches to (`.cache(filename)`: a CacheDataset whose filename
     input is a non-empty constant); `.cache()` in memory has an empty one."""
-    by_name = by_name if by_name is not None else {n.name: n for n in gd.node}
+    by_name = {n.name: n for n in gd.node}
     out = []
     for n in gd.node:
         if n.op in _CACHE and len(n.input) > 1:
@@ -103,27 +103,28 @@ def _cache_files(tf, gd, by_name=None) -> list[str]:
 def shared_file_caches(tf, make_dataset, batch_size: int) -> list[str]:
     """The files make_dataset caches to (`.cache(filename)`) that two workers of a
     multi-worker job would share: the same names from the InputContexts of pipelines 0 and 1
-    of 2. Workers on one machine, or on one shared file system, then write the same cache
-    files, and the second fails on the first's lockfile; a path with the pipeline's id in
-    it is each worker's own. Nothing is read: a cache is written when iterated. Empty when
-    make_dataset takes no context or cannot be inspected (advice, never fatal)."""
+    of 2 (every name, when make_dataset takes no context). Workers on one machine, or on one
+    shared file system, then write the same cache files, and the second fails on the
+    first's lockfile; a path with the pipeline's id in it is each worker's own. Nothing is
+    read: a cache is written when iterated. Empty when it cannot be inspected (advice, never
+    fatal)."""
+    def names(i: int) -> set:
+        ds = make_dataset(batch_size, tf.distribute.InputContext(2, i, 2)) if takes else make_dataset(batch_size)
+        return set(_cache_files(tf, _graph_def(tf, ds)))
+
     try:
-        if not _takes_context(make_dataset):
-            names = [set(_cache_files(tf, _graph_def(tf, make_dataset(batch_size)), None))] * 2
-        else:
-            names = [set(_cache_files(tf, _graph_def(tf, make_dataset(batch_size, tf.distribute.InputContext(2, i, 2))),
-                                      None)) for i in (0, 1)]
-        return sorted(names[0] & names[1])
+        takes = _takes_context(make_dataset)
+        return sorted(names(0) & names(1))
     except Exception:  # noqa: BLE001 - inspection is advice, never fatal
         return []
 
 
 def shared_file_cache_finding(names: list[str]) -> dict:
-    return {"code": "FILE_CACHE", "message": (
-        f"make_dataset caches to a file ({names[0]}) that every worker of a multi-worker job would use: two on one "
-        "machine or a shared file system fail on its lockfile (\"concurrent caching iterator\"), and a cache file "
-        "is read as it was written, whatever the pipeline or its shard is now. Give each worker a path of its own "
-        "(with input_context.input_pipeline_id) or cache in memory (.cache())")}
+    """FILE_CACHE: the profile's finding of `shared_file_caches`, in the words a run failing on
+    the lockfile gets."""
+    from rung.failures import shared_file_cache_problem
+
+    return {"code": "FILE_CACHE", "message": shared_file_cache_problem(repr(names[0]))}
 
 
 def python_in_pipeline(tf, ds) -> bool:
