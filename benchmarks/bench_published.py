@@ -141,6 +141,25 @@ def holdout(fitted_on, links: comm.Links, path=published.HOLDOUT) -> dict:
             "terms": terms}
 
 
+def alike(rows, links: comm.Links) -> dict:
+    """The published data's own floor: pairs of results whose every model input is the
+    same (1-GPU steps within 10%), how far each pair's efficiencies sit apart, and the
+    model's error on those rows. A model of these inputs errs by about half of each
+    pair's gap on average, however it is built."""
+    pairs = published.alike_pairs(rows)
+    out = []
+    for a, b in pairs:
+        ea, eb = errors([a, b], links)
+        out.append({"ids": [a.id, b.id], "published": [a.published_efficiency, b.published_efficiency],
+                    "gap": abs(a.published_efficiency - b.published_efficiency),
+                    "model_errors": [float(ea), float(eb)],
+                    "differs_in": sorted(k for k in a.raw if k in b.raw and a.raw[k] != b.raw[k]
+                                         and k in ("framework", "system", "precision", "device"))})
+    return {"pairs": out,
+            "floor": float(np.mean([p["gap"] / 2 for p in out])) if out else None,
+            "model_mae": float(np.mean([abs(x) for p in out for x in p["model_errors"]])) if out else None}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", type=Path, help="write the figures here too")
@@ -222,8 +241,19 @@ def main() -> None:
     for name, t in ho["terms"].items():
         print(f"    {name:<62} {t['sync_step_seconds'] * 1e3:>4g} ms, overhead {t['colocation_overhead']:.3f}: "
               f"MAE {t['fitted_rows_mae']:.3f} on the {len(rows)} rows, {t['holdout_mae']:.3f} on these")
+    held = [r for r in published.load(published.HOLDOUT) if r.scenario is not None]
+    al = alike(rows + held, links)
+    print(f"\nresults the model cannot tell apart (every input the same, 1-GPU steps within 10%), both files: "
+          f"{len(al['pairs'])} pairs")
+    for p in al["pairs"]:
+        print(f"  {p['ids'][0]:<5} {p['ids'][1]:<5} published {p['published'][0]:.3f} and {p['published'][1]:.3f} "
+              f"(gap {p['gap']:.3f}); model errs {p['model_errors'][0]:+.3f}, {p['model_errors'][1]:+.3f}; "
+              f"the rows differ in {', '.join(p['differs_in']) or 'nothing recorded'}")
+    if al["pairs"]:
+        print(f"  on these rows any model of rung's inputs errs by about {al['floor']:.3f} or more on average "
+              f"(half of each gap); rung's model errs by {al['model_mae']:.3f}")
     if a.json:
-        a.json.write_text(json.dumps({"holdout": ho,
+        a.json.write_text(json.dumps({"holdout": ho, "alike": al,
             "rows": [{"id": r.id, "group": r.group, "published": r.published_efficiency,
                       "predicted": r.published_efficiency + float(x)} for r, x in zip(rows, e)],
             "left_out": left_out, "mae": mae(e), "by_group": by_group(rows, e), "perfect_scaling_mae": mae(naive),

@@ -132,3 +132,28 @@ def load(path: Path = PUBLISHED) -> list[Row]:
         s, why = to_scenario(row)
         out.append(Row(row["id"], group(row), row["efficiency"], s, why, row))
     return out
+
+
+def inputs_key(s: Scenario) -> tuple:
+    """Everything the scaling model reads from a published row except the 1-GPU step."""
+    w, h = s.workload, s.hardware
+    return (w.params, w.optimizer, w.per_device_batch, w.mixed_precision, w.gradient_accumulation_steps,
+            h.device, h.device_memory_gib, h.intra_host, h.intra_host_gbps, h.peer_to_peer,
+            h.devices_per_host, h.inter_host_gbps, s.proposal.strategy, s.proposal.hosts)
+
+
+def alike_pairs(rows: list[Row], step_tolerance: float = 0.10) -> list[tuple[Row, Row]]:
+    """Pairs of rows the model cannot tell apart: the same inputs, 1-GPU steps within
+    `step_tolerance` of each other. Where two such results disagree by d, any model of
+    these inputs (one that moves little with a step this close) errs by about d/2 on
+    each on average: the published data's own floor for the error."""
+    usable = [r for r in rows if r.scenario is not None]
+    out = []
+    for i, a in enumerate(usable):
+        for b in usable[i + 1:]:
+            if inputs_key(a.scenario) != inputs_key(b.scenario):
+                continue
+            sa, sb = a.scenario.workload.step_seconds, b.scenario.workload.step_seconds
+            if abs(sa - sb) <= step_tolerance * min(sa, sb):
+                out.append((a, b))
+    return out

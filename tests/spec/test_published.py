@@ -91,3 +91,29 @@ def test_the_model_beats_perfect_scaling_on_results_it_was_not_fitted_on():
     e = bench_published.errors(rows, comm.DEFAULT_LINKS)
     naive = np.array([1.0 - r.published_efficiency for r in rows])
     assert np.mean(np.abs(e)) < np.mean(np.abs(naive))
+
+
+def test_alike_pairs_are_rows_the_model_reads_the_same_but_for_a_close_step():
+    """Hand-made rows from one published row: a copy with a 5% longer step is alike; a
+    copy with a 20% longer step, or with another per-GPU batch or GPU count, is not. In
+    the holdout, the pairs found are one model on one system run under two framework
+    versions (U-Net on a DGX-1 under TF1 and TF2 Horovod): inputs the model does not read."""
+    base = next(r for r in raw(published.PUBLISHED) if r["id"] == "V20")
+
+    def row(rid, **change):
+        r = dict(base, id=rid, **change)
+        s, why = published.to_scenario(r)
+        return published.Row(rid, published.group(r), r["efficiency"], s, why, r)
+
+    step = base["step_time_1gpu_s_computed"]
+    rows = [row("A"), row("B", step_time_1gpu_s_computed=step * 1.05, efficiency=0.70),
+            row("C", step_time_1gpu_s_computed=step * 1.20),
+            row("D", per_gpu_batch=base["per_gpu_batch"] * 2), row("E", n_gpus=4, gpus_per_host=4)]
+    assert [(a.id, b.id) for a, b in published.alike_pairs(rows)] == [("A", "B")]
+    assert [(a.id, b.id) for a, b in published.alike_pairs(rows, step_tolerance=0.25)] == [("A", "B"), ("A", "C"), ("B", "C")]
+    held = published.load(published.HOLDOUT)
+    pairs = published.alike_pairs(held)
+    assert pairs
+    for a, b in pairs:
+        assert a.raw["system"] == b.raw["system"] and a.raw["n_gpus"] == b.raw["n_gpus"]
+        assert a.raw["framework"] != b.raw["framework"], (a.id, b.id)
