@@ -325,13 +325,29 @@ def _draws_in_maps(gd) -> bool:
     return any("Random" in n.op for f in gd.library.function for n in f.node_def)
 
 
+def _first_captured(gd) -> dict:
+    """For each function a dataset op runs (a map's, a filter's, ...), the index of its first
+    captured argument: the arguments before it are the element's components, the ones from
+    it on the dataset op's inputs after its dataset (its `Targuments`)."""
+    out = {}
+    for n in list(gd.node) + [n for f in gd.library.function for n in f.node_def]:
+        if "f" in n.attr and "Targuments" in n.attr and n.attr["f"].func.name:
+            out[n.attr["f"].func.name] = len(n.attr["Targuments"].list.type)
+    by_name = {f.signature.name: f for f in gd.library.function}
+    return {name: len(by_name[name].signature.input_arg) - k for name, k in out.items() if name in by_name}
+
+
 def _draws_from_state(gd) -> bool:
     """A stateless random op in the pipeline's functions whose seed comes from state (a
     variable read, a generator's, or a value the function captures: a Keras random layer's
-    seed generator), not from constants alone: each copy of the pipeline draws its own."""
+    seed generator), not from constants alone: each copy of the pipeline draws its own. A
+    seed computed from the element alone (a draw keyed by the example's index) is the same in
+    every copy of the pipeline: not state."""
+    first = _first_captured(gd)
     for f in gd.library.function:
         _, reached, ops = _random_op_seeds(f)
-        if reached or any("Variable" in op or op.startswith(("Rng", "Stateful")) for op in ops):
+        captured = {i for i in reached if i >= first.get(f.signature.name, 0)}
+        if captured or any("Variable" in op or op.startswith(("Rng", "Stateful")) for op in ops):
             return True
     return False
 

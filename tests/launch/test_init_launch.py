@@ -909,7 +909,8 @@ def test_parameter_server_workers_read_the_coordinators_pipeline_as_the_profile_
     # the oracle of rung.measure.pipeline.ps_worker_input: in a real 2-worker parameter-server
     # launch, a stream sharded by the InputContext is the same on both workers (make_dataset
     # ran once, with a context of one pipeline), an unseeded shuffle is each worker's own, and
-    # so are a random layer's flips of the same elements
+    # so are a random layer's flips of the same elements; a stateless draw keyed by the element
+    # is the same on both (the profile called it "augmented" once)
     import re
 
     import tensorflow as tf
@@ -923,21 +924,24 @@ def test_parameter_server_workers_read_the_coordinators_pipeline_as_the_profile_
     streams = []
     for i in (0, 1):
         log = (tmp_path / "job" / "run" / f"worker{i}-a0.log").read_text()
-        found = re.findall(r"PLAIN (\d+) SHUFFLED (\d+) FLIPPED (\d+)", log)[:32]
+        found = re.findall(r"PLAIN (\d+) SHUFFLED (\d+) FLIPPED (\d+) KEYED (\d+)", log)[:32]
         # as many as the worker made before the job ended (one CI launch: 12, three batches)
         assert len(found) >= 12, log[-1500:]
         streams.append(found)
     n = min(len(s) for s in streams)
     streams = [s[:n] for s in streams]
-    assert [p for p, _, _ in streams[0]] == [p for p, _, _ in streams[1]] == [str(i) for i in range(n)]
-    assert [s for _, s, _ in streams[0]] != [s for _, s, _ in streams[1]]
+    assert [p for p, _, _, _ in streams[0]] == [p for p, _, _, _ in streams[1]] == [str(i) for i in range(n)]
+    assert [s for _, s, _, _ in streams[0]] != [s for _, s, _, _ in streams[1]]
+    assert [k for *_, k in streams[0]] == [k for *_, k in streams[1]]
+    assert len({k for *_, k in streams[0]}) > 1  # drawn: not one value
     # every flip is one of the element's two (8p + 4 as it is, 8p + 2 flipped), and the two
     # workers' n (12 or more) differ (by chance alike once in 4,096 launches at most)
-    assert all(int(f) in (8 * int(p) + 2, 8 * int(p) + 4) for stream in streams for p, _, f in stream)
-    assert [f for _, _, f in streams[0]] != [f for _, _, f in streams[1]]
+    assert all(int(f) in (8 * int(p) + 2, 8 * int(p) + 4) for stream in streams for p, _, f, _ in stream)
+    assert [f for _, _, f, _ in streams[0]] != [f for _, _, f, _ in streams[1]]
     assert ps_worker_input(tf, ps_streams.make_dataset, 4)[0] == "own_order"  # it shuffles without a seed
     assert ps_worker_input(tf, ps_streams.plain_stream, 4)[0] == "identical"  # its plain half alone
     assert ps_worker_input(tf, ps_streams.augmented_stream, 4)[0] == "augmented"  # its flips alone
+    assert ps_worker_input(tf, ps_streams.keyed_stream, 4)[0] == "identical"  # its keyed draws alone
 
 
 def test_a_batch_divided_by_the_replicas_is_warned_at_init_and_counted_as_trained(tmp_path):
