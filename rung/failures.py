@@ -181,8 +181,8 @@ KERAS3_BUILD_FAILED = "Unable to automatically build the model"
 # guide's set_memory_growth)
 RUNTIME_CONFIGURED_PROBLEM = (
     "the file configures TensorFlow's runtime where rung imports it (threads, visible or logical devices, GPU "
-    "memory growth), and rung has started the runtime already to set up the run's strategy: move that "
-    "configuration under `if __name__ == \"__main__\":` (rung sets the devices each strategy uses), and set "
+    "memory growth), and rung starts the runtime before it imports the file, as a strategy must set up its "
+    "devices first: move that configuration under `if __name__ == \"__main__\":` (rung sets the devices each strategy uses), and set "
     "threads with TF_NUM_INTRAOP_THREADS and TF_NUM_INTEROP_THREADS in the environment instead")
 
 # A Colab-style TPU set-up at the top of the file, on a machine with no TPU (TensorFlow 2.21's

@@ -200,6 +200,10 @@ def add_replica_check(out: dict, check: dict) -> None:
 
 def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
     phase("loading the workload")
+    # TensorFlow's runtime started before the import, as rung bench, rung launch and train.py
+    # start it (their strategies' devices): a file that sets threads or devices at the top is
+    # refused here in the line they would give, not profiled and refused later
+    tf.config.list_logical_devices("CPU")
     w = load_workload(path)
     # tf.config.run_functions_eagerly(True) left in the file (a debugging switch): every
     # tf.function runs op by op, the step rung times included. Timed as fit runs without it,

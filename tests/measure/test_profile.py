@@ -894,7 +894,7 @@ def test_a_model_built_under_a_strategy_of_the_files_own_is_refused_in_one_line(
     assert "object at 0x" not in e.value.message
 
 
-@pytest.mark.parallel
+@pytest.mark.parallel  # asserts nothing on speed
 def test_a_file_that_sets_threads_after_the_runtime_started_is_told_what_to_do_instead(tmp_path):
     """A team's CPU tuning at the top of the file: the bench's and train.py's strategies
     start TensorFlow's runtime before the import (MultiWorkerMirroredStrategy must configure
@@ -916,6 +916,13 @@ def test_a_file_that_sets_threads_after_the_runtime_started_is_told_what_to_do_i
     assert "TF_NUM_INTEROP_THREADS" in e.value.message
     assert e.value.message.endswith("(RuntimeError: Inter op parallelism cannot be modified after initialization.) "
                                     "(line 3)"), e.value.message
+    # `rung profile` in a process of its own: it profiled the file with the file's threads and
+    # said nothing, and bench and launch refused it after. It starts the runtime first as they
+    # do, and refuses it in the same line
+    r = run_cli("profile", str(work), "--json")
+    assert r.returncode == 2 and r.stdout == "", r.stderr[-800:]
+    [line] = r.stderr.strip().splitlines()
+    assert line.startswith(f"rung: error: {work}: cannot be imported: the file configures TensorFlow's runtime"), line
 
 
 @pytest.mark.parallel
