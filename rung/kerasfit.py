@@ -320,16 +320,36 @@ def fit_calls(source: str, folder=None) -> list[str]:
     """The Keras fits a workload runs where rung runs it (`_calls_rung_runs`): a script's
     `model.fit(..., epochs=3)` left at the top of the file it became, as "model.fit (line
     24)", in line order. Every process rung starts would train the model first, outside any
-    strategy, before the run rung measures or launches. Only a call with one of
-    KERAS_FIT_KEYWORDS is claimed (a preprocessing scaler's fit is not); a bare
-    `model.fit(ds)` is not found. Read as `jit_compile_calls`."""
+    strategy, before the run rung measures or launches. A call is claimed when it has one of
+    KERAS_FIT_KEYWORDS (a preprocessing scaler's fit takes none), or when what it fits is a
+    Keras model by the file's own text: `build_model().fit(ds)`, or a name the file compiles
+    (`model.compile(...)`) or assigns from build_model() (a bare `model.fit(ds)` on an endless
+    dataset never returns). Read as `jit_compile_calls`."""
     import ast  # noqa: PLC0415 - only here
 
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        tree = ast.Module(body=[], type_ignores=[])
+
+    def builds(value) -> bool:
+        return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "build_model"
+
+    models = {n.func.value.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+              and n.func.attr == "compile" and isinstance(n.func.value, ast.Name)}
+    models |= {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and builds(n.value)
+               for t in n.targets if isinstance(t, ast.Name)}
+
     def named(node, name):
-        if name != "fit" or not any(k.arg in KERAS_FIT_KEYWORDS for k in node.keywords):
-            return None
         f = node.func
-        who = f"{f.value.id}." if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else ""
+        if name != "fit" or not isinstance(f, ast.Attribute):
+            return None
+        receiver = f.value
+        keras = any(k.arg in KERAS_FIT_KEYWORDS for k in node.keywords) or builds(receiver) or (
+            isinstance(receiver, ast.Name) and receiver.id in models)
+        if not keras:
+            return None
+        who = f"{receiver.id}." if isinstance(receiver, ast.Name) else ""
         return f"{who}fit (line {node.lineno})"
 
     return _calls_rung_runs(source, folder, named)

@@ -212,7 +212,7 @@ def test_strategies_the_file_makes_where_rung_runs_it_are_found_with_their_lines
 def test_keras_fits_where_rung_runs_the_file_are_found_and_other_fits_are_not():
     """A script that became a workload: its fit at the top trains the model in every process
     rung starts. Found where rung runs the file (as strategies are); only a fit with a
-    keyword Keras's alone takes is claimed."""
+    keyword Keras's alone takes, or of what the file's text shows is a Keras model, is claimed."""
     from rung.kerasfit import file_problem, fit_calls
 
     source = "\n".join([
@@ -231,13 +231,33 @@ def test_keras_fits_where_rung_runs_the_file_are_found_and_other_fits_are_not():
         "    model.fit(x, epochs=3)",                          # the team's own: rung never calls it
         "if __name__ == '__main__':",
         "    model.fit(x, y, epochs=30)",
-        "model.fit(ds)",                                       # no Keras keyword: not claimed
+        "model.fit(ds)",                          # no Keras keyword, and nothing says model is one: not claimed
     ])
     assert fit_calls(source) == ["m.fit (line 4)", "fit (line 11)"]
     assert file_problem(source).startswith("the file trains a model where rung runs it (m.fit (line 4), fit (line 11))")
     assert file_problem("import tensorflow as tf\nmodel.fit(x, epochs=2)\ns = tf.distribute.MirroredStrategy()\n") \
         .startswith("the file constructs a tf.distribute strategy of its own")  # the strategy first: it crashes
     assert file_problem("def build_model():\n    pass\n") is None
+    # a bare fit of what is a Keras model by the file's own text: a name it compiles, one
+    # assigned from build_model(), build_model() itself; on an endless dataset that fit never
+    # returns. A bare fit of anything else is still not claimed
+    source = "\n".join([
+        "import tensorflow as tf",
+        "def build_model():",
+        "    return tf.keras.Sequential([])",
+        "def make_dataset(batch_size, input_context=None):",
+        "    return None",
+        "net = tf.keras.Sequential([])",
+        "net.compile('sgd', 'mse')",
+        "net.fit(ds)",                                         # line 8: compiled
+        "model = build_model()",
+        "model.fit(make_dataset(32))",                         # line 10: from build_model()
+        "build_model().fit(ds)",                               # line 11
+        "scaler.fit(x)",                                       # not a model by the text: not claimed
+        "km = KMeans(3)",
+        "km.fit(x)",
+    ])
+    assert fit_calls(source) == ["net.fit (line 8)", "model.fit (line 10)", "fit (line 11)"]
 
 
 def test_a_models_own_train_step_and_compute_loss_are_found_with_their_lines():
