@@ -136,16 +136,21 @@ def not_a_dataset_problem(batch_size: int, ds) -> str:
     return said
 
 
-def made_before_problem(outside: int, total: int, names: list, optimizer: Optional[str] = None) -> str:
+def made_before_problem(outside: int, total: int, names: list, optimizer: Optional[str] = None,
+                        metrics: Optional[list] = None) -> str:
     """What to change when build_model() returns a model whose variables were made before
     it was called (a model built at the file's top level, a layer kept there), or whose
-    optimizer was (`optimizer`, its class: one made at the top of the file)."""
+    optimizer was (`optimizer`, its class: one made at the top of the file), or whose
+    compiled metrics were (`metrics`, their names: `ACC = tf.keras.metrics...()` at the top,
+    passed to compile)."""
     what = []
     if outside:
         some = f"{outside} of its {total} variables" if outside < total else f"all {total} of its variables"
         what.append(f"{some}: " + ", ".join(names[:3]) + (", ..." if len(names) > 3 else ""))
     if optimizer:
         what.append(f"its optimizer, {optimizer}")
+    if metrics:
+        what.append(("its metric " if len(metrics) == 1 else "its metrics ") + ", ".join(metrics))
     adapted = any(str(n).split(":")[0].endswith(("/mean", "/variance")) for n in names)
     fixes = []
     if adapted:
@@ -153,6 +158,9 @@ def made_before_problem(outside: int, total: int, names: list, optimizer: Option
                      "variance=")
     if optimizer:
         fixes.append(f"the optimizer too: model.compile(optimizer=tf.keras.optimizers.{optimizer}(...)) there")
+    if metrics:
+        fixes.append("the metrics too: model.compile(metrics=[tf.keras.metrics.SparseCategoricalAccuracy(...)]) "
+                     "there, or by name (metrics=[\"accuracy\"])")
     return (f"build_model() returned a model whose variables were made before it was called ({'; '.join(what)}), "
             "at the file's top level or in an object kept there; rung calls build_model() inside the scope of the "
             "strategy each run uses, and variables made outside it are not the strategy's: tf-keras, where "

@@ -171,9 +171,35 @@ def made_before_line(model, made: list) -> str | None:
     opt_vars = opt_vars() if callable(opt_vars) else opt_vars
     # an optimizer built by compile("adam") or in the call has its variables from the call
     opt_before = type(opt).__name__ if opt_vars and made_before(list(opt_vars), made) else None
-    if not before and not opt_before:
+    # a metric object passed to compile and made at import: tf-keras refuses it under any
+    # strategy ("was created inside a different distribution strategy scope than the model")
+    metrics_before = [getattr(m, "name", type(m).__name__) for m in compiled_metric_objects(model)
+                      if made_before(list(getattr(m, "variables", None) or []), made)]
+    if not before and not opt_before and not metrics_before:
         return None
-    return made_before_problem(len(before), len(weights), before, opt_before)
+    return made_before_problem(len(before), len(weights), before, opt_before, metrics_before)
+
+
+def compiled_metric_objects(model) -> list:
+    """The metric objects (not names, not plain functions) the model was compiled with, in
+    order: Keras 3 keeps them in `_compile_metrics`, tf-keras in `compiled_metrics`, as given
+    (a list, a dict per output, nested)."""
+    out: list = []
+
+    def walk(x):
+        if isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+        elif x is not None and not isinstance(x, str) and hasattr(x, "update_state") and all(x is not o for o in out):
+            out.append(x)
+
+    for holder in (getattr(model, "_compile_metrics", None), getattr(model, "compiled_metrics", None)):
+        for given in ("_user_metrics", "_user_weighted_metrics"):
+            walk(getattr(holder, given, None))
+    return out
 
 
 def made_before(variables: list, made: list) -> list:

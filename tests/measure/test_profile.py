@@ -1049,6 +1049,74 @@ def test_a_model_whose_variables_were_made_before_build_model_was_called_is_refu
                                                  "tf.keras.optimizers.Adam(...)) there)")
 
 
+METRIC_AT_IMPORT = """\
+import tensorflow as tf
+
+ACC = tf.keras.metrics.SparseCategoricalAccuracy(name="acc")
+
+def build_model():
+    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics={metrics})
+    return model
+
+def make_dataset(batch_size, input_context=None):
+    return tf.data.Dataset.from_tensors((tf.zeros((batch_size, 4)), tf.zeros((batch_size,), tf.int32))).repeat()
+"""
+
+
+@pytest.mark.parallel
+def test_a_metric_made_at_import_and_compiled_is_refused_on_both_kerases(tmp_path):
+    """`ACC = tf.keras.metrics.SparseCategoricalAccuracy()` at the top, passed to compile:
+    the profile said nothing and advise planned multi-worker, while every tf-keras run
+    failed when build_model() compiled it under its strategy (rung bench: single_device,
+    multi-worker and parameter servers on tf-keras, "Metric ... was created inside a
+    different distribution strategy scope than the model"). The same metric made in
+    build_model(), or named, is the control. Oracle: tf-keras's own refusal, run here."""
+    script = textwrap.dedent("""\
+        import sys
+        import tensorflow as tf
+        from rung.errors import InputError
+        from rung.measure.workload import build_checked_model, load_workload
+        for path in sys.argv[1:]:
+            w = load_workload(path)
+            for strategy in (None, tf.distribute.OneDeviceStrategy("/cpu:0")):
+                try:
+                    if strategy is None:
+                        build_checked_model(w, tf)
+                    else:
+                        with strategy.scope():
+                            w.build_model()  # the file as written: does Keras itself refuse it?
+                            build_checked_model(w, tf)
+                    said = "ok"
+                except InputError as e:
+                    said = "rung: " + e.message[:120]
+                except Exception as e:
+                    said = "keras: " + str(e)[:200]
+                print(path.rsplit("/", 1)[-1], strategy is None, said)
+        """)
+    cases = {"top": "[ACC]", "inside": "[tf.keras.metrics.SparseCategoricalAccuracy(name='acc')]",
+             "named": "['accuracy']", "nested": "[[ACC]]"}
+    paths = []
+    for name, metrics in cases.items():
+        paths.append(tmp_path / f"{name}.py")
+        paths[-1].write_text(METRIC_AT_IMPORT.format(metrics=metrics))
+    for legacy in ("1", "0"):
+        r = subprocess.run([sys.executable, "-c", script, *map(str, paths)], capture_output=True, text=True,
+                           timeout=300, env={**os.environ, "TF_USE_LEGACY_KERAS": legacy})
+        assert r.returncode == 0, r.stderr[-1500:]
+        said = {(f, alone == "True"): rest for f, alone, rest in (line.split(" ", 2) for line in r.stdout.splitlines())}
+        for fine in ("inside.py", "named.py"):
+            assert said[fine, True] == said[fine, False] == "ok", (legacy, said)
+        for top in ("top.py", "nested.py"):
+            # rung refuses it alone (the profile) and under a strategy, in its line
+            assert said[top, True].startswith("rung: build_model() returned a model whose variables were made before "
+                                              "it was called (its metric acc)"), (legacy, said)
+            if legacy == "1":  # the oracle: tf-keras itself refuses it under a strategy
+                assert said[top, False].startswith("keras: Metric"), said
+                assert "different distribution strategy scope" in said[top, False], said
+
+
 @pytest.mark.parallel
 def test_variables_tf_keras_wraps_for_mixed_precision_are_known_as_made_in_build_model():
     """tf-keras hands the model an AutoCastVariable around each variable made under
