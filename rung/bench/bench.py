@@ -25,6 +25,7 @@ from rung.bench.plan import RunSpec, keras_for, plan_run, task_environment
 from rung.bench.run import PORT_RETRIES, BenchError, execute, port_taken_line, step_stats, workdir
 from rung.bench.warm import WarmStarters
 from rung.errors import InputError
+from rung.failures import hint
 from rung.kerasfit import (TF_KERAS_DEFINES, keras3_imports, keras3_mirrored_failures, tf_keras_imports, tf_keras_reason,
                            workload_text)
 from rung.model import comm as model_comm
@@ -435,8 +436,6 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
                     run_dir = run_dir.with_name(f"{run_dir.name.split('~')[0]}~ports{len(retried)}")
                     run_dir.mkdir()
     except BenchError as e:
-        from rung.failures import hint
-
         if plan.keras == keras_for("single_device", base.get("model")) and \
                 (spec.strategy == "single_device" or hint(str(e)) is None):
             _surface_input_error(e, chose_tf_keras=bool((base.get("model") or {}).get("tf_keras_runs")))
@@ -565,8 +564,6 @@ def _builds_on_keras_3_only(error: str, keras: str, done: list[dict]) -> str:
     """What to add to a failed run's error when build_model() raised on tf-keras after
     building on Keras 3 in an earlier run of this bench: a model written for Keras 3 alone
     (an argument tf-keras does not know, say), which train.py cannot run either; or ''."""
-    from rung.failures import hint
-
     if keras != "tf_keras" or "build_model() raised" not in error or \
             not any(r.get("keras") == "keras3" for r in done) or \
             any(r.get("keras") == "tf_keras" for r in done) or hint(error) is not None:
