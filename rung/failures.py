@@ -122,6 +122,16 @@ def fit_at_import_problem(calls: str) -> str:
             "`if __name__ == \"__main__\":` (rung does not run it) and leave training to rung")
 
 
+def exited_at_import_problem(code) -> str:
+    """What to change when a workload calls sys.exit() while it is imported: a script's
+    `parser.parse_args()` at the top with an argument it requires (rung imports the file with
+    no arguments, as `python workload.py` runs it; arguments with defaults take them)."""
+    return (f"the file exited while it was imported (SystemExit: {code}): a command line parsed at its top "
+            "(argparse's parse_args()) gets no arguments from rung, which imports the file as `python workload.py` "
+            "would run it, so an argument without a default stops it; parse the command line under "
+            "`if __name__ == \"__main__\":`, or give every argument a default")
+
+
 def not_a_dataset_problem(batch_size: int, ds) -> str:
     """What to change when make_dataset returns something other than a tf.data.Dataset: the
     arrays of a script's `fit(x, y)`, or a keras.utils.Sequence / PyDataset, which feeds one

@@ -14,7 +14,8 @@ from types import ModuleType
 from typing import Any, Callable
 
 from rung.errors import InputError
-from rung.failures import hint, made_before_problem, message_line, not_a_dataset_problem, own_strategy_problem
+from rung.failures import (exited_at_import_problem, hint, made_before_problem, message_line, not_a_dataset_problem,
+                           own_strategy_problem)
 
 DEFAULT_BATCH = 32
 
@@ -79,14 +80,22 @@ def load_workload(path: str | Path) -> Workload:
     spec = importlib.util.spec_from_file_location(name, p)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    # the command line the file sees is `python workload.py`'s: a script's parse_args() at
+    # its top takes its defaults, not rung's own arguments (it printed its usage under the
+    # name rung and exited)
+    argv, sys.argv = sys.argv, [str(p)]
     try:
         spec.loader.exec_module(module)
+    except SystemExit as e:
+        raise InputError(where, None, exited_at_import_problem(e.code)) from None
     except SyntaxError as e:
         raise InputError(where, None, f"cannot be imported: SyntaxError: {e.msg} (line {e.lineno})") from None
     except Exception as e:  # noqa: BLE001 - anything the user's module raises
         found = hint(str(e))  # what to change first, when rung knows the failure
         said = f"{found[0]} ({type(e).__name__}: {found[1]})" if found else f"{type(e).__name__}: {one_line(e)}"
         raise InputError(where, None, f"cannot be imported: {said}{_where_in_file(p, e)}") from None
+    finally:
+        sys.argv = argv
     fns = {}
     for fn in ("build_model", "make_dataset"):
         f = getattr(module, fn, None)

@@ -222,6 +222,12 @@ def test_train_py_stops_on_a_strategy_the_workload_makes_before_importing_it(tmp
     line = stops_on("import tensorflow as tf\n\ntf.config.threading.set_intra_op_parallelism_threads(2)\n")
     assert line.startswith(f"train.py: workload: {work}: cannot be imported: the file configures TensorFlow's runtime "
                            "where rung imports it"), line
+    # and one that parses a command line at its top with an argument it requires: train.py's
+    # own arguments are not the file's
+    line = stops_on("import argparse\np = argparse.ArgumentParser()\np.add_argument('--data', required=True)\n"
+                    "p.parse_args()\n")
+    assert line.splitlines()[-1].startswith(f"train.py: workload: {work}: the file exited while it was imported "
+                                            "(SystemExit: 2)"), line
 
 
 @pytest.mark.tf

@@ -953,6 +953,50 @@ def test_a_cache_file_every_worker_would_share_is_found_and_one_of_each_workers_
 
 
 @pytest.mark.parallel
+def test_a_command_line_parsed_at_import_sees_the_files_own_not_rungs(tmp_path):
+    """A script that became a workload kept `args = parser.parse_args()` at its top: it read
+    rung's own command line (`profile work.py --steps 3`), and argparse printed its usage
+    under the name rung ("usage: rung [-h] [--lr LR]", "rung: error: unrecognized arguments:
+    profile ...") and exited 2, as if rung had refused its own `profile`. The file now sees
+    `python workload.py`'s command line: its defaults apply; an argument it requires stops it
+    in rung's line."""
+    from rung.errors import InputError
+    from rung.measure.workload import load_workload
+
+    text = textwrap.dedent("""\
+        import argparse
+        import sys
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr", type=float, default=0.5)
+        {extra}
+        args = parser.parse_args()
+        SEEN = list(sys.argv)
+
+        def build_model():
+            pass
+
+        def make_dataset(batch_size, input_context=None):
+            pass
+        """)
+    work = tmp_path / "args.py"
+    work.write_text(text.format(extra=""))
+    argv = list(sys.argv)
+    w = load_workload(work)
+    assert w.module.args.lr == 0.5 and w.module.SEEN == [str(work)]
+    assert sys.argv == argv
+    work.write_text(text.format(extra='parser.add_argument("--data", required=True)'))
+    with pytest.raises(InputError) as e:
+        load_workload(work)
+    assert e.value.message.startswith("the file exited while it was imported (SystemExit: 2): a command line parsed "
+                                      "at its top (argparse's parse_args()) gets no arguments from rung"), e.value.message
+    assert sys.argv == argv
+    r = run_cli("profile", str(work), "--json")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines()[-1].startswith(f"rung: error: {work}: the file exited while it was imported")
+    assert "usage: args.py" in r.stderr and "usage: rung" not in r.stderr  # argparse's own lines name the file
+
+
+@pytest.mark.parallel
 def test_a_script_that_trains_at_import_is_refused_before_it_runs(tmp_path):
     """A keras.io-style script given build_model() and make_dataset() and kept whole: rung
     profile imported it, and it trained its 3 epochs (its progress bars above the profile)
