@@ -221,6 +221,22 @@ EAGER_VALUES = ("Exception encountered when calling Sequential.call().\n\n\x1b[1
                 "  • training=True")
 
 
+# Keras 3, a TensorFlow op on a KerasTensor in a functional model (keras.io's Transformer's
+# compute_mask written with tf.not_equal): a message of many lines, with code in fences
+KERAS_TENSOR = ("A KerasTensor cannot be used as input to a TensorFlow function. A KerasTensor is a symbolic "
+                "placeholder for a shape and dtype, used when constructing Keras Functional models or Keras "
+                "Functions. You can only use it as input to a Keras layer or a Keras operation (from the namespaces "
+                "`keras.layers` and `keras.ops`). You are likely doing something like:\n\n```\nx = Input(...)\n"
+                "...\ntf_fn(x)  # Invalid.\n```\n\nWhat you should do instead is wrap `tf_fn` in a layer:\n\n```\n"
+                "class MyLayer(Layer):\n    def call(self, x):\n        return tf_fn(x)\n\nx = MyLayer()(x)\n```\n")
+
+
+def test_a_message_of_many_lines_keeps_its_first_not_its_code_example():
+    # before: "ValueError: ```", the last line of the message's code example
+    assert failure_line("ValueError", KERAS_TENSOR).startswith(
+        "ValueError: A KerasTensor cannot be used as input to a TensorFlow function.")
+
+
 def test_a_tensors_printed_values_do_not_take_the_line():
     # before: "0.79796064 0.06472657] with name 'keras_tensor' ..." (the tail of the dump)
     text = failure_line("ValueError", EAGER_VALUES)
