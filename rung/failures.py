@@ -58,10 +58,11 @@ def message_line(message: str, kind: str = "") -> str:
         first = [line[4:].strip() for line in lines if line.startswith("(0) ")]
         kept = [line for line in lines if not _noise(line)]
         kept = [line for line in kept if not line.startswith(_GENERIC)] or kept
-        # an op error's stack quotes source lines before its message; any other error's first
-        # line is its message (Keras's own explain on after it, with code examples in fences)
-        op_error = any(line.startswith(("Detected at node", "Graph execution error", "[[")) for line in lines)
-        text = first[0] if first else (kept[-1] if op_error else kept[0]) if kept else ""
+        # a message that shows code in fences (Keras's KerasTensor error) states the problem
+        # first and its examples after; others end on the innermost cause (Keras's "Exception
+        # encountered: '...'", an op error's message after the stack's source lines)
+        examples = any(line.startswith("```") for line in lines)
+        text = first[0] if first else (kept[0] if examples else kept[-1]) if kept else ""
     for pattern in _CLUTTER:
         text = pattern.sub("", text)
     text = re.sub(r"\s+", " ", text).strip() or kind

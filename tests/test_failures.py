@@ -231,10 +231,21 @@ KERAS_TENSOR = ("A KerasTensor cannot be used as input to a TensorFlow function.
                 "class MyLayer(Layer):\n    def call(self, x):\n        return tf_fn(x)\n\nx = MyLayer()(x)\n```\n")
 
 
+# Keras 3's fit of a model it cannot build (trainer.py): its cause comes last
+KERAS3_UNBUILT = ("Unable to automatically build the model. Please build it yourself before calling "
+                  "fit/evaluate/predict. A model is 'built' when its variables have been created and its `self.built` "
+                  "attribute is True. Usually, calling the model on a batch of data is the right way to build it.\n"
+                  "Exception encountered:\n'Model ContrastiveModel does not have a `call()` method implemented.'")
+
+
 def test_a_message_of_many_lines_keeps_its_first_not_its_code_example():
+    from rung.failures import message_line
+
     # before: "ValueError: ```", the last line of the message's code example
     assert failure_line("ValueError", KERAS_TENSOR).startswith(
         "ValueError: A KerasTensor cannot be used as input to a TensorFlow function.")
+    # a message without code examples still ends on its innermost cause
+    assert message_line(KERAS3_UNBUILT) == "'Model ContrastiveModel does not have a `call()` method implemented.'"
 
 
 def test_a_tensors_printed_values_do_not_take_the_line():
