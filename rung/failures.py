@@ -126,6 +126,17 @@ def fit_at_import_problem(calls: str) -> str:
             "`if __name__ == \"__main__\":` (rung does not run it) and leave training to rung")
 
 
+# A file that turns TensorFlow 2's eager execution off (tf.compat.v1.disable_eager_execution()
+# or disable_v2_behavior(), left from TensorFlow 1 code): process-wide and not undone, and
+# Keras's fit under tf.distribute and rung's measurements run eagerly (TensorFlow 2.21: rung's
+# step count met a SymbolicTensor where it reads a number)
+EAGER_OFF_PROBLEM = (
+    "the file turns TensorFlow 2's eager execution off where rung imports it (tf.compat.v1.disable_eager_execution() "
+    "or disable_v2_behavior(), TensorFlow 1's graph mode), for the whole process and for good: tf.distribute's "
+    "strategies under Keras fit, and rung, run eagerly; remove that call (fit compiles the training step into a "
+    "graph itself)")
+
+
 def exited_at_import_problem(code) -> str:
     """What to change when a workload calls sys.exit() while it is imported: a script's
     `parser.parse_args()` at the top with an argument it requires (rung imports the file with

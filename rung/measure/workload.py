@@ -14,8 +14,8 @@ from types import ModuleType
 from typing import Any, Callable
 
 from rung.errors import InputError
-from rung.failures import (exited_at_import_problem, hint, made_before_problem, message_line, not_a_dataset_problem,
-                           own_strategy_problem)
+from rung.failures import (EAGER_OFF_PROBLEM, exited_at_import_problem, hint, made_before_problem, message_line,
+                           not_a_dataset_problem, own_strategy_problem)
 
 DEFAULT_BATCH = 32
 
@@ -96,6 +96,11 @@ def load_workload(path: str | Path) -> Workload:
         raise InputError(where, None, f"cannot be imported: {said}{_where_in_file(p, e)}") from None
     finally:
         sys.argv = argv
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and not tf.executing_eagerly():
+        at = [i for i, line in enumerate(p.read_text(errors="replace").splitlines(), 1)
+              if "disable_eager_execution" in line or "disable_v2_behavior" in line]
+        raise InputError(where, None, EAGER_OFF_PROBLEM + (f" (line {at[0]})" if at else ""))
     fns = {}
     for fn in ("build_model", "make_dataset"):
         f = getattr(module, fn, None)

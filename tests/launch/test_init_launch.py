@@ -253,6 +253,20 @@ def test_train_py_stops_on_a_model_whose_variables_were_made_before_build_model(
                            "before it was called (all 2 of its variables: "), line
 
 
+def test_train_py_stops_on_a_file_that_turns_eager_execution_off(tmp_path):
+    """`tf.compat.v1.disable_eager_execution()` at the top: train.py stops in one line, exit 2,
+    before anything trains (a process of its own: the switch is the whole process's)."""
+    work = tmp_path / "work.py"
+    work.write_text(MLP.read_text().replace("import tensorflow as tf\n",
+                                            "import tensorflow as tf\ntf.compat.v1.disable_eager_execution()\n", 1))
+    assert rung("init", str(work), "--strategy", "single_device", "--out", str(tmp_path / "o")).returncode == 0
+    r = subprocess.run([sys.executable, str(tmp_path / "o" / "train.py"), "--steps", "1"], capture_output=True,
+                       text=True, timeout=300, cwd=tmp_path / "o")
+    assert r.returncode == 2, r.stderr[-1500:]
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"train.py: workload: {work}: the file turns TensorFlow 2's eager execution off"), line
+
+
 # -- k8s ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("strategy,extra", [("multi_worker_mirrored", ["--workers", "3"]),

@@ -996,6 +996,25 @@ def test_a_command_line_parsed_at_import_sees_the_files_own_not_rungs(tmp_path):
     assert "usage: args.py" in r.stderr and "usage: rung" not in r.stderr  # argparse's own lines name the file
 
 
+@pytest.mark.parallel  # asserts nothing on speed
+def test_a_file_that_turns_eager_execution_off_is_refused_in_one_line(tmp_path):
+    """`tf.compat.v1.disable_eager_execution()` left at the top from TensorFlow 1 code: rung
+    profile stopped on "rung: internal error: TypeError: int() argument must be ... not
+    'SymbolicTensor'". It is the file's to change, said in one line with its line; in a
+    process of its own, as the switch is the whole process's and not undone."""
+    work = tmp_path / "graph_mode.py"
+    work.write_text(EXAMPLES["mlp"].read_text().replace(
+        "import tensorflow as tf\n", "import tensorflow as tf\n\ntf.compat.v1.disable_eager_execution()\n", 1))
+    at = work.read_text().splitlines().index("tf.compat.v1.disable_eager_execution()") + 1
+    r = run_cli("profile", str(work), "--json")
+    assert r.returncode == 2 and r.stdout == "", r.stderr[-800:]
+    [line] = r.stderr.strip().splitlines()
+    assert line == (f"rung: error: {work}: the file turns TensorFlow 2's eager execution off where rung imports it "
+                    "(tf.compat.v1.disable_eager_execution() or disable_v2_behavior(), TensorFlow 1's graph mode), for "
+                    "the whole process and for good: tf.distribute's strategies under Keras fit, and rung, run "
+                    f"eagerly; remove that call (fit compiles the training step into a graph itself) (line {at})")
+
+
 @pytest.mark.parallel
 def test_a_script_that_trains_at_import_is_refused_before_it_runs(tmp_path):
     """A keras.io-style script given build_model() and make_dataset() and kept whole: rung
