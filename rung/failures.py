@@ -147,6 +147,15 @@ def exited_at_import_problem(code) -> str:
             "`if __name__ == \"__main__\":`, or give every argument a default")
 
 
+def clear_session_problem(calls: str) -> str:
+    """What to change when build_model() (or make_dataset()) calls Keras's clear_session()
+    (`calls`: rung.kerasfit.clear_session_calls), as notebooks do before building a model."""
+    return (f"the file clears Keras's session where rung builds the model ({calls}): rung calls build_model() inside "
+            "the scope of each run's strategy, and clear_session() resets TensorFlow's default graph, that scope with "
+            "it (leaving the scope then fails: \"IndexError: pop from empty list\"); call it at the top of the file, "
+            "or not at all")
+
+
 def not_a_dataset_problem(batch_size: int, ds) -> str:
     """What to change when make_dataset returns something other than a tf.data.Dataset: the
     arrays of a script's `fit(x, y)`, or a keras.utils.Sequence / PyDataset, which feeds one

@@ -256,13 +256,13 @@ STRATEGY_CLASSES = ("MirroredStrategy", "MultiWorkerMirroredStrategy", "Paramete
                     "OneDeviceStrategy", "TPUStrategy")
 
 
-def _calls_rung_runs(source: str, folder, describe) -> list[str]:
+def _calls_rung_runs(source: str, folder, describe, at_import: bool = True) -> list[str]:
     """`describe(call, its name)` of every call that runs where rung runs a workload (not
     None), in line order: at the top of the file or of a module it imports (a class's body
-    included; not under `if __name__ == "__main__":`), in build_model() and make_dataset(),
-    and in a function of the same file any of those call, in turn. A call in a function
-    nothing rung runs calls is not found (a `main()` of the team's own), nor one reached
-    through a method or another module's function."""
+    included; not under `if __name__ == "__main__":`; not with `at_import` False), in
+    build_model() and make_dataset(), and in a function of the same file any of those call,
+    in turn. A call in a function nothing rung runs calls is not found (a `main()` of the
+    team's own), nor one reached through a method or another module's function."""
     import ast  # noqa: PLC0415 - only here
 
     def main_guard(node) -> bool:
@@ -281,7 +281,8 @@ def _calls_rung_runs(source: str, folder, describe) -> list[str]:
 
     def find(tree) -> list:
         defs = {f.name: f for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        roots = run(tree.body) + [defs.pop(n) for n in ("build_model", "make_dataset") if n in defs]
+        roots = (run(tree.body) if at_import else []) + [defs.pop(n) for n in ("build_model", "make_dataset")
+                                                          if n in defs]
         found, seen = [], set()
         while roots:  # and the file's own functions those call (`get_strategy()`), in turn
             root = roots.pop()
@@ -355,11 +356,24 @@ def fit_calls(source: str, folder=None) -> list[str]:
     return _calls_rung_runs(source, folder, named)
 
 
+def clear_session_calls(source: str, folder=None) -> list[str]:
+    """Keras's `clear_session()` called where rung builds the model or its pipeline (in
+    build_model(), make_dataset() or a function of the file they call; at the top of the
+    file it is harmless), as "clear_session (line 8)". Inside a strategy's scope it resets
+    TensorFlow's default graph, the strategy's scope with it: leaving the scope then fails
+    ("IndexError: pop from empty list", TensorFlow 2.21, both Kerases), and the model's
+    variables read as made outside build_model(). Read as `jit_compile_calls`."""
+    return _calls_rung_runs(source, folder, lambda node, name: f"clear_session (line {node.lineno})"
+                            if name == "clear_session" else None, at_import=False)
+
+
 def file_problem(source: str, folder=None) -> Optional[str]:
     """What rung reads in a workload's text, before importing it, that would fail or waste
     every run: a strategy of its own (`strategy_calls`), a model trained at import
-    (`fit_calls`); the line that says what to change, or None."""
-    from rung.failures import fit_at_import_problem, own_strategy_problem  # noqa: PLC0415 - pure text
+    (`fit_calls`), a session cleared where the model is built (`clear_session_calls`); the
+    line that says what to change, or None."""
+    from rung.failures import (clear_session_problem, fit_at_import_problem,  # noqa: PLC0415 - pure text
+                               own_strategy_problem)
 
     own = strategy_calls(source, folder)
     if own:
@@ -367,6 +381,9 @@ def file_problem(source: str, folder=None) -> Optional[str]:
     fits = fit_calls(source, folder)
     if fits:
         return fit_at_import_problem(", ".join(fits))
+    cleared = clear_session_calls(source, folder)
+    if cleared:
+        return clear_session_problem(", ".join(cleared))
     return None
 
 

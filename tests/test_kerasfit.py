@@ -260,6 +260,32 @@ def test_keras_fits_where_rung_runs_the_file_are_found_and_other_fits_are_not():
     assert fit_calls(source) == ["net.fit (line 8)", "model.fit (line 10)", "fit (line 11)"]
 
 
+def test_a_session_cleared_where_rung_builds_the_model_is_found_and_one_at_the_top_is_not():
+    """Notebooks call clear_session() before building a model. At the top of the file it is
+    harmless; in build_model() (or a function it calls) it runs inside each run's strategy
+    scope and resets the graph that scope lives in."""
+    from rung.kerasfit import clear_session_calls, file_problem
+
+    source = "\n".join([
+        "import tensorflow as tf",
+        "tf.keras.backend.clear_session()",               # the top: not claimed
+        "def fresh():",
+        "    keras.backend.clear_session()",              # line 4: build_model calls it
+        "def build_model():",
+        "    fresh()",
+        "    tf.keras.backend.clear_session()",           # line 7
+        "    return tf.keras.Sequential([])",
+        "def make_dataset(batch_size, input_context=None):",
+        "    return None",
+        "def main():",
+        "    tf.keras.backend.clear_session()",           # the team's own: rung never calls it
+    ])
+    assert clear_session_calls(source) == ["clear_session (line 4)", "clear_session (line 7)"]
+    assert file_problem(source).startswith("the file clears Keras's session where rung builds the model "
+                                           "(clear_session (line 4), clear_session (line 7)): ")
+    assert clear_session_calls("import tensorflow as tf\ntf.keras.backend.clear_session()\n") == []
+
+
 def test_a_models_own_train_step_and_compute_loss_are_found_with_their_lines():
     from rung.kerasfit import own_step_defs
 

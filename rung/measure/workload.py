@@ -14,8 +14,8 @@ from types import ModuleType
 from typing import Any, Callable
 
 from rung.errors import InputError
-from rung.failures import (EAGER_OFF_PROBLEM, exited_at_import_problem, hint, made_before_problem, message_line,
-                           not_a_dataset_problem, own_strategy_problem)
+from rung.failures import (EAGER_OFF_PROBLEM, clear_session_problem, exited_at_import_problem, hint,
+                           made_before_problem, message_line, not_a_dataset_problem, own_strategy_problem)
 
 DEFAULT_BATCH = 32
 
@@ -238,7 +238,12 @@ def made_before(variables: list, made: list) -> list:
 
 
 def build_checked_model(w: Workload, tf):
+    graph = tf.compat.v1.get_default_graph()
     model, made = variables_made_by(tf, lambda: call_user(w, "build_model"))
+    if tf.compat.v1.get_default_graph() is not graph:
+        # clear_session() reached where the text does not show it (a method, another module):
+        # the variables would read as made before the call
+        raise InputError(w.where, None, clear_session_problem("clear_session, reached from build_model()"))
     if not isinstance(model, tf.keras.Model) and _keras3_model(model) and \
             tf.keras.Model.__module__.startswith("tf_keras"):
         from rung.kerasfit import TF_KERAS_WHY, keras3_import_problem, keras3_imports, workload_text
