@@ -248,8 +248,17 @@ def shared_file_cache_problem(name: str = "filename") -> str:
 # running - cache lockfile already exists")
 SHARED_FILE_CACHE_PROBLEM = shared_file_cache_problem()
 
+# keras.ops / keras.random through tf.keras, which is tf-keras under multi-worker and parameter
+# servers (TensorFlow 2.21: "module 'tf_keras.api._v2.keras' has no attribute 'ops'")
+KERAS3_API_ON_TF_KERAS = (
+    "the model calls keras.ops or keras.random, Keras 3's alone, and tf-keras, where multi-worker and "
+    "parameter-server fit run, has neither: use TensorFlow's op (tf.not_equal for keras.ops.not_equal, "
+    "tf.random.* with a seed for keras.random.*), which tf-keras's layers and functional models take")
+
 _HINTS = (
     (("cache lockfile already exists",), SHARED_FILE_CACHE_PROBLEM),
+    (("module 'tf_keras", "has no attribute 'ops'"), KERAS3_API_ON_TF_KERAS),
+    (("module 'tf_keras", "has no attribute 'random'"), KERAS3_API_ON_TF_KERAS),
     (("cannot be modified after",), RUNTIME_CONFIGURED_PROBLEM),
     (("Please provide a TPU Name to connect to",), TPU_AT_IMPORT_PROBLEM),
     # an object made outside any strategy (at import: an optimizer, a metric) and used inside

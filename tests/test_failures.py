@@ -238,6 +238,15 @@ KERAS3_UNBUILT = ("Unable to automatically build the model. Please build it your
                   "Exception encountered:\n'Model ContrastiveModel does not have a `call()` method implemented.'")
 
 
+def test_keras_3_ops_under_tf_keras_say_what_to_use_instead():
+    # keras.io's Transformer's compute_mask through `from tensorflow import keras`, under a
+    # multi-worker run's tf-keras (a bench of it, TensorFlow 2.21)
+    text = failure_line("AttributeError", "module 'tf_keras.api._v2.keras' has no attribute 'ops'")
+    assert text.startswith("the model calls keras.ops or keras.random, Keras 3's alone, and tf-keras")
+    assert text.endswith("(AttributeError: module 'tf_keras.api._v2.keras' has no attribute 'ops')")
+    assert hint("module 'keras' has no attribute 'ops'") is None  # not tf-keras: not this
+
+
 def test_a_message_of_many_lines_keeps_its_first_not_its_code_example():
     from rung.failures import message_line
 

@@ -144,6 +144,9 @@ def call_user(w: Workload, fn: str, *args, **kwargs):
         raise
     except Exception as e:  # noqa: BLE001
         said = f"{fn}() raised {type(e).__name__}: {one_line(e)}{_where_in_file(w.path, e)}"
+        found = hint(str(e))  # what to change first, when rung knows the failure
+        if found:
+            said = f"{fn}() raised {type(e).__name__}: {found[0]} ({found[1]}){_where_in_file(w.path, e)}"
         if fn == "build_model" and "Mixing different tf.distribute.Strategy objects" in str(e) and \
                 "_DefaultDistributionStrategy" not in str(e):  # (not an object made outside any strategy)
             # rung's scope, and the file's own inside it (TensorFlow names both by address)
