@@ -377,7 +377,8 @@ _HINTS = (
 def hint(message: str) -> Optional[tuple[str, str]]:
     """(what to do, TensorFlow's own line it answers) for a known failure, else None."""
     for needles, advice in _HINTS:
-        if all(n in message for n in needles):
+        # or the hint itself, passed on (a workload's line that carries it, cut short in transit)
+        if all(n in message for n in needles) or advice[:80] in message:
             line = next((_ANSI.sub("", ln).strip() for ln in message.splitlines() if needles[0] in ln), needles[0])
             return advice, line
     return None

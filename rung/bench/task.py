@@ -402,7 +402,7 @@ def error_line(e: BaseException) -> str:
     if isinstance(e, InputError):  # kept whole, as "InputError: FILE: ..." (the bench reads it so)
         # only a line that passes on what the user's function raised; rung's own lines say what to change
         found = hint(str(e)) if "() raised " in e.message else None
-        if found is not None:  # what to change, first
+        if found is not None and found[0] not in e.message:  # what to change, first (once)
             e = InputError(e.where, e.field, f"{found[0]} ({e.message})")
         return f"InputError: {e}"
     return failure_line(type(e).__name__, str(e))

@@ -243,9 +243,15 @@ def made_before(variables: list, made: list) -> list:
 def build_checked_model(w: Workload, tf):
     graph = tf.compat.v1.get_default_graph()
     model, made = variables_made_by(tf, lambda: call_user(w, "build_model"))
-    if tf.compat.v1.get_default_graph() is not graph:
+    now = tf.compat.v1.get_default_graph()
+    if now is not graph:
         # clear_session() reached where the text does not show it (a method, another module):
-        # the variables would read as made before the call
+        # the variables would read as made before the call. The strategy scope this runs in
+        # lived on the graph it replaced; hand its stack on, so leaving the scope raises
+        # nothing over this line ("pop from empty list")
+        stack = getattr(graph, "_distribution_strategy_stack", None)
+        if stack is not None and not getattr(now, "_distribution_strategy_stack", None):
+            now._distribution_strategy_stack = list(stack)
         raise InputError(w.where, None, clear_session_problem("clear_session, reached from build_model()"))
     if not isinstance(model, tf.keras.Model) and _keras3_model(model) and \
             tf.keras.Model.__module__.startswith("tf_keras"):

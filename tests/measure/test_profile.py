@@ -1041,6 +1041,22 @@ def test_a_session_cleared_in_build_model_is_named_not_taken_for_variables_made_
         assert line.startswith(f"rung: error: {work}: the file clears Keras's session where rung builds the model "
                                f"({said}): "), line
         assert "made before" not in line
+    # under a run's strategy (the bench's tasks build so), the line is not lost to the
+    # scope's exit ("IndexError: pop from empty list")
+    script = textwrap.dedent(f"""\
+        import tensorflow as tf
+        from rung.errors import InputError
+        from rung.measure.workload import build_checked_model, load_workload
+        w = load_workload({str(tmp_path / "method.py")!r})
+        try:
+            with tf.distribute.OneDeviceStrategy("/cpu:0").scope():
+                build_checked_model(w, tf)
+        except InputError as e:
+            print("InputError", e.message[:60])
+        """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert r.stdout.strip() == "InputError the file clears Keras's session where rung builds the model", r.stdout
 
 
 @pytest.mark.parallel
