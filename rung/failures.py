@@ -224,8 +224,9 @@ KERAS3_BUILD_FAILED = "Unable to automatically build the model"
 RUNTIME_CONFIGURED_PROBLEM = (
     "the file configures TensorFlow's runtime where rung imports it (threads, visible or logical devices, GPU "
     "memory growth), and rung starts the runtime before it imports the file, as a strategy must set up its "
-    "devices first: move that configuration under `if __name__ == \"__main__\":` (rung sets the devices each strategy uses), and set "
-    "threads with TF_NUM_INTRAOP_THREADS and TF_NUM_INTEROP_THREADS in the environment instead")
+    "devices first: move that configuration under `if __name__ == \"__main__\":` (rung sets the devices each "
+    "strategy uses), and set threads with TF_NUM_INTRAOP_THREADS and TF_NUM_INTEROP_THREADS in the environment "
+    "instead")
 
 # A Colab-style TPU set-up at the top of the file, on a machine with no TPU (TensorFlow 2.21's
 # TPUClusterResolver: "Please provide a TPU Name to connect to.")
