@@ -258,6 +258,11 @@ KERAS3_API_ON_TF_KERAS = (
 
 _HINTS = (
     (("cache lockfile already exists",), SHARED_FILE_CACHE_PROBLEM),
+    # TensorFlow 2.x's preprocessing layers under Keras 3 (tf.keras there since TensorFlow 2.16)
+    (("keras", "has no attribute 'experimental'"),
+     "tf.keras.layers.experimental.preprocessing is gone from Keras 3, which tf.keras is here: its layers are "
+     "tf.keras.layers.Rescaling, Normalization, RandomFlip, ... (the same names, without "
+     "experimental.preprocessing), on both Kerases"),
     (("module 'tf_keras", "has no attribute 'ops'"), KERAS3_API_ON_TF_KERAS),
     (("module 'tf_keras", "has no attribute 'random'"), KERAS3_API_ON_TF_KERAS),
     (("cannot be modified after",), RUNTIME_CONFIGURED_PROBLEM),

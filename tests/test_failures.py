@@ -247,6 +247,12 @@ def test_keras_3_ops_under_tf_keras_say_what_to_use_instead():
     assert hint("module 'keras' has no attribute 'ops'") is None  # not tf-keras: not this
 
 
+def test_tensorflow_2s_experimental_preprocessing_under_keras_3_says_where_it_went():
+    text = failure_line("AttributeError", "module 'keras._tf_keras.keras.layers' has no attribute 'experimental'")
+    assert text.startswith("tf.keras.layers.experimental.preprocessing is gone from Keras 3")
+    assert hint("module 'numpy' has no attribute 'experimental'") is None
+
+
 def test_a_message_of_many_lines_keeps_its_first_not_its_code_example():
     from rung.failures import message_line
 

@@ -108,6 +108,13 @@ def load_workload(path: str | Path) -> Workload:
             raise InputError(where, None, f"defines no {fn}() function; a workload defines build_model() "
                                           "and make_dataset(batch_size, input_context=None)")
         fns[fn] = f
+    named = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    takes = [n for n, prm in inspect.signature(fns["build_model"]).parameters.items()
+             if prm.default is prm.empty and prm.kind in named]
+    if takes:  # build_model(strategy), from a try at distributing by hand
+        raise InputError(where, None, f"build_model({', '.join(takes)}) takes an argument rung does not pass: a "
+                                      "workload's build_model() takes none, and rung calls it inside the scope of "
+                                      "each run's strategy (a strategy of the file's own, or its scope, is not needed)")
     return Workload(p, module, fns["build_model"], context_defaults_to_none(fns["make_dataset"]))
 
 

@@ -1060,6 +1060,26 @@ def test_a_session_cleared_in_build_model_is_named_not_taken_for_variables_made_
 
 
 @pytest.mark.parallel
+def test_a_build_model_that_takes_the_strategy_is_told_rung_passes_none(tmp_path):
+    """`def build_model(strategy):` with its own `with strategy.scope():`, from a try at
+    distributing by hand: "build_model() raised TypeError: build_model() missing 1 required
+    positional argument: 'strategy'". Said before anything is called; a parameter with a
+    default is fine."""
+    from rung.errors import InputError
+    from rung.measure.workload import load_workload
+
+    work = tmp_path / "takes.py"
+    work.write_text("def build_model(strategy, lr=0.1):\n    pass\n\n\n"
+                    "def make_dataset(batch_size, input_context=None):\n    pass\n")
+    with pytest.raises(InputError) as e:
+        load_workload(work)
+    assert e.value.message.startswith("build_model(strategy) takes an argument rung does not pass"), e.value.message
+    work.write_text("def build_model(lr=0.1, **kwargs):\n    pass\n\n\n"
+                    "def make_dataset(batch_size, input_context=None):\n    pass\n")
+    load_workload(work)
+
+
+@pytest.mark.parallel
 def test_a_script_that_trains_at_import_is_refused_before_it_runs(tmp_path):
     """A keras.io-style script given build_model() and make_dataset() and kept whole: rung
     profile imported it, and it trained its 3 epochs (its progress bars above the profile)
