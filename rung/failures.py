@@ -137,6 +137,19 @@ EAGER_OFF_PROBLEM = (
     "graph itself)")
 
 
+def build_model_requires_problem(required: list, line: int) -> str:
+    """What to change when build_model() has parameters without defaults (`required`, from
+    its `def` at `line`): rung calls it with no arguments. `build_model(strategy)`, from a try
+    at distributing by hand, is told the file needs no strategy at all."""
+    them = "it" if len(required) == 1 else "them"
+    said = (f"build_model() requires {', '.join(required)} (line {line}), and rung calls build_model() with no "
+            f"arguments (contract: workload v1): give {them} {'a default' if len(required) == 1 else 'defaults'}")
+    if any("strategy" in name for name in required):
+        said += ("; rung calls build_model() inside the scope of each run's strategy, so the file needs no strategy "
+                 "or scope of its own")
+    return said
+
+
 def exited_at_import_problem(code) -> str:
     """What to change when a workload calls sys.exit() while it is imported: a script's
     `parser.parse_args()` at the top with an argument it requires (rung imports the file with

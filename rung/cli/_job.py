@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from rung.errors import InputError
+from rung.failures import build_model_requires_problem
 from rung.launch.emit import RUNNABLE, Job, check_job
 
 VERDICTS = RUNNABLE + ("fix_input_pipeline", "needs_sharding")
@@ -68,9 +69,7 @@ def _workload_functions(p: Path) -> tuple[list[str], list[str]]:
         required = [x.arg for x in positional[:len(positional) - len(a.defaults)]]
         required += [x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
         if fn.name == "build_model" and required:
-            calls.append(f"build_model() requires {', '.join(required)} (line {fn.lineno}), and rung calls "
-                         f"build_model() with no arguments (contract: workload v1): give {_them(required)} "
-                         f"{'a default' if len(required) == 1 else 'defaults'}")
+            calls.append(build_model_requires_problem(required, fn.lineno))
         elif fn.name == "make_dataset":
             if not positional and a.vararg is None:
                 calls.append(f"make_dataset() takes no batch size (line {fn.lineno}), and rung calls "
@@ -107,10 +106,6 @@ def _workload_functions(p: Path) -> tuple[list[str], list[str]]:
     for fn in defs.values():
         check_call(fn)
     return [n for n in ("build_model", "make_dataset") if n not in bound], calls
-
-
-def _them(names: list[str]) -> str:
-    return "it" if len(names) == 1 else "them"
 
 
 _JOB_WORKLOAD = re.compile(r'^WORKLOAD = os\.environ\.get\("RUNG_WORKLOAD", (".*")\)$', re.M)

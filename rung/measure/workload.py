@@ -14,8 +14,9 @@ from types import ModuleType
 from typing import Any, Callable
 
 from rung.errors import InputError
-from rung.failures import (EAGER_OFF_PROBLEM, clear_session_problem, exited_at_import_problem, hint,
-                           made_before_problem, message_line, not_a_dataset_problem, own_strategy_problem)
+from rung.failures import (EAGER_OFF_PROBLEM, build_model_requires_problem, clear_session_problem,
+                           exited_at_import_problem, hint, made_before_problem, message_line, not_a_dataset_problem,
+                           own_strategy_problem)
 
 DEFAULT_BATCH = 32
 
@@ -111,10 +112,8 @@ def load_workload(path: str | Path) -> Workload:
     named = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     takes = [n for n, prm in inspect.signature(fns["build_model"]).parameters.items()
              if prm.default is prm.empty and prm.kind in named]
-    if takes:  # build_model(strategy), from a try at distributing by hand
-        raise InputError(where, None, f"build_model({', '.join(takes)}) takes an argument rung does not pass: a "
-                                      "workload's build_model() takes none, and rung calls it inside the scope of "
-                                      "each run's strategy (a strategy of the file's own, or its scope, is not needed)")
+    if takes:  # build_model(num_classes), build_model(strategy) from a try at distributing by hand
+        raise InputError(where, None, build_model_requires_problem(takes, fns["build_model"].__code__.co_firstlineno))
     return Workload(p, module, fns["build_model"], context_defaults_to_none(fns["make_dataset"]))
 
 

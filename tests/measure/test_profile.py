@@ -1063,8 +1063,8 @@ def test_a_session_cleared_in_build_model_is_named_not_taken_for_variables_made_
 def test_a_build_model_that_takes_the_strategy_is_told_rung_passes_none(tmp_path):
     """`def build_model(strategy):` with its own `with strategy.scope():`, from a try at
     distributing by hand: "build_model() raised TypeError: build_model() missing 1 required
-    positional argument: 'strategy'". Said before anything is called; a parameter with a
-    default is fine."""
+    positional argument: 'strategy'". Said before anything is called, in the line `rung init`
+    reads from the text; a parameter with a default is fine."""
     from rung.errors import InputError
     from rung.measure.workload import load_workload
 
@@ -1073,7 +1073,9 @@ def test_a_build_model_that_takes_the_strategy_is_told_rung_passes_none(tmp_path
                     "def make_dataset(batch_size, input_context=None):\n    pass\n")
     with pytest.raises(InputError) as e:
         load_workload(work)
-    assert e.value.message.startswith("build_model(strategy) takes an argument rung does not pass"), e.value.message
+    assert e.value.message == ("build_model() requires strategy (line 1), and rung calls build_model() with no "
+                               "arguments (contract: workload v1): give it a default; rung calls build_model() inside "
+                               "the scope of each run's strategy, so the file needs no strategy or scope of its own")
     work.write_text("def build_model(lr=0.1, **kwargs):\n    pass\n\n\n"
                     "def make_dataset(batch_size, input_context=None):\n    pass\n")
     load_workload(work)
