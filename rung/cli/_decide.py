@@ -3,14 +3,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rung import units as u
 from rung.cli import _hardware, _plan
 from rung.errors import InputError
 
 
+# A file given where WORKLOAD.py goes with one of these suffixes is a scenario (YAML or JSON).
+SCENARIO_SUFFIXES = (".yaml", ".yml", ".json")
+
+
 def add_sources(parser, workload_help: str, example_help: str, title: str):
     """WORKLOAD.py, --scenario and --example; returns the group for more inputs."""
-    parser.add_argument("workload", nargs="?", metavar="WORKLOAD.py", help=workload_help)
+    parser.add_argument("workload", nargs="?", metavar="WORKLOAD.py",
+                        help=workload_help + "; a .yaml or .json file here is read as --scenario")
     src = parser.add_argument_group(title)
     src.add_argument("--scenario", metavar="FILE", help="scenario v1 file (YAML or JSON)")
     src.add_argument("--example", metavar="NAME", help=example_help)
@@ -34,6 +41,9 @@ def decide(args, links, profile=None):
     and goal given; else the scenario file or bundled example, decided as it stands."""
     from rung.ladder import advise
 
+    if args.workload and Path(args.workload).suffix.lower() in SCENARIO_SUFFIXES and not (args.scenario or args.example):
+        # `rung advise my-scenario.yaml`: a scenario given where a workload goes is taken as one
+        args.scenario, args.workload = args.workload, None
     if not args.workload:
         if _hardware.given(args) or _plan.given(args):
             raise InputError("--hardware", None, "hardware and target flags go with WORKLOAD.py; "

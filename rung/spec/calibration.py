@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rung.errors import InputError
-from rung.spec.scenario import Count, NonNegative, Positive, _describe, _message
+from rung.spec.scenario import Count, NonNegative, Positive, _describe, _message, first_error
 from rung.spec.yamlio import load_mapping
 
 SCHEMA = "rung/calibration/v1"
@@ -74,7 +74,7 @@ def parse_calibration(data, where: str = "<calibration>") -> Calibration:
     try:
         c = Calibration.model_validate(data)
     except ValidationError as e:
-        path, msg = _message(e.errors()[0], Calibration)
+        path, msg = _message(first_error(e.errors()), Calibration)
         raise InputError(where, path, msg) from None
     if c.inter_host_efficiency is None and c.inter_host_hop_seconds is None:
         raise InputError(where, "inter_host_efficiency", "neither inter_host_efficiency nor inter_host_hop_seconds "

@@ -10,7 +10,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from rung.errors import InputError
-from rung.spec.scenario import _describe, _message
+from rung.spec.scenario import _describe, _message, first_error
 from rung.spec.yamlio import load_mapping
 
 M = TypeVar("M", bound=BaseModel)
@@ -30,7 +30,7 @@ def parse_record(data: dict, where: str, model: type[M], schema: str, writer: st
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        field, msg = _message(e.errors()[0], model)
+        field, msg = _message(first_error(e.errors()), model)
         raise InputError(where, field, msg) from None
 
 
@@ -71,7 +71,7 @@ def load_ps_costs(path: str | Path, cores: int) -> dict:
         try:
             one = PsCosts.model_validate(data)
         except ValidationError as e:
-            field, msg = _message(e.errors()[0], PsCosts)
+            field, msg = _message(first_error(e.errors()), PsCosts)
             raise InputError(where, field, msg) from None
         found, prefix = {str(one.workers): one}, ""
     else:

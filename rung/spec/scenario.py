@@ -328,6 +328,12 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def first_error(errors: list) -> dict:
+    """The validation error to report: an unknown key before anything else (a misspelt key
+    is also a required one missing, and the key as written is what the user can find)."""
+    return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+
+
 def _message(err: dict, root: type[BaseModel]) -> tuple[str, str]:
     loc = tuple(str(p) for p in err["loc"])
     kind, ctx, got = err["type"], err.get("ctx") or {}, err.get("input")
@@ -335,8 +341,10 @@ def _message(err: dict, root: type[BaseModel]) -> tuple[str, str]:
     if kind == "missing":
         return path, "required key is missing"
     if kind == "extra_forbidden":
-        allowed = ", ".join(_fields_at(root, loc[:-1]))
-        return path, f"unknown key; expected one of: {allowed}"
+        fields = _fields_at(root, loc[:-1])
+        close = difflib.get_close_matches(loc[-1], fields, n=1) if loc else []
+        mean = f"did you mean {close[0]}? " if close else ""
+        return path, f"unknown key; {mean}expected one of: {', '.join(fields)}"
     received = f"received {_describe(got)}"
     simple = {
         "float_type": "expected a number", "int_type": "expected a whole number",
@@ -429,7 +437,7 @@ def parse_scenario(data: dict[str, Any], where: str = "<scenario>") -> Scenario:
     try:
         s = Scenario.model_validate(data)
     except ValidationError as e:
-        path, msg = _message(e.errors()[0], Scenario)
+        path, msg = _message(first_error(e.errors()), Scenario)
         raise InputError(where, path, msg) from None
     _check(s, where)
     return s

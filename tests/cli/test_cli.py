@@ -36,6 +36,22 @@ def test_advise_json_is_decision_v1(capsys):
     assert out.err == ""
 
 
+def test_a_scenario_given_where_the_workload_goes_is_read_as_one(capsys, tmp_path):
+    """`rung advise my-scenario.yaml`: the file was taken for a workload, and the line asked
+    for --hardware and --target, which a scenario carries. The same decision as --scenario."""
+    path = str(BUNDLED / "03-one-box.yaml")
+    assert main(["advise", path, "--json"]) == 0
+    positional = json.loads(capsys.readouterr().out)
+    assert main(["advise", "--scenario", path, "--json"]) == 0
+    assert positional == json.loads(capsys.readouterr().out)
+    out = tmp_path / "r.html"
+    assert main(["report", path, "--out", str(out)]) == 0 and out.stat().st_size > 0
+    capsys.readouterr()
+    # with --scenario too, it is one input too many, as a workload would be
+    assert main(["advise", path, "--scenario", path]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
 def test_no_proposal_means_no_review_keys(capsys):
     assert main(["advise", "--scenario", str(BUNDLED / "04-multi-host.yaml"), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)

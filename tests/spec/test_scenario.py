@@ -61,6 +61,9 @@ BAD = [
     (valid_scenario(workload={"params": None}), "workload.params", "required"),
     (valid_scenario(workload={"paramz": 3}), "workload.paramz", "unknown key"),
     (valid_scenario(extra={"a": 1}), "extra", "unknown key"),
+    # a misspelt key is also a required one missing: the key as written is named, with the one meant
+    (valid_scenario(workload={"per_device_batch": None, "per_device_batchsize": 256}),
+     "workload.per_device_batchsize", "unknown key; did you mean per_device_batch? expected one of: params, "),
     (valid_scenario(workload={"params": "many"}), "workload.params", "expected a number"),
     (valid_scenario(workload={"params": True}), "workload.params", "expected a number"),
     (valid_scenario(workload={"params": 0}), "workload.params", "greater than 0"),
