@@ -76,7 +76,7 @@ def strategy_options(s: Scenario, verdict: str, devices_per_host: int, ps_tasks:
         w = s.workload
         table = w.embedding_params * memory.BYTES_PER_DTYPE[w.param_dtype]
         out = {"ps_tasks": ps_tasks, "variable_partitioner": None}
-        if ps_tasks > 1 and table >= ps.EMBEDDING_LARGE_BYTES:
+        if splits_tables(s, ps_tasks):
             out["variable_partitioner"] = (f"MinSizePartitioner(min_shard_bytes={MIN_SHARD_BYTES}, "
                                            f"max_shards={ps_tasks})")
             why = (f"the embedding tables ({u.gib(table)}) are split across the {ps_tasks} PS tasks "
@@ -86,6 +86,13 @@ def strategy_options(s: Scenario, verdict: str, devices_per_host: int, ps_tasks:
                    else "")
         return out, [Finding(C.STRATEGY_OPTIONS, f"ps_tasks={ps_tasks}; {why}")]
     return {}, []
+
+
+def splits_tables(s, ps_tasks: int) -> bool:
+    """Whether the plan splits the embedding tables across its parameter-server tasks (a
+    variable_partitioner): with more than one task, for tables from EMBEDDING_LARGE_BYTES."""
+    w = s.workload
+    return ps_tasks > 1 and w.embedding_params * memory.BYTES_PER_DTYPE[w.param_dtype] >= ps.EMBEDDING_LARGE_BYTES
 
 
 def sharding(ctx) -> list[dict]:

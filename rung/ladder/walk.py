@@ -17,7 +17,7 @@ from rung.ladder.context import MIN_GAIN_TO_CLIMB, SYNC_WASTE_LIMIT, Candidate, 
 from rung.ladder.decision import Decision, Finding
 from rung.ladder.rejections import multi_host_losses, rejections
 from rung.ladder.review import beyond_compute, review
-from rung.ladder.strategy_options import sharding, strategy_options
+from rung.ladder.strategy_options import sharding, splits_tables, strategy_options
 from rung.model import comm, memory, throughput
 from rung.spec.scenario import Scenario
 
@@ -765,7 +765,10 @@ def _async_reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Findi
                  f"and workers need only the rows they look up — not a sharding case") if sync_blocked else ""
         out.append(Finding(C.EMBEDDING_DOMINATED,
             f"{w.embedding_params / w.params:.0%} of the parameters are embedding tables{extra}. "
-            f"{p.ps_tasks} parameter-server task(s) hold them, partitioned with a variable_partitioner"))
+            + (f"{p.ps_tasks} parameter-server tasks hold them, split across the tasks with a variable_partitioner"
+               if splits_tables(s, p.ps_tasks) else
+               f"{p.ps_tasks} parameter-server task(s) hold them whole (too small to split across tasks)"
+               if p.ps_tasks > 1 else "1 parameter-server task holds them")))
     return out
 
 

@@ -256,6 +256,22 @@ def test_embedding_dominated():
                hardware={"device": "V100-16GB", "devices_per_host": 1, "intra_host": None, "max_hosts": 16},
                goal={"target_examples_per_second": 5000})
     assert d.verdict == "parameter_server" and "EMBEDDING_DOMINATED" in reasons(d)
+    # the reason and the strategy options say the same of splitting the tables: one task holds
+    # them whole (a 1.5M-row table under one PS said "partitioned with a variable_partitioner"
+    # beside "no variable is large enough to split"); several split them
+    tasks = {}
+    for e in (d, decide(**embedding_fleet())):
+        said = next(f.message for f in e.reasons if f.code == "EMBEDDING_DOMINATED")
+        options = next(f.message for f in e.reasons if f.code == "STRATEGY_OPTIONS")
+        tasks[e.ps_tasks > 1] = True
+        if e.ps_tasks == 1:
+            assert said.endswith("1 parameter-server task holds them") and "partition" not in said, said
+            assert "no variable is large enough to split" in options, options
+        else:
+            assert said.endswith(f"{e.ps_tasks} parameter-server tasks hold them, split across the tasks with a "
+                                 "variable_partitioner"), said
+            assert "are split across the" in options, options
+    assert tasks == {True: True, False: True}, "one plan of each kind"
 
 
 @pytest.mark.parametrize("dynamic", [False, True])
