@@ -40,10 +40,14 @@ TF_KERAS_STRATEGIES = ("multi_worker_mirrored", "parameter_server")
 
 
 def runs_on_tf_keras(verdict: str, string_inputs: bool = False, steps_per_execution: int = 1,
-                     ragged_or_sparse_inputs: bool = False) -> bool:
+                     ragged_or_sparse_inputs: bool = False, step_keras: str | None = None) -> bool:
     """Whether rung init's train.py runs `verdict` on tf-keras for a file written on tf.keras:
-    the strategy needs it, or a mirrored model Keras 3's fit cannot run (`rung.launch.emit`)."""
-    return verdict in TF_KERAS_STRATEGIES or (
+    the strategy needs it, a mirrored model Keras 3's fit cannot run, or the plan's step was
+    measured on tf-keras (`step_keras`; rung advise measures it there when a plan on tf-keras
+    came out of the Keras 3 step, and keeps tf-keras when that step leads to one device or one
+    host): the plan runs where its step was measured (`rung.launch.emit`)."""
+    return verdict in TF_KERAS_STRATEGIES or (verdict in ("single_device", "mirrored", "fix_input_pipeline")
+                                              and step_keras == "tf_keras") or (
         verdict == "mirrored"
         and bool(keras3_mirrored_failures(string_inputs, steps_per_execution, ragged_or_sparse_inputs)))
 

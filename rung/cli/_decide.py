@@ -122,12 +122,25 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
     scenario2, caveats2 = _plan.plan_scenario(other, args, where=args.hardware or "--device")
     decision2 = advise(scenario2, links)
     second = u.seconds(other.step_seconds)
+    before = ("" if decision2.verdict == decision.verdict and decision2.hosts == decision.hosts
+              else f" (with the Keras 3 step the plan was {decision.verdict} on {decision.hosts} host(s))")
     if runs_on_tf_keras(decision2.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs):
         decision2.warnings.append(Finding(C.STEP_REMEASURED,
             f"{decision2.verdict} runs on tf-keras (rung init's train.py sets TF_USE_LEGACY_KERAS=1), so the step was "
             f"measured there too: {second} a step, against {first} on Keras 3. The plan rests on the tf-keras step"
-            + ("" if decision2.verdict == decision.verdict and decision2.hosts == decision.hosts
-               else f" (with the Keras 3 step the plan was {decision.verdict} on {decision.hosts} host(s))")))
+            + before))
+        return scenario2, decision2, other, caveats2
+    if other.step_seconds < profile.step_seconds and runs_on_tf_keras(
+            decision2.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs,
+            scenario2.workload.step_keras):
+        # the tf-keras step is the faster one, and with it the plan needs no strategy that
+        # requires tf-keras: it runs on tf-keras anyway, where its step is that one
+        decision2.warnings.append(Finding(C.STEP_REMEASURED,
+            f"the step was measured on tf-keras too: {second} a step, against {first} on Keras 3 "
+            f"({profile.step_seconds / other.step_seconds:.1f}x as long), so the plan runs {decision2.verdict} on "
+            f"tf-keras and rests on the tf-keras step{before}: rung init {args.workload} --strategy "
+            f"{decision2.verdict} --keras tf_keras (or --scenario with this plan's scenario, whose "
+            "workload.step_keras says tf_keras) writes a train.py that sets TF_USE_LEGACY_KERAS=1"))
         return scenario2, decision2, other, caveats2
     add_to_warning(f". Measured on tf-keras here: {second} a step; with it the ladder stops at {decision2.verdict} "
                    f"on {decision2.hosts} host(s), which rung's train.py runs on Keras 3, where the step is the "

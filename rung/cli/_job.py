@@ -24,6 +24,9 @@ def add_arguments(p) -> None:
     src.add_argument("--workers", type=int, metavar="N", help="workers (multi_worker_mirrored, parameter_server)")
     src.add_argument("--ps-tasks", type=int, metavar="P", help="parameter-server tasks (parameter_server)")
     src.add_argument("--batch", type=int, metavar="N", help="per-replica batch (default: the scenario's, else 32)")
+    src.add_argument("--keras", choices=("keras3", "tf_keras"),
+                     help="run train.py on this Keras (default: the one the plan needs; tf_keras for a one-device or "
+                          "one-host plan whose step is faster there, as rung advise may say)")
 
 
 def workload_path(text: str) -> Path:
@@ -180,6 +183,7 @@ def job_from(args) -> Job:
     job.own_step_defs = own_step_defs(source, folder)
     if args.batch:
         job.batch = args.batch
+    job.keras_asked = getattr(args, "keras", None)
     for flag, value in (("--workers", args.workers), ("--ps-tasks", args.ps_tasks), ("--batch", args.batch)):
         if value is not None and value < (0 if flag == "--ps-tasks" else 1):
             raise InputError(flag, None, f"expected a positive whole number, received {value}")

@@ -374,7 +374,8 @@ def _strategy_fails(ctx: Context, d: Decision):
     one_device = w.strategy_fails_on_one_device
     if not w.strategy_failure or p is None or (p.devices < 2 and not one_device) or w.step_keras is None:
         return None
-    on_tf_keras = runs_on_tf_keras(d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs)
+    on_tf_keras = runs_on_tf_keras(d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs,
+                                   w.step_keras)
     if on_tf_keras != (w.step_keras == "tf_keras"):
         return None
     keras = "tf-keras" if on_tf_keras else "Keras 3"
@@ -410,7 +411,7 @@ def _stateful_rnn(ctx: Context, d: Decision):
 
     w = ctx.s.workload
     if not w.stateful_rnn_layers or d.prediction is None or not runs_on_tf_keras(
-            d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs):
+            d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs, w.step_keras):
         return None
     return Finding(C.STATEFUL_RNN, f"rung init's train.py runs {d.verdict} on tf-keras, and {STATEFUL_RNN_PROBLEM}")
 

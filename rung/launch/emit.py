@@ -76,6 +76,9 @@ class Job:
     strategy_failure: Optional[str] = None
     strategy_fails_on_one_device: bool = False
     step_keras: Optional[str] = None
+    # `--keras`: the Keras asked for (tf_keras for a one-host plan whose step is faster there;
+    # keras3 where the plan needs tf-keras is refused)
+    keras_asked: Optional[str] = None
     # the model's own train_step / compute_loss methods (rung.kerasfit.own_step_defs), and
     # whether its loss is divided across replicas: the scenario's loss_scaled_for_replicas or
     # rung launch's replica check (None: not checked), with where that came from
@@ -93,12 +96,25 @@ class Job:
     @property
     def legacy_keras(self) -> bool:
         """train.py runs on tf-keras: the strategy needs it, a mirrored model Keras 3 cannot fit,
-        or the workload builds its model with tf_keras itself."""
+        the workload builds its model with tf_keras itself, --keras tf_keras asked for it, or a
+        one-host plan's step was measured there (the scenario's step_keras)."""
         return bool(self.legacy_keras_why)
 
     @property
     def legacy_keras_why(self) -> str:
         """Why train.py runs on tf-keras ("" when it does not)."""
+        needed = self.tf_keras_needed()
+        if needed:
+            return needed
+        if self.keras_asked == "tf_keras":
+            return "--keras tf_keras asked for it"
+        if self.keras_asked is None and self.step_keras == "tf_keras" and self.script_verdict in ("single_device",
+                                                                                                 "mirrored"):
+            return "the plan's step was measured on tf-keras (the scenario's workload.step_keras), so it runs there"
+        return ""
+
+    def tf_keras_needed(self) -> str:
+        """Why train.py must run on tf-keras, whatever was asked ("" when it need not)."""
         if self.tf_keras_imports:
             return f"{tf_keras_reason(self.tf_keras_imports)}, so its model is a tf-keras model"
         if self.script_verdict in LEGACY_KERAS:
@@ -125,6 +141,9 @@ def check_job(job: Job) -> None:
     if job.verdict not in RUNNABLE + ("fix_input_pipeline",):
         raise InputError("--strategy", None, f"unknown verdict {job.verdict!r}; expected one of "
                                              f"{', '.join(RUNNABLE)}")
+    if job.keras_asked == "keras3" and job.tf_keras_needed():
+        raise InputError("--keras", None, f"keras3 cannot run this plan: {job.tf_keras_needed()}; leave --keras out "
+                                          "(train.py then runs on tf-keras)")
     if job.verdict == "multi_worker_mirrored" and job.workers < 2:
         raise InputError("--workers", None, f"{job.verdict} needs 2 or more workers, received {job.workers}")
     if job.verdict == "parameter_server" and (job.workers < 1 or job.ps_tasks < 1):

@@ -1127,6 +1127,32 @@ def test_a_model_class_kept_in_a_module_beside_the_workload_is_imported_and_chec
     assert "were 2.00x one device's" in warned
 
 
+def test_a_one_host_plan_runs_on_the_keras_its_step_was_measured_on_or_asked_for(tmp_path):
+    """An embedding model with Adagrad took 114 ms a step on Keras 3 and 0.9 ms on tf-keras
+    (keras-team/keras#19992): rung advise planned parameter servers on 8 hosts from the first
+    and kept it, as one device ran on Keras 3. A one-host plan now runs where its step was
+    measured (the scenario's step_keras) or where --keras says; keras3 is refused where the
+    plan needs tf-keras."""
+    from rung.errors import InputError
+    from rung.launch.emit import Job, check_job
+
+    assert Job("single_device", step_keras="tf_keras").legacy_keras
+    assert Job("mirrored", step_keras="tf_keras").legacy_keras
+    assert not Job("single_device", step_keras="keras3").legacy_keras and not Job("single_device").legacy_keras
+    assert Job("single_device", keras_asked="tf_keras").legacy_keras_why == "--keras tf_keras asked for it"
+    assert not Job("single_device", step_keras="tf_keras", keras_asked="keras3").legacy_keras
+    with pytest.raises(InputError) as e:
+        check_job(Job("parameter_server", workers=2, ps_tasks=1, keras_asked="keras3"))
+    assert e.value.where == "--keras" and "keras3 cannot run this plan" in e.value.message
+    for keras, legacy in (("tf_keras", True), (None, False)):
+        out = tmp_path / f"o-{keras}"
+        r = rung("init", str(MLP), "--strategy", "single_device", "--out", str(out), *(["--keras", keras] if keras else []))
+        assert r.returncode == 0, r.stderr
+        assert ('os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in (out / "train.py").read_text()) == legacy
+    r = rung("init", str(MLP), "--strategy", "multi_worker_mirrored", "--keras", "keras3", "--out", str(tmp_path / "x"))
+    assert r.returncode == 2 and "--keras: keras3 cannot run this plan" in r.stderr and not (tmp_path / "x").exists()
+
+
 def test_a_step_that_failed_under_a_strategy_is_warned_by_init_on_that_keras():
     from rung.launch.emit import Job, notes
 
