@@ -136,8 +136,10 @@ def test_ragged_or_sparse_inputs_put_a_mirrored_run_on_tf_keras():
     assert runs_on_tf_keras("mirrored", ragged_or_sparse_inputs=True) and not runs_on_tf_keras("mirrored")
     assert not runs_on_tf_keras("single_device", ragged_or_sparse_inputs=True)
     # a one-host plan runs where its step was measured: tf-keras when rung advise found it faster there
-    assert runs_on_tf_keras("single_device", step_keras="tf_keras") and runs_on_tf_keras("mirrored", step_keras="tf_keras")
-    assert not runs_on_tf_keras("single_device", step_keras="keras3") and not runs_on_tf_keras("tpu", step_keras="tf_keras")
+    assert runs_on_tf_keras("single_device", step_keras="tf_keras")
+    assert runs_on_tf_keras("mirrored", step_keras="tf_keras")
+    assert not runs_on_tf_keras("single_device", step_keras="keras3")
+    assert not runs_on_tf_keras("tpu", step_keras="tf_keras")
     assert keras_for("mirrored", {"ragged_or_sparse_inputs": True}) == "tf_keras"
     assert keras_for("mirrored", {"ragged_or_sparse_inputs": False}) == "keras3"
 

@@ -41,7 +41,8 @@ def decide(args, links, profile=None):
     and goal given; else the scenario file or bundled example, decided as it stands."""
     from rung.ladder import advise
 
-    if args.workload and Path(args.workload).suffix.lower() in SCENARIO_SUFFIXES and not (args.scenario or args.example):
+    given = args.workload and Path(args.workload).suffix.lower() in SCENARIO_SUFFIXES
+    if given and not (args.scenario or args.example):
         # `rung advise my-scenario.yaml`: a scenario given where a workload goes is taken as one
         args.scenario, args.workload = args.workload, None
     if not args.workload:

@@ -1146,7 +1146,8 @@ def test_a_one_host_plan_runs_on_the_keras_its_step_was_measured_on_or_asked_for
     assert e.value.where == "--keras" and "keras3 cannot run this plan" in e.value.message
     for keras, legacy in (("tf_keras", True), (None, False)):
         out = tmp_path / f"o-{keras}"
-        r = rung("init", str(MLP), "--strategy", "single_device", "--out", str(out), *(["--keras", keras] if keras else []))
+        asked = ["--keras", keras] if keras else []
+        r = rung("init", str(MLP), "--strategy", "single_device", "--out", str(out), *asked)
         assert r.returncode == 0, r.stderr
         assert ('os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in (out / "train.py").read_text()) == legacy
     r = rung("init", str(MLP), "--strategy", "multi_worker_mirrored", "--keras", "keras3", "--out", str(tmp_path / "x"))

@@ -1041,8 +1041,9 @@ def test_a_command_line_parsed_at_import_sees_the_files_own_not_rungs(tmp_path):
     work.write_text(text.format(extra='parser.add_argument("--data", required=True)'))
     with pytest.raises(InputError) as e:
         load_workload(work)
-    assert e.value.message.startswith("the file exited while it was imported (SystemExit: 2): a command line parsed "
-                                      "at its top (argparse's parse_args()) gets no arguments from rung"), e.value.message
+    assert e.value.message.startswith("the file exited while it was imported (SystemExit: 2): a command line "
+                                      "parsed at its top (argparse's parse_args()) gets no arguments from rung"), \
+        e.value.message
     assert sys.argv == argv
     r = run_cli("profile", str(work), "--json")
     assert r.returncode == 2 and r.stdout == ""
@@ -1083,7 +1084,8 @@ def test_a_session_cleared_in_build_model_is_named_not_taken_for_variables_made_
             "        m.compile(optimizer='adam', loss='mse')\n        return m\n\n\n"
             "def build_model():\n    {call}\n\n\n"
             "def make_dataset(batch_size, input_context=None):\n"
-            "    return tf.data.Dataset.from_tensors((tf.zeros((batch_size, 8)), tf.zeros((batch_size, 2)))).repeat()\n")
+            "    return tf.data.Dataset.from_tensors((tf.zeros((batch_size, 8)), tf.zeros((batch_size, 2))))"
+            ".repeat()\n")
     for name, call, said in [
             ("text", "tf.keras.backend.clear_session()\n    return Builder().fresh()", "clear_session (line 13)"),
             ("method", "return Builder().fresh()", "clear_session, reached from build_model()")]:
