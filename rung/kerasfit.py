@@ -332,10 +332,7 @@ def fit_calls(source: str, folder=None) -> list[str]:
     dataset never returns). Read as `jit_compile_calls`."""
     import ast  # noqa: PLC0415 - only here
 
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        tree = ast.Module(body=[], type_ignores=[])
+    tree = _parse(source) or ast.Module(body=[], type_ignores=[])
 
     def builds(value) -> bool:
         return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "build_model"
