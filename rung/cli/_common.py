@@ -69,7 +69,7 @@ def check_writable(path: str, flag: str) -> None:
     if dest.is_dir():
         raise InputError(path, None, f"is a directory; expected a file path for {flag}")
     if not dest.parent.exists():
-        raise InputError(path, None, f"its folder {dest.parent} does not exist")
+        raise InputError(path, None, f"its folder {dest.parent} does not exist (the file for {flag})")
 
 
 def write_atomically(path: str, text: str, flag: str) -> None:

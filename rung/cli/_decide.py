@@ -82,6 +82,20 @@ def decide(args, links, profile=None):
     return scenario, decision, args.workload, profile
 
 
+def scenario_text(scenario, decision, source: str, profile=None) -> str:
+    """The scenario a decision was made on, as YAML for `rung advise --scenario-out`: with a
+    profile, the measured workload as planned (its step on the Keras the plan runs on, when
+    advise measured it again there); else the scenario file or example as read."""
+    how = (f"measured on {profile.device} ({profile.device_name}) on {scenario.workload.step_keras or 'Keras 3'} "
+           f"and planned for {scenario.hardware.device}" if profile is not None else "as read")
+    return _plan.scenario_yaml(scenario, [
+        f"Written by `rung advise` from {source}, {how}.",
+        f"Decided on it: {decision.verdict}"
+        + (f" on {decision.hosts} host(s), {decision.devices} device(s)." if decision.hosts else "."),
+        "Decide again without measuring: rung advise --scenario THIS_FILE",
+        "Write the job for that plan: rung init WORKLOAD.py --scenario THIS_FILE"], [])
+
+
 def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
     """A step measured on Keras 3 for a plan that runs on tf-keras (STEP_ON_OTHER_KERAS):
     measured again on tf-keras, and the plan made from that step when it still runs there
@@ -140,8 +154,8 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
             f"the step was measured on tf-keras too: {second} a step, against {first} on Keras 3 "
             f"({profile.step_seconds / other.step_seconds:.1f}x as long), so the plan runs {decision2.verdict} on "
             f"tf-keras and rests on the tf-keras step{before}: rung init {args.workload} --strategy "
-            f"{decision2.verdict} --keras tf_keras (or --scenario with this plan's scenario, whose "
-            "workload.step_keras says tf_keras) writes a train.py that sets TF_USE_LEGACY_KERAS=1"))
+            f"{decision2.verdict} --keras tf_keras (or --scenario with the scenario `rung advise --scenario-out` "
+            "writes, whose workload.step_keras says tf_keras) writes a train.py that sets TF_USE_LEGACY_KERAS=1"))
         return scenario2, decision2, other, caveats2
     add_to_warning(f". Measured on tf-keras here: {second} a step; with it the ladder stops at {decision2.verdict} "
                    f"on {decision2.hosts} host(s), which rung's train.py runs on Keras 3, where the step is the "

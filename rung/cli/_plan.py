@@ -112,3 +112,14 @@ def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tupl
 
 def given(args) -> bool:
     return args.target_step_seconds is not None or args.step_time_cv is not None
+
+
+def scenario_yaml(scenario: Scenario, header: list[str], caveats: list[Finding]) -> str:
+    """A scenario v1 as YAML, every field written out, under comment lines: `header`, then
+    the caveats the plan was made with (one `# CODE: message` line each)."""
+    import yaml
+
+    data = scenario.model_dump(by_alias=True, exclude_none=True, exclude_defaults=False)
+    lines = [f"# {h}\n" for h in header] + [f"# {c.code}: {c.message}\n" for c in caveats]
+    return "".join(lines) + yaml.safe_dump(data, sort_keys=False)
+

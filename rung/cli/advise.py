@@ -20,6 +20,10 @@ def register(sub) -> None:
     out.add_argument("--json", action="store_true", help="print decision v1 JSON on stdout, nothing else")
     out.add_argument("--html", metavar="FILE.html",
                      help="also write the report (decision, ladder, plots) as one self-contained HTML file")
+    out.add_argument("--scenario-out", metavar="FILE",
+                     help="also write the scenario v1 the decision was made on (with WORKLOAD.py: the measured "
+                          "workload as planned, on the Keras of its step), for rung init --scenario and for "
+                          "deciding again without measuring")
     out.add_argument("--calibration", metavar="FILE",
                      help="link constants measured by `rung bench --calibrate` (replace the defaults)")
     _hardware.add_arguments(p)
@@ -41,11 +45,15 @@ def run(args) -> int:
 
     links = _plan.links(args.calibration)
 
-    if args.html:
-        from rung.cli._common import check_writable
+    from rung.cli._common import check_writable, write_atomically
 
-        check_writable(args.html, "--html")  # before any measurement
+    for flag, out in (("--html", args.html), ("--scenario-out", args.scenario_out)):
+        if out:
+            check_writable(out, flag)  # before any measurement
     scenario, decision, path, profile = _decide.decide(args, links)
+    if args.scenario_out:
+        write_atomically(args.scenario_out, _decide.scenario_text(scenario, decision, path, profile),
+                         "--scenario-out")
     if args.html:
         from rung.cli.report import write
         from rung.report.html import ReportInputs
@@ -63,4 +71,6 @@ def run(args) -> int:
     render(scenario, decision, usable_device_bytes(scenario.device_memory_bytes))
     if args.html:
         print(f"report written to {args.html}")
+    if args.scenario_out:
+        print(f"scenario written to {args.scenario_out}")
     return 0

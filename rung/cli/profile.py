@@ -90,20 +90,14 @@ def measure_apart(args, path: str, keras: str, on_phase=None):
 
 
 def scenario_text(profile, args) -> str:
-    import yaml
-
-
     s, caveats = _plan.plan_scenario(profile, args, where=args.scenario_out, require=False)
-    data = s.model_dump(by_alias=True, exclude_none=True, exclude_defaults=False)
     source = {"measured": "the measurement", "estimated": "estimated for the plan's device from counted FLOPs "
               "(step_seconds_source: estimated)", "declared": "declared"}[s.workload.step_seconds_source]
-    header = (f"# Written by `rung profile` from {profile.workload}, measured on {profile.device} "
-              f"({profile.device_name}).\n"
-              f"# The workload's step time is {source}. step_time_cv is the fleet's (across workers), not\n"
-              "# the profile's. Edit hardware, fleet and goal to the training you plan, then:\n"
-              "# rung advise --scenario THIS_FILE\n"
-              + "".join(f"# {c.code}: {c.message}\n" for c in caveats))
-    return header + yaml.safe_dump(data, sort_keys=False)
+    return _plan.scenario_yaml(s, [
+        f"Written by `rung profile` from {profile.workload}, measured on {profile.device} ({profile.device_name}).",
+        f"The workload's step time is {source}. step_time_cv is the fleet's (across workers), not",
+        "the profile's. Edit hardware, fleet and goal to the training you plan, then:",
+        "rung advise --scenario THIS_FILE"], caveats)
 
 
 def run(args) -> int:

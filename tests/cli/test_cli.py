@@ -160,10 +160,14 @@ def test_top_level_help_lists_every_subcommand():
         assert cmd in r.stdout
 
 
-def test_an_unwritable_scenario_out_is_refused_before_measuring():
-    r = run_cli("profile", "--example", "mlp", "--scenario-out", "/no/such/folder/s.yaml")
+@pytest.mark.parametrize("command", ["profile", "advise"])
+def test_an_unwritable_scenario_out_is_refused_before_measuring(tmp_path, command):
+    workload = tmp_path / "w.py"
+    workload.write_text("raise RuntimeError('imported')\n")
+    plan = ["--device", "A100-80GB", "--target", "100"] if command == "advise" else []
+    r = run_cli(command, str(workload), *plan, "--scenario-out", "/no/such/folder/s.yaml")
     assert r.returncode == 2 and "does not exist" in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    assert "measured" not in r.stdout + r.stderr
+    assert "--scenario-out" in r.stderr and "imported" not in r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("flags,expect", [

@@ -347,8 +347,9 @@ def test_a_step_faster_on_tf_keras_gives_a_one_device_plan_on_tf_keras(tmp_path)
     work = tmp_path / "clicks.py"
     work.write_text(EMBEDDING_ADAGRAD)
     hw = Path(EXAMPLES["mlp"]).parents[1] / "hardware.yaml"   # hosts of one CPU device, 10 Gb/s
+    kept = tmp_path / "clicks-scenario.yaml"
     r = run_cli("advise", str(work), "--hardware", str(hw), "--target", "5000", "--steps", "10", "--warmup", "2",
-                "--json", timeout=600)
+                "--json", "--scenario-out", str(kept), timeout=600)
     assert r.returncode == 0, r.stderr[-800:]
     d = json.loads(r.stdout)
     said = next(w["message"] for w in d["warnings"] if w["code"] == "STEP_REMEASURED")
@@ -360,6 +361,16 @@ def test_a_step_faster_on_tf_keras_gives_a_one_device_plan_on_tf_keras(tmp_path)
     assert d["inputs"]["workload"]["step_keras"] == "tf_keras"
     assert f"rung init {work} --strategy single_device --keras tf_keras" in said
     assert "with the Keras 3 step the plan was" in said
+    # the scenario that decision was made on, written out: decided again without measuring, it
+    # gives the same plan, and rung init of it writes a train.py on tf-keras
+    from rung import advise, load_scenario
+    s = load_scenario(kept)
+    assert s.workload.step_keras == "tf_keras" and s.workload.step_seconds == pytest.approx(tf_s, rel=0.01)
+    again = advise(s)
+    assert (again.verdict, again.hosts) == (d["verdict"], d["hosts"])
+    r = run_cli("init", str(work), "--scenario", str(kept), "--out", str(tmp_path / "job"))
+    assert r.returncode == 0, r.stderr[-800:]
+    assert 'os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in (tmp_path / "job" / "train.py").read_text()
 
 
 def u_seconds(parts) -> float:
