@@ -256,13 +256,15 @@ def train_time_warnings(job: Job) -> list[str]:
 
 
 def keras3_import_note(job: Job) -> Optional[str]:
-    """KERAS3_IMPORT: train.py runs on tf-keras for this strategy, and the workload file
-    imports Keras 3 itself (rung.kerasfit), so its model may be one tf-keras cannot train
-    (train.py then stops at once, saying so). None when that cannot happen."""
-    if job.script_verdict not in TF_KERAS_STRATEGIES or not job.keras3_imports:
+    """KERAS3_IMPORT: train.py runs on tf-keras (for this strategy, or because --keras or the
+    scenario's step asked it), and the workload file imports Keras 3 itself (rung.kerasfit),
+    so its model may be one tf-keras cannot train (train.py then stops at once, saying so).
+    None when that cannot happen."""
+    if not job.legacy_keras or not job.keras3_imports:
         return None
-    return (f"KERAS3_IMPORT: train.py runs on tf-keras (Keras 3's fit cannot run {job.script_verdict}); "
-            f"{keras3_import_problem(job.keras3_imports)}")
+    why = (f"Keras 3's fit cannot run {job.script_verdict}" if job.script_verdict in TF_KERAS_STRATEGIES
+           else job.legacy_keras_why)
+    return f"KERAS3_IMPORT: train.py runs on tf-keras ({why}); {keras3_import_problem(job.keras3_imports)}"
 
 
 def jit_compile_note(job: Job) -> Optional[str]:

@@ -572,6 +572,13 @@ def test_a_keras_3_import_is_warned_at_init_and_stops_launch_at_once(tmp_path):
     assert "KERAS3_IMPORT" in (tmp_path / "job" / "README.md").read_text()
     r = rung("init", str(MLP), "--strategy", "multi_worker_mirrored", "--out", str(tmp_path / "mlp"))
     assert r.returncode == 0 and "KERAS3_IMPORT" not in r.stderr + (tmp_path / "mlp" / "README.md").read_text()
+    # one device on tf-keras because --keras asked it: the same warning, with that reason
+    # (before, nothing was said, and train.py stopped on it)
+    r = rung("init", str(vae), "--strategy", "single_device", "--keras", "tf_keras", "--out", str(tmp_path / "one"))
+    assert r.returncode == 0 and "warning: KERAS3_IMPORT: train.py runs on tf-keras (--keras tf_keras asked for it)" \
+        in r.stderr, r.stderr
+    r = rung("init", str(vae), "--strategy", "single_device", "--out", str(tmp_path / "one_k3"))
+    assert r.returncode == 0 and "KERAS3_IMPORT" not in r.stderr
     r = rung("launch", str(vae), "--strategy", "multi_worker_mirrored", "--engine", "local", "--steps", "2")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1] == (
