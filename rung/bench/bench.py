@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from rung import units as u
 from rung.bench import cpuload, predict
 from rung.bench.netns import TestNet, check_can_make_hosts
-from rung.bench.plan import RunSpec, keras_for, plan_run, task_environment
+from rung.bench.plan import ONE_HOST_KERAS, RunSpec, keras_for, plan_run, task_environment
 from rung.bench.run import PORT_RETRIES, BenchError, execute, port_taken_line, step_stats, workdir
 from rung.bench.warm import WarmStarters
 from rung.errors import InputError
@@ -109,10 +109,11 @@ def _gradient_bytes(strategy: str, n: int, dense: float, sparse: float) -> float
     return 2 * (n - 1) / n * dense + (n - 1) * sparse
 
 
-def _surface_input_error(err: BenchError, chose_tf_keras: bool = False) -> None:
+def _surface_input_error(err: BenchError, chose_tf_keras: bool = False, asked: Optional[str] = None) -> None:
     """The workload's own error (bad input: exit 2, one line). `chose_tf_keras`: rung ran
     the file on tf-keras for every run (multi-worker and parameter servers run only there),
-    and a model that does not build there may be one written for Keras 3 alone: said."""
+    and a model that does not build there may be one written for Keras 3 alone: said. So
+    when `asked` (--keras) chose tf-keras."""
     found = _RUNGS_INPUT_ERROR.search(str(err))  # rung's own, not TensorFlow's ClosureInputError
     if found:
         rest = str(err)[found.end():]
@@ -121,6 +122,8 @@ def _surface_input_error(err: BenchError, chose_tf_keras: bool = False) -> None:
             message += ("; every run of this bench is on tf-keras (multi-worker and parameter-server fit run only "
                         "there, and so does their one-device basis), so the model must build on tf-keras too "
                         f"({TF_KERAS_DEFINES})")
+        elif asked == "tf_keras" and "build_model() raised" in message:
+            message += f"; --keras tf_keras ran it on tf-keras, where the model must build as {TF_KERAS_DEFINES}"
         raise InputError(rest.split(":")[0], None, message) from None
 
 
@@ -134,7 +137,10 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
           on_run: Optional[Callable[[str], None]] = None,
           on_progress: Optional[Callable[[int, int], None]] = None,
           engine: str = "local", address: Optional[str] = None,
-          reuse_ps_costs: Optional[dict[str, PsCosts]] = None) -> dict:
+          reuse_ps_costs: Optional[dict[str, PsCosts]] = None, keras: Optional[str] = None) -> dict:
+    """Run `runs` of `workload` here and set the model's prediction beside each. `keras`:
+    the Keras of the one-host runs (single_device, mirrored), as `rung init --keras` runs
+    train.py; None for rung's own choice (Keras 3 unless the model needs tf-keras)."""
     if not Path(workload).is_file():
         raise InputError(workload, None, "no such workload file")
     notes = ["weak scaling: every replica keeps the per-replica batch; the global batch grows with replicas"]
@@ -162,10 +168,17 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
             "collective_timeout": COLLECTIVE_TIMEOUT_SECONDS, "ps_tasks": ps_tasks}
     source, folder = workload_text(workload)
     legacy = tf_keras_imports(source, folder)
+    if legacy and keras == "keras3":
+        raise InputError("--keras", None, f"keras3 cannot run this workload: {tf_keras_reason(legacy)}, so its model "
+                                          "is a tf-keras model; leave --keras out")
     if legacy:
         base["model"] = {"tf_keras_import": True}
         notes.append(f"every run on tf-keras: {tf_keras_reason(legacy)}, so its model is a "
                      "tf-keras model (rung init's train.py does the same)")
+    elif keras is not None:
+        base["model"] = {"keras_asked": keras}
+        notes.append(f"{' and '.join(s for s in ONE_HOST_KERAS if any(r.strategy == s for r in runs))} ran on "
+                     f"{keras}, as asked (--keras; rung init --keras {keras} runs train.py there)")
     elif all(keras_for(r.strategy) == "tf_keras" for r in runs if r.strategy != "single_device") \
             and len(runs) > 1 and not keras3_imports(source, folder):
         # multi-worker and parameter servers only: the one-device step they are predicted
@@ -357,7 +370,8 @@ def _basis_of_run(r: dict, link: dict, ps_costs: Optional[dict]) -> predict.Basi
                           optimizer=r["_grads"].get("optimizer") or "sgd", ps_costs=ps_costs,
                           non_trainable_params=r["_grads"].get("non_trainable_params") or 0.0,
                           sync_batch_norm_layers=r["_grads"].get("sync_batch_norm_layers") or 0,
-                          sparse_gradient_tensors=r["_grads"].get("sparse_tensors"))
+                          sparse_gradient_tensors=r["_grads"].get("sparse_tensors"),
+                          strategy_step_extra_seconds=r["_grads"].get("strategy_extra") or 0.0)
     r.update(predicted_step_seconds=r["step_seconds_mean"], prediction_error=0.0, scaling_efficiency=1.0,
              gradient_bytes_per_step=0.0)
     return basis
@@ -369,7 +383,8 @@ def _basis_record(b: predict.Basis) -> dict:
             "link_bytes_per_second": b.link_bytes_per_second, "link_rtt_seconds": b.link_rtt_seconds,
             "cores": b.cores, "variables": b.variables, "optimizer": b.optimizer,
             "non_trainable_params": b.non_trainable_params, "sync_batch_norm_layers": b.sync_batch_norm_layers,
-            "sparse_gradient_tensors": b.sparse_gradient_tensors}
+            "sparse_gradient_tensors": b.sparse_gradient_tensors,
+            "strategy_step_extra_seconds": b.strategy_step_extra_seconds}
 
 
 def _hosts(spec, multi: bool, net, worker_nodes) -> int:
@@ -438,7 +453,9 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     except BenchError as e:
         if plan.keras == keras_for("single_device", base.get("model")) and \
                 (spec.strategy == "single_device" or hint(str(e)) is None):
-            _surface_input_error(e, chose_tf_keras=bool((base.get("model") or {}).get("tf_keras_runs")))
+            model = base.get("model") or {}
+            _surface_input_error(e, chose_tf_keras=bool(model.get("tf_keras_runs")),
+                                 asked=model.get("keras_asked"))
             # (the file itself is at fault: exit 2, one line; a failure rung knows to be met
             # only under a strategy, as a mixed_float16 model's under parameter servers, is
             # this run's, recorded, and the bench goes on)
@@ -636,7 +653,8 @@ def _attach_prediction(run: dict, basis: predict.Basis, straggler, efficiency: f
     run["gradient_bytes_per_step"] = _gradient_bytes(run["strategy"], run["replicas"], basis.dense_gradient_bytes,
                                                      basis.sparse_gradient_bytes)
     run["predicted_step_seconds"] = p["step"]
-    run["predicted_terms"] = {k: p[k] for k in ("compute", "comm", "sync", "sync_batch_norm", "straggler")}
+    run["predicted_terms"] = {k: p[k] for k in ("compute", "mirrored_variables", "comm", "sync", "sync_batch_norm",
+                                                "straggler")}
     run["prediction_error"] = predict.relative_error(p["step"], measured)
     one = basis.one_device_step_seconds
     n = run["replicas"]
@@ -711,7 +729,7 @@ def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) ->
             continue
         n = r["replicas"]
         p = predict.predict_step_seconds(replace(basis, sync_seconds=0.0), "multi_worker_mirrored", n)
-        measured_comm = (r["step_seconds_mean"] - p["compute"] - p["sync"] - p["straggler"]
+        measured_comm = (r["step_seconds_mean"] - p["compute"] - p["mirrored_variables"] - p["sync"] - p["straggler"]
                          - predict.latency_seconds(basis, n))
         points.append({"run": f"multi_worker_mirrored:{n}", "link_mbit": link_mbit, "workers": n,
                        "link_bytes_per_second": basis.link_bytes_per_second, "cores": basis.cores,

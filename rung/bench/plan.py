@@ -16,6 +16,8 @@ STRATEGIES = ("single_device", "mirrored", "multi_worker_mirrored", "parameter_s
 # tf-keras (DESIGN.md: tensorflow#72388, keras-team/keras#18624).
 KERAS_FOR = {"single_device": "keras3", "mirrored": "keras3",
              "multi_worker_mirrored": "tf_keras", "parameter_server": "tf_keras"}
+# the runs whose Keras `rung bench --keras` chooses (the others run only on tf-keras)
+ONE_HOST_KERAS = tuple(k for k, v in KERAS_FOR.items() if v == "keras3")
 
 
 # Strategy options a run may take (`--runs mirrored:2:hierarchical`): MirroredStrategy's
@@ -122,13 +124,16 @@ def keras_for(strategy: str, model: Optional[dict] = None) -> str:
     """The Keras a run uses: KERAS_FOR, except a mirrored run of a model Keras 3's fit
     cannot run under MirroredStrategy (rung.kerasfit; rung init does the same), and every
     run of a file that imports tf_keras itself, and the single-device run of a bench whose
-    other runs all use tf-keras. `model`: the single-device run's `string_inputs`,
-    `steps_per_execution` and `ragged_or_sparse_inputs`, `tf_keras_import` and `tf_keras_runs`."""
+    other runs all use tf-keras; the one-host runs on `keras_asked` (`rung bench --keras`)
+    when given. `model`: the single-device run's `string_inputs`, `steps_per_execution` and
+    `ragged_or_sparse_inputs`, `tf_keras_import`, `tf_keras_runs` and `keras_asked`."""
     from rung.kerasfit import keras3_mirrored_failures
 
     m = model or {}
     if m.get("tf_keras_import"):  # the file builds its model with tf_keras itself
         return "tf_keras"
+    if m.get("keras_asked") and strategy in ONE_HOST_KERAS:  # `rung bench --keras`, as `rung init --keras`
+        return m["keras_asked"]
     if m.get("tf_keras_runs"):  # every other run of the bench is on tf-keras: its basis is too
         return "tf_keras"
     if strategy == "mirrored" and keras3_mirrored_failures(m.get("string_inputs", False),

@@ -47,6 +47,9 @@ class Basis:
     # parameter-server costs rung.bench.psbench measured on this machine, by worker count
     # (absent: the model's defaults)
     ps_costs: Optional[dict[str, Optional[PsCosts]]] = None
+    # what a step costs more under mirrored variables than without a strategy, timed beside
+    # the single-device run as rung profile times it (rung.measure.timing.strategy_extra)
+    strategy_step_extra_seconds: float = 0.0
 
 
 def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
@@ -60,6 +63,8 @@ def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
                 "step_time_cv": b.step_time_cv}
     if b.variables:
         workload["trainable_variables"] = b.variables
+    if b.strategy_step_extra_seconds:
+        workload["strategy_step_extra_seconds"] = b.strategy_step_extra_seconds
     if b.non_trainable_params:
         workload["non_trainable_params"] = float(b.non_trainable_params)
     if b.sync_batch_norm_layers:
@@ -132,22 +137,24 @@ def run_links(b: Basis, strategy: str, replicas: int, straggle: float = 1.0, eff
 def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float = 1.0,
                          efficiency: float = 1.0, option: Optional[str] = None, shares_cores: bool = True) -> dict:
     """Predicted step (seconds) for `strategy` over `replicas` co-located replicas, and its
-    terms (compute, comm, sync, sync_batch_norm, straggler). For parameter servers the step is the mean
-    time between completed worker steps across the fleet. `shares_cores=False`: the
-    workers ran on machines of their own (a Ray cluster's nodes), so the model runs without
-    the test bed's terms, as for real hosts, with `b.sync_seconds` as the hosts' fixed cost."""
+    terms (compute, mirrored_variables, comm, sync, sync_batch_norm, straggler). For parameter
+    servers the step is the mean time between completed worker steps across the fleet.
+    `shares_cores=False`: the workers ran on machines of their own (a Ray cluster's nodes),
+    so the model runs without the test bed's terms, as for real hosts, with `b.sync_seconds`
+    as the hosts' fixed cost."""
     if strategy == "single_device":
-        return {"compute": b.one_device_step_seconds, "comm": 0.0, "sync": 0.0, "sync_batch_norm": 0.0,
-                "straggler": 0.0, "step": b.one_device_step_seconds, "basis": True}
+        return {"compute": b.one_device_step_seconds, "mirrored_variables": 0.0, "comm": 0.0, "sync": 0.0,
+                "sync_batch_norm": 0.0, "straggler": 0.0, "step": b.one_device_step_seconds, "basis": True}
     s = scenario_for(b, strategy, replicas)
     links, bed = run_links(b, strategy, replicas, straggle, efficiency, option, shares_cores)
     if strategy == "parameter_server":
         t = throughput.ps_terms(s, replicas, 1, links, bed)
-        return {"compute": float(t["compute"]), "comm": float(t["exchange"]), "sync": 0.0, "sync_batch_norm": 0.0,
-                "straggler": 0.0, "step": 1.0 / float(t["rate"]), "basis": False}
+        return {"compute": float(t["compute"]), "mirrored_variables": 0.0, "comm": float(t["exchange"]), "sync": 0.0,
+                "sync_batch_norm": 0.0, "straggler": 0.0, "step": 1.0 / float(t["rate"]), "basis": False}
     hosts, devices = (1, replicas) if strategy == "mirrored" else (replicas, 1)
     t = throughput.sync_terms(s, hosts, devices, links=links, testbed=bed)
-    return {"compute": float(t["compute"]), "comm": float(t["intra"] + t["inter"] + t["sparse"]),
+    return {"compute": float(t["compute"]), "mirrored_variables": float(t["mirrored"]),
+            "comm": float(t["intra"] + t["inter"] + t["sparse"]),
             "sync": float(t["sync"]), "sync_batch_norm": float(t["sync_bn"]), "straggler": float(t["straggler"]),
             "step": float(t["step"]), "basis": False}
 

@@ -41,7 +41,8 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[Calibration] = No
                           variables=found.variables, optimizer=found.optimizer or "sgd", ps_costs=b.ps_costs,
                           non_trainable_params=found.non_trainable_params,
                           sync_batch_norm_layers=found.sync_batch_norm_layers,
-                          sparse_gradient_tensors=found.sparse_gradient_tensors)
+                          sparse_gradient_tensors=found.sparse_gradient_tensors,
+                          strategy_step_extra_seconds=found.strategy_step_extra_seconds)
     return basis, share
 
 

@@ -320,6 +320,13 @@ def run(cfg) -> dict:
                  "steps_per_execution": counts.steps_per_execution(counted),
                  "sync_batch_norm_layers": counts.synchronized_batch_norms(tf, counted),
                  "sparse_tensors": g.sparse_tensors}
+        if g.sparse_tensors:  # as rung profile times it: the step under mirrored variables against without
+            from rung.measure.timing import STRATEGY_ROUND_STEPS, make_step_function, strategy_extra
+
+            it = iter(one)
+            found = strategy_extra(tf, lambda: build_checked_model(w, tf), make_step_function(tf, counted),
+                                   [next(it) for _ in range(STRATEGY_ROUND_STEPS)], devices[0])
+            grads["strategy_extra"] = found.extra_seconds
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
             "gradients": grads, "devices": devices, "jit_compile_off": xla_off,
             "run_eagerly_off": eager_off, "functions_run_eagerly": bool(tf.config.functions_run_eagerly())}

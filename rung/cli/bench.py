@@ -27,6 +27,10 @@ def register(sub) -> None:
                    help="reuse the parameter-server costs an earlier `rung bench --json` measured on this machine "
                         "(its ps_costs) instead of measuring them again (about 20 s per worker count); worker "
                         "counts the file lacks are measured")
+    p.add_argument("--keras", choices=("keras3", "tf_keras"),
+                   help="the Keras of the one-host runs (single_device, mirrored), as rung init --keras runs "
+                        "train.py (default: Keras 3 unless the model needs tf-keras; multi-worker and parameter "
+                        "servers run only on tf-keras)")
     e = p.add_argument_group("where the runs go")
     e.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local processes (default), or a Ray cluster: the same runs, placed by Ray")
@@ -127,7 +131,8 @@ def run(args) -> int:
                        link_mbit=args.link_mbit, straggler=straggler, kill=kill, deadline_seconds=args.deadline,
                        calibrate=args.calibrate, calibration_points=points, ps_tasks=args.ps_tasks,
                        on_run=progress.phase,
-                       on_progress=progress.step, engine=args.engine, address=args.address, reuse_ps_costs=reuse)
+                       on_progress=progress.step, engine=args.engine, address=args.address, reuse_ps_costs=reuse,
+                       keras=args.keras)
     if args.calibrate and result["calibration"] and result["calibration"].get("fitted"):
         from rung.spec.calibration import parse_calibration
 

@@ -97,3 +97,4 @@ SYNC_BATCH_NORM = "SYNC_BATCH_NORM"              # synchronized BatchNorm layers
 STRATEGY_FAILS = "STRATEGY_FAILS"                # the step failed under a strategy here, on the plan's Keras
 GRADIENT_ACCUMULATION = "GRADIENT_ACCUMULATION"  # the optimizer's own accumulation: no tf.distribute strategy runs it
 STATEFUL_RNN = "STATEFUL_RNN"                    # stateful=True recurrent layers: tf-keras builds them under no strategy
+STRATEGY_STEP_SLOWER = "STRATEGY_STEP_SLOWER"    # the step is slower under mirrored variables than without a strategy

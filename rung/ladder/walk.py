@@ -321,6 +321,7 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     for find, first in ((_heavy_tails, False), (_loss_not_scaled, True), (_keras3_cannot_run, False),
                         (_step_on_other_keras, False), (_run_eagerly, True), (_worker_input, True),
                         (_divides_batch, True), (_dense_embedding_gradients, False), (_sync_batch_norm, False),
+                        (_strategy_step_slower, False),
                         (_stateful_rnn, True), (_optimizer_accumulates, True), (_strategy_fails, True)):
         found = find(ctx, d)
         for f in found if isinstance(found, list) else [] if found is None else [found]:
@@ -431,6 +432,28 @@ def _sync_batch_norm(ctx: Context, d: Decision):
         f"{u.seconds(p.step_seconds)} step ({u.percent(p.sync_batch_norm_seconds / p.step_seconds)}), their "
         "latency" + (" across the network between hosts" if p.hosts > 1 else " inside the host")
         + "; BatchNormalization without synchronized=True normalises each replica's own batch and costs none of it")
+
+
+def _strategy_step_slower(ctx: Context, d: Decision):
+    """STRATEGY_STEP_SLOWER: a synchronous plan of several replicas for a model whose step
+    `rung profile` timed slower under a one-device MirroredStrategy than without one
+    (`strategy_step_extra_seconds`): what that costs the predicted step, and the fix found."""
+    w, p = ctx.s.workload, d.prediction
+    extra = w.strategy_step_extra_seconds
+    if not extra or p is None or d.verdict not in ("mirrored", "multi_worker_mirrored") or p.devices < 2:
+        return None
+    where = (f"; carried to {ctx.s.hardware.device} by its memory bandwidth, as the difference is memory traffic"
+             if w.step_seconds_source == "estimated" else "")
+    fix = ("tf-keras's optimizers copy an embedding table that they update sparsely once a step under mirrored "
+           "variables (an Adagrad table of 1M x 64 rows took 0.3 ms a step without a strategy and 22 ms under "
+           "one, the time of one copy of it, on rung's machine); tf.keras.optimizers.legacy's (Adagrad, SGD, Adam) "
+           "update the rows alone there, without the copy" if w.step_keras == "tf_keras" else
+           "the model's step reads or writes more under the strategy's mirrored variables than without them")
+    return Finding(C.STRATEGY_STEP_SLOWER,
+        f"under {C.STRATEGY[d.verdict]} every replica's step takes {u.seconds(extra)} more than on one device "
+        f"without a strategy (rung profile timed the step under a one-device MirroredStrategy against the step "
+        f"without one{where}): {u.percent(extra / p.step_seconds)} of the predicted {u.seconds(p.step_seconds)} "
+        f"step, in the plan's numbers. {fix[0].upper() + fix[1:]}")
 
 
 def _dense_embedding_gradients(ctx: Context, d: Decision):

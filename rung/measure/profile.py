@@ -198,6 +198,18 @@ def add_replica_check(out: dict, check: dict) -> None:
         out["notes"].append(seen + meaning)
 
 
+def _strategy_extra(tf, w, step_fn, ds, device: dict, table_params: float) -> dict:
+    """The step under a one-device MirroredStrategy against the step without one
+    (`timing.strategy_extra`), and this device's copy rate (to carry the difference, memory
+    traffic, to a plan's device), as profile fields."""
+    found = timing.strategy_extra(tf, lambda: build_checked_model(w, tf), step_fn,
+                                  _batches(ds, timing.STRATEGY_ROUND_STEPS), device["device"])
+    rate = timing.copy_bytes_per_second(tf, device["device"], table_params * 4) if found.extra_seconds else None
+    return {"strategy_step_extra_seconds": found.extra_seconds,
+            "strategy_step_seconds_measured": [found.plain_seconds, found.strategy_seconds],
+            "memory_copy_bytes_per_second": rate}
+
+
 def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
     phase("loading the workload")
     # TensorFlow's runtime started before the import, as rung bench, rung launch and train.py
@@ -243,7 +255,7 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         # keras.random drawn without a seed in the step: its generator's variable made inside it
         unseeded = not seeds_before_steps and counts.global_seed_generator_made()
         phase("timing the input pipeline alone")
-        pipe_seconds = timing.pipeline_seconds_per_batch(tf, make_checked_dataset(w, tf, batch),
+        pipe_seconds, pipe_ci = timing.pipeline_seconds_per_batch(tf, make_checked_dataset(w, tf, batch),
                                                          min(steps, PIPELINE_BATCHES), warmup, w.where, batch,
                                                          repeats)
         phase("counting parameters, gradients, activations and FLOPs")
@@ -253,6 +265,11 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
             notes.append("the model's train_step handed no gradients to its optimizer: gradient bytes assume "
                          "one dense gradient per trainable variable")
         opt = counts.optimizer_info(model, g.params, g.param_dtype, g.optimizers)
+        under = None
+        if g.sparse_tensors:  # a table updated sparsely: what the strategies' mirrored variables cost it
+            phase("timing the step under a one-device MirroredStrategy against the step without one")
+            under = _count("the step under MirroredStrategy", lambda: _strategy_extra(tf, w, step_fn, ds, device,
+                                                                                      g.embedding_params), notes)
         graphs = counts.TrainGraphs(tf, model, sample)  # each batch size's train_step traced once
         act, act_fixed, kept = _count("activation bytes", lambda: counts.activation_bytes(tf, model, sample, graphs),
                                       notes, default=(None, 0, 0))
@@ -316,6 +333,11 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         notes.append(f"{said}: {statistics.median(eager.totals) / summary['step_seconds']:.1f}x the graph step timed "
                      f"above (median of {timing.EAGER_STEPS} eager steps). rung plans with the graph step, which is "
                      f"what fit runs once {gone} is removed (RUN_EAGERLY)")
+    if under and under["strategy_step_extra_seconds"]:
+        plain, mirrored = under["strategy_step_seconds_measured"]
+        notes.append(f"under a one-device MirroredStrategy the step took {mirrored * 1e3:.2f} ms against "
+                     f"{plain * 1e3:.2f} ms without a strategy ({mirrored / plain:.1f}x): MirroredStrategy and "
+                     "MultiWorkerMirroredStrategy plans pay the difference every step (STRATEGY_STEP_SLOWER)")
     notes.append(f"input wait is net of the iterator's fixed cost ({times.iterator_overhead * 1e3:.3f} ms per "
                  "next() on an in-memory prefetched dataset of the same structure)")
     return {
@@ -352,6 +374,7 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         **summary,
         # the pipeline alone, net of the iterator's fixed cost (which fit's in-graph loop does not pay)
         "pipeline_seconds_per_batch": max(0.0, pipe_seconds - times.iterator_overhead),
+        "pipeline_seconds_per_batch_ci95": [max(0.0, x - times.iterator_overhead) for x in pipe_ci],
         "dynamic_shapes": bool(dyn),
         "dynamic_shape_details": dyn,
         "string_inputs": bool(strings),
@@ -372,6 +395,7 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         "functions_run_eagerly": functions_eager,
         "eager_step_seconds": statistics.median(eager.totals) if eager is not None else None,
         "keras3_imports": keras3_imports(*workload_text(path)),
+        **(under or {}),
         "gradient_bytes_dense": g.dense_bytes,
         "gradient_bytes_sparse": g.sparse_bytes,
         "gradients_observed": g.observed,

@@ -149,13 +149,83 @@ def time_steps(tf, model, dataset, steps: int, warmup: int, where: str, batch_si
 
 
 def pipeline_seconds_per_batch(tf, dataset, batches: int, warmup: int, where: str, batch_size: int,
-                               repeats: bool = False) -> float:
+                               repeats: bool = False) -> tuple[float, tuple[float, float]]:
     """The pipeline alone, no training step: mean seconds per batch after a warm-up (what
-    the pipeline can deliver to a device of any speed on this machine's CPU)."""
+    the pipeline can deliver to a device of any speed on this machine's CPU), and the 95%
+    interval of that mean from the batches' own times (`rung.stats.mean_ci95`)."""
+    from rung.stats import mean_ci95
+
     it = iter(dataset)
     for i in range(warmup):
         next_batch(tf, it, where, i, batch_size, repeats)
-    t0 = time.perf_counter()
-    for i in range(batches):
+    times = []
+    for i in range(max(1, batches)):
+        t0 = time.perf_counter()
         next_batch(tf, it, where, warmup + i, batch_size, repeats)
-    return (time.perf_counter() - t0) / max(1, batches)
+        times.append(time.perf_counter() - t0)
+    return statistics.fmean(times), mean_ci95(times, floor_at_min=True)
+
+# rung.measure.timing.strategy_extra: alternating rounds of steps, without a strategy and
+# under a one-device MirroredStrategy, on the same batches.
+STRATEGY_ROUNDS = 3
+STRATEGY_ROUND_STEPS = 5
+# A difference under this share of the plain step is taken as none: two medians of 15 steps
+# of the same work differ by a few percent on a shared machine, and the effect this looks
+# for (a copy of an embedding table every step) is many times the step of a sparse update.
+STRATEGY_NOISE_SHARE = 0.25
+
+
+@dataclass
+class StrategyExtra:
+    plain_seconds: float      # median compute of a step without a strategy
+    strategy_seconds: float   # ... under a one-device MirroredStrategy
+    extra_seconds: float      # the difference, 0 when within STRATEGY_NOISE_SHARE of the plain step
+
+
+def strategy_extra(tf, build, plain_step_fn, batches: list, device: str) -> StrategyExtra:
+    """What a step costs more under the mirrored variables of MirroredStrategy and
+    MultiWorkerMirroredStrategy than on one device without a strategy, on this device.
+    The model is built again in a one-device MirroredStrategy's scope and its train_step
+    run as fit runs it there (strategy.run inside one tf.function); the plain step is the
+    profile's own. Timed in alternating rounds on the same batches, median against median.
+    Found on tf-keras: a sparsely updated embedding table (Adagrad, 1M x 64) took 0.3 ms a
+    step without a strategy and 22 ms under one, one copy of the table (docs/model.md)."""
+    strategy = tf.distribute.MirroredStrategy([device])
+    with strategy.scope():
+        model = build()
+
+    @tf.function(reduce_retracing=True)
+    def mirrored_step(batch):
+        return strategy.run(model.train_step, args=(batch,))
+
+    timed = {"plain": [], "strategy": []}
+    fns = {"plain": plain_step_fn, "strategy": mirrored_step}
+    for name in fns:  # warm-up: tracing, the optimizer's variables
+        for b in batches[:2]:
+            _finish(tf, fns[name](b))
+    for _ in range(STRATEGY_ROUNDS):
+        for name, fn in fns.items():
+            for b in batches[:STRATEGY_ROUND_STEPS]:
+                t0 = time.perf_counter()
+                _finish(tf, fn(b))
+                timed[name].append(time.perf_counter() - t0)
+    plain, under = statistics.median(timed["plain"]), statistics.median(timed["strategy"])
+    extra = under - plain
+    return StrategyExtra(plain, under, extra if extra > STRATEGY_NOISE_SHARE * plain else 0.0)
+
+
+def copy_bytes_per_second(tf, device: str, nbytes: float) -> float:
+    """This device's memory rate for a copy: a float32 tensor of `nbytes` (16-256 MB) read
+    and written once by one element-wise op, median of 5, counted as 2 x nbytes moved."""
+    n = int(min(max(nbytes, 16e6), 256e6) // 4)
+    with tf.device(device):
+        x = tf.ones([n], tf.float32)
+    op = tf.function(lambda t: t * 2.0)
+    op(x).numpy()[:1]
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        y = op(x)
+        y[:1].numpy()
+        times.append(time.perf_counter() - t0)
+    return 2.0 * n * 4 / statistics.median(times)

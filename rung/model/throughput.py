@@ -52,6 +52,8 @@ class Prediction:
     checkpoint_seconds: Optional[float] = None  # one save (synchronous plans)
     sync_seconds: float = 0.0
     sync_batch_norm_seconds: float = 0.0  # synchronized BatchNorm's all-reduces (comm.sync_batch_norm_seconds)
+    # the step's extra under mirrored variables (the workload's strategy_step_extra_seconds)
+    mirrored_variables_seconds: float = 0.0
     dispatch_bound: bool = False  # parameter servers: the coordinator's dispatch caps the fleet
 
     @property
@@ -152,8 +154,12 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     d = np.asarray(devices_per_host, dtype=float)
     k = float(w.gradient_accumulation_steps)
     measured, micro_compute, micro_wait = _scaled_step(s, batch)
+    # what a step costs more under the strategy's mirrored variables (measured on one device:
+    # `strategy_step_extra_seconds`), once an optimizer step, on every replica
+    mirrored = np.where(h * d > 1, w.strategy_step_extra_seconds, 0.0)
     if testbed is not None:  # co-located replicas share the cores
         micro_compute = micro_compute * testbed.replicas
+        mirrored = mirrored * testbed.replicas
     compute, wait = k * micro_compute, k * micro_wait
     grad_bytes = dense_params(s) * memory.BYTES_PER_DTYPE[w.param_dtype]
     intra_eff = intra_host_efficiency(s, links)
@@ -195,7 +201,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
         stream_cpu = wire * testbed.cpu_seconds_per_byte
         if testbed.straggle > 1.0:  # the step waits for the slowed worker
             strag = strag + testbed.straggler_extra_seconds(compute, stream_cpu)
-    step = compute + wait + intra + inter + sparse + sync + sync_bn + strag
+    step = compute + mirrored + wait + intra + inter + sparse + sync + sync_bn + strag
     capped = np.zeros_like(step, dtype=bool)
     floor = np.zeros_like(step)
     if input_bound(s):
@@ -207,7 +213,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
                                       preemption.checkpoint_seconds(rep.state_bytes, s.fleet.checkpoint_seconds))
     mem = rep.total_bytes
     eps = h * d * batch * k / step * goodput
-    return dict(compute=compute, wait=wait, intra=intra, inter=inter, sparse=sparse, sync=sync,
+    return dict(compute=compute, mirrored=mirrored, wait=wait, intra=intra, inter=inter, sparse=sparse, sync=sync,
                 sync_bn=sync_bn, straggler=strag, step=step, goodput=goodput, examples_per_second=eps,
                 memory=mem, fits=mem <= memory.usable_device_bytes(s.device_memory_bytes),
                 capped=capped, input_floor=floor, stream_cpu=stream_cpu)
@@ -307,6 +313,7 @@ def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int,
         sparse_exchange_seconds=float(t["sparse"]), ps_exchange_seconds=0.0,
         straggler_seconds=float(t["straggler"]), step_seconds=float(t["step"]),
         sync_seconds=float(t["sync"]), sync_batch_norm_seconds=float(t["sync_bn"]),
+        mirrored_variables_seconds=float(t["mirrored"]),
         goodput=float(t["goodput"]), examples_per_second=eps,
         scaling_efficiency=_efficiency(s, eps, hosts * devices_per_host),
         memory_bytes_per_device=float(t["memory"]), fits=fits, input_capped=bool(t["capped"]),

@@ -23,7 +23,9 @@ LABELS = {"single_device": "one device", "mirrored": "mirrored", "multi_worker_m
 COLORS = {"single_device": "#7f7f7f", "mirrored": "#1f77b4", "multi_worker_mirrored": "#2ca02c",
           "parameter_server": "#d62728", "tpu": "#9467bd"}
 # Parts of a step, in the order they stack (the terms of `throughput.sync_terms` / `ps_terms`).
-PARTS = (("compute_seconds", "compute", "#4c78a8"), ("input_wait_seconds", "input wait", "#f58518"),
+PARTS = (("compute_seconds", "compute", "#4c78a8"),
+         ("mirrored_variables_seconds", "mirrored variables (the step's extra)", "#72b7b2"),
+         ("input_wait_seconds", "input wait", "#f58518"),
          ("intra_host_seconds", "exchange in a host", "#54a24b"),
          ("inter_host_seconds", "exchange between hosts", "#e45756"),
          ("sparse_exchange_seconds", "embedding rows (all-gather)", "#b279a2"),

@@ -93,6 +93,8 @@ class BasisRecord(_Record):
     non_trainable_params: float = Field(default=0.0, ge=0)
     sync_batch_norm_layers: int = Field(default=0, ge=0)
     sparse_gradient_tensors: Optional[int] = Field(default=None, ge=0)
+    # the step under mirrored variables against without a strategy (rung.measure.timing.strategy_extra)
+    strategy_step_extra_seconds: float = Field(default=0.0, ge=0)
 
 
 def short_label(strategy: str, replicas: int, option: Optional[str] = None, keras: Optional[str] = None) -> str:

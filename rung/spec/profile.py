@@ -28,7 +28,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
                  "sync_batch_norm_layers", "sparse_gradient_tensors", "stateful_rnn_layers", "non_trainable_params",
                  "optimizer_accumulation_steps", "strategy_failure",
-                 "strategy_fails_on_one_device", "mixed_precision_policy")
+                 "strategy_fails_on_one_device", "mixed_precision_policy", "strategy_step_extra_seconds")
 _FLOATS = ("params", "non_trainable_params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -90,8 +90,15 @@ class Profile(BaseModel):
     ops_per_step: Optional[int] = None
     trainable_variables: Optional[int] = None
     pipeline_seconds_per_batch: Optional[float] = None
+    pipeline_seconds_per_batch_ci95: Optional[list[float]] = None  # the 95% interval of that mean
     checkpoint_seconds: Optional[float] = None   # one save of model and optimizer, this machine's disk
     checkpoint_bytes: Optional[float] = None
+    # a step under a one-device MirroredStrategy against one without (rung.measure.timing.strategy_extra):
+    # the difference (0 within noise, or not timed: no sparse gradients), the two medians, and this
+    # device's copy rate, which carries the difference (memory traffic) to a plan's device
+    strategy_step_extra_seconds: float = 0.0
+    strategy_step_seconds_measured: Optional[list[float]] = None
+    memory_copy_bytes_per_second: Optional[float] = None
     # rung.measure.replicas: one step under 2 replicas against one device (None: not checked)
     replica_check: Optional[dict[str, Any]] = None
     loss_scaled_for_replicas: Optional[bool] = None

@@ -194,6 +194,12 @@ class Workload(_Block):
     # parameter-server plan), "augmented" (drawn at random in its maps alone: the same examples
     # in the same order, INPUT_NOT_SHARDED too) or "own_order". `rung profile` sets it.
     ps_worker_input: Optional[Literal["own_order", "identical", "augmented"]] = None
+    # v1 extension (optional): seconds a step takes more under the mirrored variables of
+    # MirroredStrategy and MultiWorkerMirroredStrategy than on one device without a strategy,
+    # on the step's Keras and device (tf-keras's optimizers copy a sparsely updated embedding
+    # table once a step there). Every replicated synchronous plan pays it:
+    # STRATEGY_STEP_SLOWER. `rung profile` times it for a model with sparse gradients.
+    strategy_step_extra_seconds: NonNegative = 0.0
 
 
 class Hardware(_Block):

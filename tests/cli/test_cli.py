@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -270,3 +271,67 @@ def test_a_goal_missed_on_a_defaulted_offer_names_the_flags(tmp_path):
     assert "OFFER_NOT_GIVEN" not in codes(decision("--hardware", str(hw)))   # said in the file: meant
     met = decision("--device", "A100-80GB", "--devices-per-host", "8", "--max-hosts", "64")
     assert "OFFER_NOT_GIVEN" not in codes(met)
+
+
+def test_bench_keras3_on_a_tf_keras_model_is_refused_before_any_run():
+    keras2 = Path(__file__).parents[1] / "measure" / "workloads" / "keras2.py"
+    r = run_cli("bench", str(keras2), "--runs", "single_device", "--keras", "keras3", "--json")
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "--keras" in r.stderr and "keras3 cannot run this workload" in r.stderr and "import tf_keras" in r.stderr
+
+
+def test_a_step_slower_under_mirrored_variables_is_carried_to_the_plans_device_by_memory_bandwidth():
+    """Measured here: 20 ms more under a one-device MirroredStrategy, this CPU copying at
+    10 GB/s. On an A100 (its datasheet's HBM rate) the same copy takes rate / bandwidth of
+    it; on hosts like this one (a custom device), as measured."""
+    from types import SimpleNamespace
+
+    from rung.cli._plan import plan_scenario
+    from rung.spec import catalog
+    from rung.spec.profile import Profile
+
+    prof = Profile.model_validate({
+        "schema": "rung/profile/v1", "workload": "w.py", "device": "CPU:0", "device_name": "x86_64", "params": 2e7,
+        "embedding_params": 1.9e7, "optimizer": "adagrad", "per_device_batch": 64, "step_seconds": 0.002,
+        "flops_per_example": 1e6, "strategy_step_extra_seconds": 0.02, "memory_copy_bytes_per_second": 1e10})
+    args = SimpleNamespace(hardware=None, device="A100-80GB", devices_per_host=8, max_hosts=2, inter_host_gbps=100,
+                           target=1e5, reproducible=None, preemptible=None, target_step_seconds=None,
+                           step_time_cv=None)
+    s, _ = plan_scenario(prof, args, where="test")
+    hbm = catalog.lookup("A100-80GB").throughput.memory_bytes_per_second
+    assert hbm > 1e12 and s.workload.strategy_step_extra_seconds == pytest.approx(0.02 * 1e10 / hbm)
+    args.device = None
+    s, _ = plan_scenario(prof, args, where="test", require=False)
+    assert s.hardware.device == "custom" and s.workload.strategy_step_extra_seconds == 0.02
+
+
+def test_a_pipeline_about_as_fast_as_the_estimated_device_is_a_close_call():
+    """Planned for an A100 from a CPU profile: the wait is what this machine's pipeline
+    cannot deliver against the device's estimated compute. A pipeline 1.1x that compute is
+    under the 20% line at its mean and over it at the top of its own interval: before, the
+    verdict moved between one device and fix_input_pipeline from one profile to the next,
+    and no CLOSE_CALL said so (the estimated step carried no interval for its wait)."""
+    from types import SimpleNamespace
+
+    from rung.cli._plan import plan_scenario
+    from rung.ladder import advise
+    from rung.model import estimate
+    from rung.spec import catalog
+    from rung.spec.profile import Profile
+
+    a100 = catalog.lookup("A100-80GB")
+    compute = estimate.compute_seconds(1e7, 64, a100, "float32", False, 0)
+    pipe = 1.1 * compute
+    prof = Profile.model_validate({
+        "schema": "rung/profile/v1", "workload": "w.py", "device": "CPU:0", "device_name": "x86_64", "params": 1e6,
+        "optimizer": "adam", "per_device_batch": 64, "step_seconds": 0.05, "flops_per_example": 1e7,
+        "pipeline_seconds_per_batch": pipe, "pipeline_seconds_per_batch_ci95": [0.9 * compute, 2.0 * compute]})
+    args = SimpleNamespace(hardware=None, device="A100-80GB", devices_per_host=1, max_hosts=1, inter_host_gbps=100,
+                           target=64 / compute / 2, reproducible=None, preemptible=None, target_step_seconds=None,
+                           step_time_cv=None)
+    s, _ = plan_scenario(prof, args, where="test")
+    w = s.workload
+    assert w.input_wait_seconds / w.step_seconds < 0.2  # at the mean: not input-bound
+    d = advise(s)
+    said = [f.message for f in d.warnings if f.code == "CLOSE_CALL"]
+    assert d.verdict == "single_device" and any("fix_input_pipeline" in m for m in said), (d.verdict, said)

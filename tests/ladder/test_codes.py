@@ -663,3 +663,30 @@ def test_parameter_servers_passed_over_say_why_the_models_embedding_tables_do_no
     assert "its embedding tables are 10% of the parameters, under the 50% at which they dominate" in minority
     dense = why(dense_embedding_params=20e6)
     assert "its 20,000,000 parameters of embedding tables get dense gradients, DENSE_EMBEDDING_GRADIENTS" in dense
+
+
+def test_a_step_slower_under_mirrored_variables_warns_replicated_synchronous_plans():
+    slower = {"strategy_step_extra_seconds": 0.05, "step_keras": "tf_keras"}
+    d = decide(workload=slower, goal={"target_examples_per_second": ONE * 5})
+    [f] = [f for f in d.warnings if f.code == "STRATEGY_STEP_SLOWER"]
+    p = d.prediction
+    assert d.verdict == "mirrored" and p.mirrored_variables_seconds == 0.05
+    # the same plan without it: the step is 50 ms shorter, and nothing else moves (the
+    # straggler wait and the co-location overhead are the compute's, which it is not part of)
+    from rung.model import throughput
+
+    plain = throughput.predict_sync(parse_scenario(valid_scenario(goal={"target_examples_per_second": ONE * 5})),
+                                    "mirrored", p.hosts, p.devices_per_host)
+    assert p.step_seconds - plain.step_seconds == pytest.approx(0.05)
+    assert p.compute_seconds == plain.compute_seconds and plain.mirrored_variables_seconds == 0.0
+    assert "50 ms more" in f.message and f"of the predicted {p.step_seconds * 1e3:.0f} ms" in f.message
+    assert "tf.keras.optimizers.legacy" in f.message
+    on_keras3 = decide(workload={**slower, "step_keras": "keras3"}, goal={"target_examples_per_second": ONE * 5})
+    [f] = [f for f in on_keras3.warnings if f.code == "STRATEGY_STEP_SLOWER"]
+    assert "legacy" not in f.message
+    one = decide(workload=slower, goal={"target_examples_per_second": ONE / 2})
+    assert one.verdict == "single_device" and one.prediction.mirrored_variables_seconds == 0.0
+    assert "STRATEGY_STEP_SLOWER" not in one.codes
+    assert "STRATEGY_STEP_SLOWER" not in decide(goal={"target_examples_per_second": ONE * 5}).codes
+    ps = decide(**embedding_fleet(strategy_step_extra_seconds=0.05))  # no mirrored variables
+    assert ps.verdict == "parameter_server" and "STRATEGY_STEP_SLOWER" not in ps.codes
