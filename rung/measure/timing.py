@@ -148,6 +148,13 @@ def time_steps(tf, model, dataset, steps: int, warmup: int, where: str, batch_si
     return StepTimes(waits, computes, statistics.median(fixed[-steps:]) if fixed else 0.0)
 
 
+# The pipeline alone is timed for `batches` batches and at least this long (at most
+# PIPELINE_MAX_BATCHES): a fast pipeline's 20 batches are a few milliseconds, half of them
+# out of its prefetch buffer, and five profiles of one model read 0.18-0.93 ms a batch.
+PIPELINE_MIN_SECONDS = 0.5
+PIPELINE_MAX_BATCHES = 2000
+
+
 def pipeline_seconds_per_batch(tf, dataset, batches: int, warmup: int, where: str, batch_size: int,
                                repeats: bool = False) -> tuple[float, tuple[float, float]]:
     """The pipeline alone, no training step: mean seconds per batch after a warm-up (what
@@ -158,10 +165,12 @@ def pipeline_seconds_per_batch(tf, dataset, batches: int, warmup: int, where: st
     it = iter(dataset)
     for i in range(warmup):
         next_batch(tf, it, where, i, batch_size, repeats)
-    times = []
-    for i in range(max(1, batches)):
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < max(1, batches) or (time.perf_counter() - start < PIPELINE_MIN_SECONDS
+                                           and len(times) < PIPELINE_MAX_BATCHES):
         t0 = time.perf_counter()
-        next_batch(tf, it, where, warmup + i, batch_size, repeats)
+        next_batch(tf, it, where, warmup + len(times), batch_size, repeats)
         times.append(time.perf_counter() - t0)
     return statistics.fmean(times), mean_ci95(times, floor_at_min=True)
 
