@@ -292,13 +292,27 @@ def _step_on_other_keras(ctx: Context, d: Decision) -> Finding | None:
     """STEP_ON_OTHER_KERAS: the step was measured on Keras 3, and the plan runs on tf-keras
     (multi-worker and parameter-server fit; a mirrored fit Keras 3 cannot run), where the
     same model's step can differ by 2-3x either way (docs/bench.md). Not for a file that
-    imports Keras 3 itself: KERAS3_IMPORT says it cannot run there at all. Only for a
-    measured step (one estimated for another device or declared is not this Keras's)."""
+    imports Keras 3 itself: KERAS3_IMPORT says it cannot run there at all. For a measured
+    step (one estimated for another device or declared is not this Keras's), and for an
+    estimated one of a model with embeddings on a plan with mirrored variables, whose extra
+    under them (`strategy_step_extra_seconds`) is the measured Keras's."""
     from rung.kerasfit import runs_on_tf_keras
 
     w = ctx.s.workload
-    if w.step_keras != "keras3" or w.step_seconds_source != "measured" or w.keras3_import or d.prediction is None \
+    if w.step_keras != "keras3" or w.keras3_import or d.prediction is None \
             or not runs_on_tf_keras(d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs):
+        return None
+    if w.step_seconds_source == "estimated" and w.embedding_params > 0 and d.prediction.devices > 1 \
+            and d.verdict in ("mirrored", "multi_worker_mirrored"):
+        # the step is the device's, estimated; what it costs more under mirrored variables
+        # (strategy_step_extra_seconds) is still the Keras it was measured on
+        return Finding(C.STEP_ON_OTHER_KERAS,
+            f"the step is estimated for {ctx.s.hardware.device} from counted FLOPs, but what it costs more under "
+            f"mirrored variables ({u.seconds(w.strategy_step_extra_seconds)}) was measured on Keras 3, and rung "
+            f"init's train.py runs {d.verdict} on tf-keras, whose optimizers copy a sparsely updated embedding "
+            "table every step there (STRATEGY_STEP_SLOWER): measure it on tf-keras (rung advise WORKLOAD.py "
+            "--keras tf_keras) and plan from it")
+    if w.step_seconds_source != "measured":
         return None
     return Finding(C.STEP_ON_OTHER_KERAS,
         f"the step ({u.seconds(w.step_seconds)}) was measured on Keras 3, and rung init's train.py runs "

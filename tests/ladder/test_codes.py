@@ -690,3 +690,18 @@ def test_a_step_slower_under_mirrored_variables_warns_replicated_synchronous_pla
     assert "STRATEGY_STEP_SLOWER" not in decide(goal={"target_examples_per_second": ONE * 5}).codes
     ps = decide(**embedding_fleet(strategy_step_extra_seconds=0.05))  # no mirrored variables
     assert ps.verdict == "parameter_server" and "STRATEGY_STEP_SLOWER" not in ps.codes
+
+
+def test_an_estimated_step_of_an_embedding_model_measured_on_keras_3_warns_a_multi_worker_plan():
+    """The step estimated for the plan's device does not rest on a Keras; what it costs more
+    under mirrored variables does, and tf-keras's optimizers copy a sparse table there."""
+    estimated = {"step_keras": "keras3", "step_seconds_source": "estimated", "embedding_params": 5e6,
+                 "sparse_gradient_bytes_per_example": 256}
+    d = decide(workload=estimated, goal={"target_examples_per_second": ONE * 20})
+    [f] = [f for f in d.warnings if f.code == "STEP_ON_OTHER_KERAS"]
+    assert d.verdict == "multi_worker_mirrored" and "--keras tf_keras" in f.message
+    assert "mirrored variables (0 µs) was measured on Keras 3" in f.message, f.message
+    plain = decide(workload={**estimated, "embedding_params": 0.0}, goal={"target_examples_per_second": ONE * 20})
+    assert plain.verdict == "multi_worker_mirrored" and "STEP_ON_OTHER_KERAS" not in plain.codes
+    one_host = decide(workload=estimated, goal={"target_examples_per_second": ONE * 5})  # mirrored, Keras 3
+    assert one_host.verdict == "mirrored" and "STEP_ON_OTHER_KERAS" not in one_host.codes
