@@ -170,7 +170,13 @@ def pipeline_seconds_per_batch(tf, dataset, batches: int, warmup: int, where: st
     while len(times) < max(1, batches) or (time.perf_counter() - start < PIPELINE_MIN_SECONDS
                                            and len(times) < PIPELINE_MAX_BATCHES):
         t0 = time.perf_counter()
-        next_batch(tf, it, where, warmup + len(times), batch_size, repeats)
+        if len(times) < max(1, batches):
+            next_batch(tf, it, where, warmup + len(times), batch_size, repeats)
+        else:  # past the batches the profile needs, a dataset that ends ends the timing, not the profile
+            try:
+                next(it)
+            except (StopIteration, tf.errors.OutOfRangeError):
+                break
         times.append(time.perf_counter() - t0)
     return statistics.fmean(times), mean_ci95(times, floor_at_min=True)
 
