@@ -202,8 +202,11 @@ def _strategy_extra(tf, w, step_fn, ds, device: dict, table_params: float) -> di
     """The step under a one-device MirroredStrategy against the step without one
     (`timing.strategy_extra`), and this device's copy rate (to carry the difference, memory
     traffic, to a plan's device), as profile fields."""
-    found = timing.strategy_extra(tf, lambda: build_checked_model(w, tf), step_fn,
-                                  _batches(ds, timing.STRATEGY_ROUND_STEPS), device["device"])
+    try:
+        found = timing.strategy_extra(tf, lambda: build_checked_model(w, tf), step_fn,
+                                      _batches(ds, timing.STRATEGY_ROUND_STEPS), device["device"])
+    except InputError as e:  # the model fails under the strategy: a note here (the replica check says more)
+        raise RuntimeError(str(e).removeprefix("rung: error: ")) from None
     rate = timing.copy_bytes_per_second(tf, device["device"], table_params * 4) if found.extra_seconds else None
     return {"strategy_step_extra_seconds": found.extra_seconds,
             "strategy_step_seconds_measured": [found.plain_seconds, found.strategy_seconds],
