@@ -458,16 +458,16 @@ def _strategy_step_slower(ctx: Context, d: Decision):
         return None
     where = (f"; carried to {ctx.s.hardware.device} by its memory bandwidth, as the difference is memory traffic"
              if w.step_seconds_source == "estimated" else "")
-    fix = ("tf-keras's optimizers copy an embedding table that they update sparsely once a step under mirrored "
+    fix = ("On tf-keras the optimizers copy an embedding table that they update sparsely once a step under mirrored "
            "variables (an Adagrad table of 1M x 64 rows took 0.3 ms a step without a strategy and 22 ms under "
            "one, the time of one copy of it, on rung's machine); tf.keras.optimizers.legacy's (Adagrad, SGD, Adam) "
            "update the rows alone there, without the copy" if w.step_keras == "tf_keras" else
-           "the model's step reads or writes more under the strategy's mirrored variables than without them")
+           "The model's step reads or writes more under the strategy's mirrored variables than without them")
     return Finding(C.STRATEGY_STEP_SLOWER,
         f"under {C.STRATEGY[d.verdict]} every replica's step takes {u.seconds(extra)} more than on one device "
         f"without a strategy (rung profile timed the step under a one-device MirroredStrategy against the step "
         f"without one{where}): {u.percent(extra / p.step_seconds)} of the predicted {u.seconds(p.step_seconds)} "
-        f"step, in the plan's numbers. {fix[0].upper() + fix[1:]}")
+        f"step, in the plan's numbers. {fix}")
 
 
 def _dense_embedding_gradients(ctx: Context, d: Decision):
