@@ -280,14 +280,12 @@ def test_two_test_hosts_on_a_shaped_link(tmp_path, ps_costs):
     assert mw["warm_start"] == warm_enabled()
     # 16.8 MB of gradients: a 2-worker ring moves 16.8 MB each way, at most 25 MB/s
     assert mw["step_seconds_mean"] >= 0.9 * 4_207_626 * 4 / 25e6
-    assert abs(mw["prediction_error"]) < 0.35
     # the PS and the coordinator ran on a third test host: every worker's pull and push of
     # the 16.8 MB crossed the PS host's link, at most 25 MB/s each way, whichever worker's
     # step it was (beside worker 0, as they once ran, its exchange took loopback: 0.19 s
     # a fleet step against 1.80 s predicted)
     ps = next(x for x in b["runs"] if x["strategy"] == "parameter_server")
     assert ps["step_seconds_mean"] >= 0.9 * 4_207_626 * 4 / 25e6
-    assert abs(ps["prediction_error"]) < 0.35, ps
     # one load point fits the share of goodput alone; the file it writes is one rung advise takes
     c = json.loads(cal.read_text())
     assert c["fitted"] and c["testbed_cpu_seconds_per_byte"] == 0.0 and 0.4 < c["allreduce_share_of_goodput"] < 1.2
@@ -296,6 +294,14 @@ def test_two_test_hosts_on_a_shaped_link(tmp_path, ps_costs):
     a = subprocess.run([sys.executable, "-m", "rung", "advise", "--example", "multi-host", "--json",
                         "--calibration", str(cal)], capture_output=True, text=True, timeout=60)
     assert a.returncode == 0, a.stderr
+    # the predictions against the runs: the test bed's figures only when nothing else took
+    # the machine's CPU while they ran (the bench reads it: `machine.outside_cpu_share`)
+    figures = {x["strategy"]: (x.get("prediction_error"), x.get("machine")) for x in (mw, ps)}
+    busy = [k for k, (_, m) in figures.items() if m is not None and m["outside_cpu_share"] >= cpuload.BUSY_SHARE]
+    if busy:
+        pytest.skip(f"the machine was busy with other work while {', '.join(busy)} ran: {figures}")
+    assert abs(mw["prediction_error"]) < 0.35, figures
+    assert abs(ps["prediction_error"]) < 0.35, figures
 
 
 def test_a_straggler_slows_synchronous_steps_not_parameter_servers(ps_costs):
