@@ -140,4 +140,3 @@ def scenario_yaml(scenario: Scenario, header: list[str], caveats: list[Finding])
     data = scenario.model_dump(by_alias=True, exclude_none=True, exclude_defaults=False)
     lines = [f"# {h}\n" for h in header] + [f"# {c.code}: {c.message}\n" for c in caveats]
     return "".join(lines) + yaml.safe_dump(data, sort_keys=False)
-

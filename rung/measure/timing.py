@@ -150,7 +150,7 @@ def time_steps(tf, model, dataset, steps: int, warmup: int, where: str, batch_si
 
 # The pipeline alone is timed for `batches` batches and at least this long (at most
 # PIPELINE_MAX_BATCHES): a fast pipeline's 20 batches are a few milliseconds, half of them
-# out of its prefetch buffer, and five profiles of one model read 0.18-0.93 ms a batch.
+# out of its prefetch buffer, and four profiles of one model read 0.18-0.93 ms a batch.
 PIPELINE_MIN_SECONDS = 0.5
 PIPELINE_MAX_BATCHES = 2000
 
@@ -177,8 +177,12 @@ def pipeline_seconds_per_batch(tf, dataset, batches: int, warmup: int, where: st
                 next(it)
             except (StopIteration, tf.errors.OutOfRangeError):
                 break
+            except Exception as e:  # noqa: BLE001 - the user's pipeline raised while producing a batch
+                raise user_error(where, "the input pipeline (make_dataset) failed while producing a batch",
+                                 e) from None
         times.append(time.perf_counter() - t0)
     return statistics.fmean(times), mean_ci95(times, floor_at_min=True)
+
 
 # rung.measure.timing.strategy_extra: alternating rounds of steps, without a strategy and
 # under a one-device MirroredStrategy, on the same batches.
