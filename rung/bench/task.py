@@ -328,8 +328,8 @@ def run(cfg) -> dict:
                 found = strategy_extra(tf, lambda: build_checked_model(w, tf), make_step_function(tf, counted),
                                        [next(it) for _ in range(STRATEGY_ROUND_STEPS)], devices[0])
                 grads["strategy_extra"] = found.extra_seconds
-            except Exception:  # noqa: BLE001 - a model that fails under the strategy fails its mirrored runs
-                pass  # there, said by them; the one-device run and its basis stand (no extra)
+            except Exception:  # noqa: BLE001 - a model that fails under the strategy: its mirrored runs
+                grads["strategy_extra"] = 0.0  # fail and say why; the one-device run and its basis stand
     info = {"keras": tfenv.keras_flavor(tf), "replicas_in_sync": int(strategy.num_replicas_in_sync),
             "gradients": grads, "devices": devices, "jit_compile_off": xla_off,
             "run_eagerly_off": eager_off, "functions_run_eagerly": bool(tf.config.functions_run_eagerly())}
