@@ -70,13 +70,13 @@ def _estimated(profile: dict, block: dict, device: catalog.Device) -> dict:
     compute = estimate.compute_seconds(flops, block["per_device_batch"], device, block["param_dtype"],
                                        block["mixed_precision"], profile.ops_per_step or 0)
     # the pipeline as fast as it ran here: a faster device waits for what it cannot deliver
-    wait = max(0.0, (profile.pipeline_seconds_per_batch or 0.0) - compute)
+    pipe = profile.pipeline_seconds_per_batch or 0.0
+    wait = max(0.0, pipe - compute)
     lo, hi = estimate.interval(compute)
     # the wait across the pipeline's interval and the compute's: a pipeline about as fast as
     # the estimated device is input-bound at one end and not at the other (CLOSE_CALL says so;
     # before, the verdict moved between fix_input_pipeline and 32 devices with this
     # machine's pipeline noise, and nothing said the call was close)
-    pipe = profile.pipeline_seconds_per_batch or 0.0
     pipe_lo, pipe_hi = profile.pipeline_seconds_per_batch_ci95 or (pipe, pipe)
     return {**block, "step_seconds": compute + wait, "input_wait_seconds": wait,
             "step_seconds_ci95": [lo + wait, hi + wait],
