@@ -54,6 +54,13 @@ def _runnable_eps(terms: dict, counts: np.ndarray) -> np.ndarray:
     return np.where(terms["fits"], eps, 0.0)
 
 
+def tpu_slice_counts(s: Scenario, top: int) -> np.ndarray:
+    """The host counts a TPU plan may take: the slices the generation offers (`slice_hosts`)
+    up to `top` hosts; every count for a device without a list."""
+    offered = [h for h in s.device.slice_hosts if h <= top]
+    return np.array(offered or [1]) if s.device.slice_hosts else np.arange(1, top + 1)
+
+
 class Context:
     def __init__(self, s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> None:
         self.s = s
@@ -92,8 +99,9 @@ class Context:
         workers = np.arange(1, top + 1)
         eps = _runnable_eps(throughput.ps_terms(s, workers, d, L), workers)
         self.ps = Candidate("parameter_server", throughput.predict_ps(s, pick_count(eps, workers, self.target), d, L))
-        tpu_eps = _runnable_eps(throughput.sync_terms(s, workers, d, links=L), workers)
-        self.tpu_rung = Candidate("tpu", throughput.predict_sync(s, "tpu", pick_count(tpu_eps, workers, self.target), d, L))
+        slices = tpu_slice_counts(s, top)
+        tpu_eps = _runnable_eps(throughput.sync_terms(s, slices, d, links=L), slices)
+        self.tpu_rung = Candidate("tpu", throughput.predict_sync(s, "tpu", pick_count(tpu_eps, slices, self.target), d, L))
 
         p = self.mwms.prediction
         self.stragglers = bool(p and p.straggler_seconds >= STRAGGLER_SIGNIFICANT_FRACTION * p.step_seconds)

@@ -11,6 +11,7 @@ from rung.ladder.context import LINEAR_SCALING_FRACTION, Context
 from rung.ladder.decision import Finding
 from rung.model import throughput
 from rung.model.throughput import Prediction
+from rung.spec import catalog
 
 REPLICATING = ("single_device", "mirrored", "multi_worker_mirrored", "tpu")
 
@@ -95,6 +96,16 @@ def _proposal_warnings(ctx: Context) -> list[Finding]:
     if (prop.strategy == "tpu" and not ctx.tpu) or (ctx.tpu and prop.strategy in gpu_strategies):
         out.append(Finding(C.PROPOSAL_WRONG_HARDWARE,
             f"the proposal's {prop.strategy} does not match the hardware on offer ({s.device.name})"))
+    offered = s.device.slice_hosts
+    if prop.strategy == "tpu" and ctx.tpu and offered and prop.hosts not in offered:
+        below = [h for h in offered if h < prop.hosts]
+        above = [h for h in offered if h > prop.hosts]
+        near = " and ".join(f"{catalog.slice_name(s.device, h)} ({h} host{'s' if h > 1 else ''})"
+                            for h in (below[-1:] + above[:1]))
+        out.append(Finding(C.PROPOSAL_NOT_A_SLICE,
+            f"no {s.device.name.rpartition('-')[0]} slice has {prop.hosts} hosts: TPUStrategy runs on one slice, "
+            f"whose hosts share its ICI, and the nearest are {near}; the review predicts the {prop.hosts} hosts "
+            "asked for"))
     return out
 
 

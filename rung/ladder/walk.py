@@ -19,6 +19,7 @@ from rung.ladder.rejections import multi_host_losses, rejections
 from rung.ladder.review import beyond_compute, review
 from rung.ladder.strategy_options import sharding, splits_tables, strategy_options
 from rung.model import comm, memory, throughput
+from rung.spec import catalog
 from rung.spec.scenario import Scenario
 
 # A multi-host plan that spends this share of its step exchanging between hosts is
@@ -675,9 +676,13 @@ def _fix_input(ctx: Context) -> Decision:
 def _tpu(ctx: Context) -> Decision:
     c, s = ctx.tpu_rung, ctx.s
     p = c.prediction
+    plan = f"{u.plan(p.hosts, p.devices_per_host)} predicted at {u.rate(p.examples_per_second)}"
+    if p.hosts > 1 and s.device.slice_hosts:
+        plan = (f"a {catalog.slice_name(s.device, p.hosts)} slice, {plan}; a slice's chips are joined by ICI "
+                "across its hosts, so the gradients never cross the data-centre network")
     reasons = [Finding(C.TPU_HARDWARE,
         f"the hardware on offer is {s.device.name}: TPUStrategy is chosen by the hardware, "
-        f"not by preference ({u.plan(p.hosts, p.devices_per_host)} predicted at {u.rate(p.examples_per_second)})")]
+        f"not by preference ({plan})")]
     warnings = _input_warning(ctx)
     if not ctx.meets(c):
         reasons.append(_unreachable(ctx, c))
@@ -857,7 +862,12 @@ def _warnings(ctx: Context, c: Candidate) -> list[Finding]:
 
 def _sync_warnings(ctx: Context, p) -> list[Finding]:
     s, out = ctx.s, []
-    if p.hosts > 1:
+    if p.hosts > 1 and ctx.tpu:
+        out.append(Finding(C.GANG_SCHEDULING,
+            f"all {p.hosts} hosts of the slice run the same script at once (gcloud compute tpus tpu-vm ssh "
+            "--worker=all; TPUClusterResolver finds the slice, no TF_CONFIG) and every step runs at the pace of "
+            "the slowest host's input; a lost host stops the slice until restart"))
+    elif p.hosts > 1:
         out.append(Finding(C.GANG_SCHEDULING,
             f"all {p.hosts} workers must be up at once (TF_CONFIG on each, gang-scheduled) and every "
             "step runs at the pace of the slowest; a dead worker stalls the collective until restart"))

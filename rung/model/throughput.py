@@ -139,6 +139,17 @@ def intra_host_efficiency(s: Scenario, links: comm.Links) -> float:
     return eff if s.hardware.peer_to_peer else eff * links.host_staged_factor
 
 
+def tpu_exchange(s: Scenario, hosts, devices_per_host):
+    """The (hosts, devices per host) a synchronous step's gradient exchange runs across. A TPU
+    slice of several hosts is one ICI domain (a 2D or 3D torus joins every chip of the slice,
+    across its hosts; the data-centre network is not on the path: Cloud TPU system
+    architecture), so its exchange is one ring over all H x D chips at the chips' ICI rate:
+    (1, H x D). GPUs' hosts all-reduce among their devices and then over the network: (H, D)."""
+    h = np.asarray(hosts, dtype=float)
+    d = np.asarray(devices_per_host, dtype=float)
+    return (np.ones_like(h * d), h * d) if s.is_tpu else (h, d)
+
+
 def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second=None,
                batch=None, intra_host_bytes_per_second=None, links: comm.Links = comm.DEFAULT_LINKS,
                testbed: Optional[Testbed] = None) -> dict:
@@ -152,6 +163,9 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     intra_bw = s.intra_host_bytes_per_second if intra_host_bytes_per_second is None else intra_host_bytes_per_second
     h = np.asarray(hosts, dtype=float)
     d = np.asarray(devices_per_host, dtype=float)
+    # where the gradients go: a TPU slice's hosts share one ICI domain, so its exchange is one
+    # ring over every chip on ICI (`tpu_exchange`); GPUs' is hierarchical, hosts over the network
+    xh, xd = tpu_exchange(s, h, d)
     k = float(w.gradient_accumulation_steps)
     measured, micro_compute, micro_wait = _scaled_step(s, batch)
     # what a step costs more under the strategy's mirrored variables (measured on one device:
@@ -163,11 +177,11 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     compute, wait = k * micro_compute, k * micro_wait
     grad_bytes = dense_params(s) * memory.BYTES_PER_DTYPE[w.param_dtype]
     intra_eff = intra_host_efficiency(s, links)
-    intra = np.where(d > 1, comm.intra_host_allreduce_seconds(grad_bytes, d, intra_bw, intra_eff,
-                                                               links.intra_host_hop_seconds,
-                                                               links.intra_host_algorithm), 0.0)
-    inter = np.where(h > 1, comm.inter_host_allreduce_seconds(grad_bytes, h, inter_bw, links.inter_host_efficiency,
-                                                               links.inter_host_hop_seconds), 0.0)
+    intra = np.where(xd > 1, comm.intra_host_allreduce_seconds(grad_bytes, xd, intra_bw, intra_eff,
+                                                                links.intra_host_hop_seconds,
+                                                                links.intra_host_algorithm), 0.0)
+    inter = np.where(xh > 1, comm.inter_host_allreduce_seconds(grad_bytes, xh, inter_bw, links.inter_host_efficiency,
+                                                                links.inter_host_hop_seconds), 0.0)
     slowdown = 1.0
     if testbed is not None:  # streaming between test hosts takes CPU from the shared cores
         slowdown = 1.0 / (1.0 - testbed.cpu_share(h))
@@ -180,19 +194,19 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     share = np.where(exchange > 0, exposed / np.where(exchange > 0, exchange, 1.0), 0.0)
     intra, inter = intra * share, inter * share
     sparse_bytes = sparse_bytes_per_example(s) * np.asarray(batch, dtype=float) * k
-    sp_intra, sp_inter = comm.sparse_allgather_seconds(sparse_bytes, h, d, intra_bw, inter_bw, links, intra_eff)
-    sparse = np.where((h * d > 1) & (sparse_bytes > 0), np.where(d > 1, sp_intra, 0.0) + sp_inter * slowdown, 0.0)
+    sp_intra, sp_inter = comm.sparse_allgather_seconds(sparse_bytes, xh, xd, intra_bw, inter_bw, links, intra_eff)
+    sparse = np.where((h * d > 1) & (sparse_bytes > 0), np.where(xd > 1, sp_intra, 0.0) + sp_inter * slowdown, 0.0)
     # each sparse gradient's three collectives in sequence, once a step (the k micro-batches'
     # rows go in one exchange, as their bytes do): latency
     sparse = sparse + np.where(h * d > 1, comm.sparse_gather_latency_seconds(
-        sparse_gradient_tensors(s), comm.small_allreduce_seconds(h, d, links)), 0.0)
+        sparse_gradient_tensors(s), comm.small_allreduce_seconds(xh, xd, links)), 0.0)
     # the fixed cost of a synchronous step: real hosts', or the test bed's own, measured
     # between its hosts (0 inside one test host)
     fixed = links.sync_step_seconds if testbed is None else np.where(h > 1, testbed.sync_seconds, 0.0)
     sync = np.where(h * d > 1, fixed + links.colocation_overhead * compute, 0.0)
     # synchronized BatchNorm: six small all-reduces a layer in every micro-batch, in sequence
     sync_bn = np.where(h * d > 1, k * comm.sync_batch_norm_seconds(
-        w.sync_batch_norm_layers, comm.small_allreduce_seconds(h, d, links)), 0.0)
+        w.sync_batch_norm_layers, comm.small_allreduce_seconds(xh, xd, links)), 0.0)
     # k independent micro-batches: the sum's spread grows as sqrt(k), not k (its cv / sqrt(k))
     strag = straggler.straggler_seconds(compute, w.step_time_cv / np.sqrt(k), h, w.step_time_distribution)
     stream_cpu = 0.0

@@ -46,6 +46,9 @@ class Device:
     is_tpu: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
     throughput: Throughput | None = None
+    # TPUs: the host counts of the slices Cloud TPU offers of this generation (a slice's
+    # hosts share one ICI domain; `slice_name` names one)
+    slice_hosts: tuple[int, ...] = ()
 
 
 def _gpu(name, memory_gib, default_link, source, nvlink=None, pcie=PCIE_GEN4_GBPS, peak=None):
@@ -55,8 +58,20 @@ def _gpu(name, memory_gib, default_link, source, nvlink=None, pcie=PCIE_GEN4_GBP
     return Device(name, memory_gib, links, default_link, source, throughput=peak)
 
 
-def _tpu(name, memory_gib, ici_gbps, source, peak=None):
-    return Device(name, memory_gib, {"ici": ici_gbps}, "ici", source, is_tpu=True, throughput=peak)
+def _tpu(name, memory_gib, ici_gbps, source, slice_hosts, peak=None):
+    return Device(name, memory_gib, {"ici": ici_gbps}, "ici", source, is_tpu=True, throughput=peak,
+                  slice_hosts=tuple(slice_hosts))
+
+
+def _powers_of_two(top: int) -> tuple[int, ...]:
+    return tuple(2 ** i for i in range(top.bit_length()) if 2 ** i <= top)
+
+
+def slice_name(device: Device, hosts: int) -> str:
+    """The Cloud TPU accelerator type of `hosts` hosts of a one-host slice (TPU-v4-8 x 2 hosts:
+    TPU-v4-16): the catalog's one-host name with its count times the hosts."""
+    stem, _, count = device.name.rpartition("-")
+    return f"{stem}-{int(count) * hosts}" if count.isdigit() else f"{hosts} x {device.name}"
 
 
 def _peak(fp32, tf32, half, memory_gb_per_s, source):
@@ -107,14 +122,22 @@ _DEVICES = [
                                           "2.25 PFLOPS dense (half the sparse figures); 8 TB/s")),
     # TPU slices: memory per device (core for v3, chip otherwise); ICI per chip, one
     # direction, from the Cloud TPU system-architecture pages.
+    # Slices (cloud.google.com/tpu/docs: v3, v4, v5e, v5p "configurations"): v3-8 is one host
+    # and its pod slices start at v3-32 (4 hosts) up to v3-2048; v4 and v5p slices of 1, 2, 4, ...
+    # hosts (4 chips each; the largest are not all powers of two: v5p up to 1,536 hosts); v5e
+    # trains on up to 256 chips, 8 to a host: 1 to 32 hosts.
     _tpu("TPU-v3-8", 16, 656.0,
          "Cloud TPU v3: 8 cores, 16 GiB HBM per core; ICI figure is an estimate (not published per chip)",
+         (1,) + tuple(h for h in _powers_of_two(256) if h >= 4),
          peak=_tpu_peak(61.5, 450, "Cloud TPU v3: 123 TFLOPS BF16 and 900 GB/s per chip of 2 cores; per core")),
     _tpu("TPU-v4-8", 32, 2400.0, "Cloud TPU v4: 4 chips, 32 GiB HBM each; ICI 2400 Gb/s per chip",
+         _powers_of_two(1024),
          peak=_tpu_peak(275, 1228, "Cloud TPU v4: 275 TFLOPS BF16, 1,228 GB/s per chip")),
     _tpu("TPU-v5e-8", 16, 1600.0, "Cloud TPU v5e: 8 chips, 16 GB HBM2 each; ICI 1600 Gb/s per chip",
+         _powers_of_two(32),
          peak=_tpu_peak(197, 819, "Cloud TPU v5e: 197 TFLOPS BF16, 819 GB/s per chip")),
     _tpu("TPU-v5p-8", 95, 4800.0, "Cloud TPU v5p: 4 chips, 95 GB HBM2e each; ICI 4800 Gb/s per chip",
+         _powers_of_two(1024),
          peak=_tpu_peak(459, 2765, "Cloud TPU v5p: 459 TFLOPS BF16, 2,765 GB/s per chip")),
 ]
 

@@ -155,6 +155,61 @@ def test_tpu_is_chosen_by_hardware_and_flags_dynamic_shapes():
     assert gpu.verdict != "tpu" and "DYNAMIC_SHAPES" not in gpu.codes
 
 
+TPU_V4 = {"device": "TPU-v4-8", "intra_host": None, "devices_per_host": 4}
+
+
+def hand_tpu_slice_examples_per_second(hosts: int) -> float:
+    """The valid workload on a TPU-v4 slice of `hosts` hosts of 4 chips, every term written
+    out: one ring over all 4 x hosts chips on ICI (2,400 Gb/s = 300 GB/s a chip, 0.77 of it,
+    5 us a hop), whatever the network between hosts; the fixed 3 ms and 0.065 of compute;
+    the straggler wait across the hosts."""
+    grads, compute, n = 102.4e6, 0.205, 4 * hosts
+    ici = 2 * (n - 1) / n * grads / (300e9 * 0.77) + 2 * (n - 1) * 5e-6
+    straggler = compute * 0.02 * HARTER[hosts]
+    return n * 256 / (0.21 + ici + 0.003 + 0.065 * compute + straggler)
+
+
+def test_a_tpu_slice_exchanges_on_ici_not_the_network():
+    """A TPU slice's hosts share its ICI: its gradients never cross the data-centre network,
+    so a 1 Gb/s network between the hosts changes nothing (a GPU fleet's hosts would wait
+    seconds on it)."""
+    target = hand_tpu_slice_examples_per_second(2) * 0.99
+    slow = decide(hardware={**TPU_V4, "inter_host_gbps": 1}, goal={"target_examples_per_second": target})
+    fast = decide(hardware={**TPU_V4, "inter_host_gbps": 400}, goal={"target_examples_per_second": target})
+    assert slow.verdict == "tpu" and slow.hosts == 2 and slow.meets_goal
+    assert slow.prediction.inter_host_seconds == 0
+    assert slow.prediction.examples_per_second == pytest.approx(hand_tpu_slice_examples_per_second(2), rel=1e-3)
+    assert fast.prediction.examples_per_second == pytest.approx(slow.prediction.examples_per_second, rel=1e-9)
+    assert "TPU-v4-16 slice" in slow.reasons[0].message
+    gang = next(f for f in slow.warnings if f.code == "GANG_SCHEDULING")
+    assert "no TF_CONFIG" in gang.message
+    gpu = decide(hardware={"inter_host_gbps": 1}, goal={"target_examples_per_second": 8 * 256 / 0.21 * 1.2})
+    assert gpu.prediction is not None and gpu.prediction.hosts in (1, 2)
+    if gpu.prediction.hosts == 2:
+        assert gpu.prediction.inter_host_seconds > 1.0  # 2 x 102.4 MB / 1 Gb/s, about 1.8 s
+
+
+def test_tpu_plans_take_the_slices_the_generation_offers():
+    """Cloud TPU v3 slices are one host (v3-8) or 4, 8, ... hosts (v3-32, v3-64, ...); v4 slices
+    1, 2, 4, ... hosts: a plan needing three hosts' worth rents the next slice, and a fleet
+    capped at 3 hosts gets 2."""
+    one_host = 8 * 256 / 0.21  # a v3-8's 8 cores, linear
+    v3 = decide(hardware={"device": "TPU-v3-8", "intra_host": None, "devices_per_host": 8, "max_hosts": 8},
+                goal={"target_examples_per_second": 1.5 * one_host})
+    assert v3.verdict == "tpu" and v3.hosts == 4 and "TPU-v3-32 slice" in v3.reasons[0].message
+    capped = decide(hardware={**TPU_V4, "max_hosts": 3}, goal={"target_examples_per_second": 1e9})
+    assert capped.verdict == "tpu" and capped.hosts == 2 and not capped.meets_goal
+
+
+def test_a_tpu_proposal_on_no_slice_is_named():
+    hw = {**TPU_V4, "max_hosts": 8}
+    three = decide(hardware=hw, proposal={"strategy": "tpu", "hosts": 3})
+    four = decide(hardware=hw, proposal={"strategy": "tpu", "hosts": 4})
+    found = next(f for f in three.warnings if f.code == "PROPOSAL_NOT_A_SLICE")
+    assert "TPU-v4-16 (2 hosts) and TPU-v4-32 (4 hosts)" in found.message
+    assert "PROPOSAL_NOT_A_SLICE" not in four.codes
+
+
 def test_input_bound_outlook_after_the_fix():
     d = decide(workload={"step_seconds": 0.5, "input_wait_seconds": 0.3})
     assert d.verdict == "fix_input_pipeline"
