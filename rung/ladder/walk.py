@@ -864,9 +864,9 @@ def _sync_warnings(ctx: Context, p) -> list[Finding]:
     s, out = ctx.s, []
     if p.hosts > 1 and ctx.tpu:
         out.append(Finding(C.GANG_SCHEDULING,
-            f"all {p.hosts} hosts of the slice run the same script at once (gcloud compute tpus tpu-vm ssh "
-            "--worker=all; TPUClusterResolver finds the slice, no TF_CONFIG) and every step runs at the pace of "
-            "the slowest host's input; a lost host stops the slice until restart"))
+            f"the slice's {p.hosts} hosts are rented, started and lost together (TPUClusterResolver with the "
+            "slice's name finds them all: no TF_CONFIG) and every step runs at the pace of the slowest host's "
+            "input; a lost host stops the slice until restart"))
     elif p.hosts > 1:
         out.append(Finding(C.GANG_SCHEDULING,
             f"all {p.hosts} workers must be up at once (TF_CONFIG on each, gang-scheduled) and every "

@@ -158,7 +158,7 @@ def _run_help(job: Job, out: str) -> str:
         return ("  python train.py --steps 100            # every GPU of this host\n"
                 "  python train.py --cpu-devices 2        # no GPU: two logical CPU devices, to try it\n")
     if v == "tpu":
-        return "  TPU_NAME=my-tpu python train.py --steps 100\n"
+        return "  TPU_NAME=my-tpu python train.py --steps 100   # my-tpu: the slice's name\n"
     lines = ["  On every task, its own TF_CONFIG (`rung tf-config --all` prints them), then:",
              "    python train.py --steps 100 --checkpoint-dir /shared/checkpoints",
              f"  Or all on this machine: rung launch WORKLOAD.py --strategy {v} --workers {job.workers}"
