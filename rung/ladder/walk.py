@@ -755,7 +755,12 @@ def _interconnect_bound(ctx: Context, c: Candidate, met: bool) -> Finding | None
     """The chosen multi-host plan spends half its step or more exchanging gradients between
     hosts, or misses the target with the exchange as its largest loss."""
     p, s = c.prediction, ctx.s
-    if p is None or p.hosts <= 1 or c.verdict not in ("multi_worker_mirrored", "parameter_server", "tpu"):
+    # (a TPU slice's exchange runs on its ICI, not between hosts: `throughput.tpu_exchange`)
+    if p is None or p.hosts <= 1 or c.verdict not in ("multi_worker_mirrored", "parameter_server"):
+        return None
+    if p.dispatch_bound:
+        # the coordinator's dispatch caps the fleet (COORDINATOR_BOUND): a faster network
+        # would shorten every worker's step and the fleet would still do what it does
         return None
     exchange = p.ps_exchange_seconds if c.verdict == "parameter_server" else (
         p.inter_host_seconds + p.sparse_exchange_seconds)

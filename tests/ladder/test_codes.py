@@ -111,9 +111,11 @@ def test_a_target_missed_for_want_of_hosts_is_not_interconnect_bound():
     assert "TARGET_UNREACHABLE" in reasons(d) and "INTERCONNECT_BOUND" not in d.codes
 
 
-def test_interconnect_bound_says_when_more_hosts_do_not_pay():
-    # embedding-dominated on 1 Gb/s: parameter servers' pulls and pushes saturate the
-    # network, so throughput stops rising before the 64 hosts on offer
+def test_more_hosts_that_do_not_pay_are_the_coordinators_doing():
+    # embedding-dominated on 1 Gb/s: each worker's step is mostly pulls and pushes (0.39 of
+    # 0.44 s), but throughput stops rising before the 64 hosts on offer because 45 workers ask
+    # the one coordinator for its 100 steps a second; a faster network would not move that
+    # (rung said INTERCONNECT_BOUND, "the reason more than 45 of the 64 hosts do not pay")
     d = decide(workload={"params": 100e6, "embedding_params": 95e6, "optimizer": "adagrad", "per_device_batch": 512,
                          "step_seconds": 0.05, "activation_bytes_per_example": 1e4,
                          "sparse_gradient_bytes_per_example": 2560},
@@ -121,8 +123,9 @@ def test_interconnect_bound_says_when_more_hosts_do_not_pay():
                          "max_hosts": 64},
                goal={"target_examples_per_second": 2e6})
     assert d.verdict == "parameter_server" and d.prediction.hosts < 64 and not d.meets_goal
-    [f] = [f for f in d.reasons if f.code == "INTERCONNECT_BOUND"]
-    assert f"more than {d.prediction.hosts} of the 64 hosts on offer do not pay" in f.message
+    assert d.prediction.ps_exchange_seconds > 0.5 * d.prediction.step_seconds
+    assert "COORDINATOR_BOUND" in warnings(d) and "INTERCONNECT_BOUND" not in d.codes
+    assert d.prediction.examples_per_second == pytest.approx(512 * 100, rel=1e-6)  # 100 steps/s of 512
 
 
 def embedding_fleet(**workload) -> dict:
