@@ -53,6 +53,7 @@ BIGGER_DEVICE = "BIGGER_DEVICE"
 # fleet does
 BIGGER_HOST_NOT_OFFERED = "BIGGER_HOST_NOT_OFFERED"
 CHEAPER_OPTION = "CHEAPER_OPTION"
+CHEAPER_PER_EXAMPLE = "CHEAPER_PER_EXAMPLE"  # prefer: cost: another option meets the target for >= 25% less per example
 OVER_BUDGET = "OVER_BUDGET"
 
 # rung's own codes.

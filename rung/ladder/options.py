@@ -172,6 +172,22 @@ def choose(options: list[Option], s: Scenario) -> tuple[Option, list[Finding], l
                 f"${o.usd_per_hour:,.2f} an hour, {1 - o.usd_per_hour / chosen.usd_per_hour:.0%} less than "
                 f"{chosen.name}'s ${chosen.usd_per_hour:,.2f}; the simpler plan was kept (prefer: cost "
                 "would take it)"))
+    if s.goal.prefer == "cost" and chosen.meets and chosen.usd_per_million_examples:
+        # the cheapest an hour runs longer when it is slower: for a fixed amount of training
+        # what it costs in all is its price per example
+        cheaper = [o for o in pool if o.meets and o is not chosen and o.usd_per_million_examples is not None
+                   and o.usd_per_million_examples <= (1 - CHEAPER_BY) * chosen.usd_per_million_examples]
+        if cheaper:
+            o = min(cheaper, key=lambda x: x.usd_per_million_examples)
+            warnings.append(Finding(C.CHEAPER_PER_EXAMPLE,
+                f"{o.name} meets the target with {o.decision.verdict} on {o.decision.hosts} host(s) at "
+                f"${o.usd_per_million_examples:,.2f} per million examples"
+                + (" (its step estimated, not measured: STEP_TIME_ESTIMATED)"
+                   if o.scenario.workload.step_seconds_source == "estimated" else "") + ", "
+                f"{1 - o.usd_per_million_examples / chosen.usd_per_million_examples:.0%} less than {chosen.name}'s "
+                f"${chosen.usd_per_million_examples:,.2f}: for a fixed amount of training it costs less in all, "
+                f"though ${o.usd_per_hour - chosen.usd_per_hour:,.2f} more an hour; prefer: cost takes the "
+                "cheapest an hour (the contract's rule), which suits a job that runs for a fixed time"))
     return chosen, reasons, warnings
 
 

@@ -64,6 +64,25 @@ def test_prefer_cost_takes_the_cheapest_per_hour_and_simplicity_warns_about_it()
     assert "CHEAPER_OPTION" not in cheap.codes
 
 
+def test_prefer_cost_names_an_option_cheaper_per_example():
+    """The team's fleet meets 1,500/s on 10 hosts for $10.10 an hour; one H100 host measured at
+    0.02 s a step does 64 / 0.02 = 3,200/s for $11: $11 / (3,200 x 3,600) x 10^6 = $0.95 per
+    million examples, about half the fleet's. prefer: cost takes the fleet (cheaper an hour, the
+    contract's rule) and says what the faster box costs per example."""
+    h100 = {"name": "h100", "usd_per_host_hour": 11.0, "device": "H100-80GB", "devices_per_host": 1,
+            "max_hosts": 1, "step_seconds": 0.02}
+    cheap = decide(scenario(offers=[h100], goal={**TEAM["goal"], "prefer": "cost"}))
+    assert cheap.option == "hardware" and cheap.meets_goal
+    fleet = cheap.to_json()["options"][0]
+    assert fleet["usd_per_hour"] < 11.0
+    [f] = [f for f in cheap.warnings if f.code == "CHEAPER_PER_EXAMPLE"]
+    assert "h100 meets the target with single_device on 1 host(s) at $0.95 per million examples" in f.message
+    assert "STEP_TIME_ESTIMATED" not in f.message  # its step was measured there
+    # prefer: simplicity takes the one device, and has nothing to add about it
+    simple = decide(scenario(offers=[h100]))
+    assert simple.option == "h100" and "CHEAPER_PER_EXAMPLE" not in simple.codes
+
+
 def test_over_budget_rules_an_option_out():
     # the team's fleet meets 1500/s on 10 hosts ($10.10 an hour); the big box costs $16.29
     d = decide(scenario(offers=[BIG_BOX], goal={**TEAM["goal"], "max_usd_per_hour": 12}))
