@@ -46,6 +46,8 @@ def test_decision_invariants(data):
     # hardware decides TPU
     if s.is_tpu:
         assert j["verdict"] in ("tpu", "needs_sharding", "fix_input_pipeline")
+        if j["verdict"] == "tpu":  # a slice the generation offers, within max_hosts
+            assert j["hosts"] in s.device.slice_hosts and j["hosts"] <= max(1, s.hardware.max_hosts)
     else:
         assert j["verdict"] != "tpu"
 
