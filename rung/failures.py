@@ -14,6 +14,8 @@ GRU under tf-keras's strategies."""
 
 from __future__ import annotations
 
+import inspect
+
 import re
 from typing import Optional
 
@@ -180,6 +182,11 @@ def not_a_dataset_problem(batch_size: int, ds) -> str:
         return (f"{said}: a keras.utils.Sequence (PyDataset) feeds one process's fit, and tf.distribute's strategies "
                 "take a tf.data.Dataset; build the batches with tf.data (tf.data.Dataset.from_tensor_slices((x, y))"
                 ".batch(batch_size), or a map over file names)")
+    if inspect.isgenerator(ds):
+        return (f"{said}: make_dataset is a Python generator (it yields), and tf.distribute's strategies take a "
+                "tf.data.Dataset; wrap the generator, tf.data.Dataset.from_generator(gen, output_signature=(...)), "
+                "or better build the batches with tf.data ops (a generator runs in one Python thread, and under "
+                "parameter servers only on the coordinator)")
     return said
 
 

@@ -321,3 +321,10 @@ def test_what_make_dataset_returned_instead_of_a_dataset_says_what_to_build():
                            "a keras.utils.Sequence (PyDataset) feeds one process's fit")
     assert not_a_dataset_problem(8, object()) == ("make_dataset(8) returned object; expected a tf.data.Dataset of "
                                                   "(features, labels) batches")
+
+    def make_dataset(batch_size, input_context=None):  # a script's generator
+        while True:
+            yield [0] * batch_size, [0] * batch_size
+
+    assert ("make_dataset is a Python generator (it yields)" in not_a_dataset_problem(32, make_dataset(32))
+            and "tf.data.Dataset.from_generator(gen, output_signature=(...))" in not_a_dataset_problem(32, make_dataset(32)))
