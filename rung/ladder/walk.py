@@ -784,11 +784,15 @@ def _interconnect_bound(ctx: Context, c: Candidate, met: bool) -> Finding | None
     elif stopped:
         why = (f", the largest loss, and the reason more than {p.hosts} of the {ctx.max_hosts} hosts on offer "
                "do not pay")
+    fixes = ("a faster network, or more examples for the same pulls and pushes (a larger per-worker batch: "
+             "every step moves the dense variables and their gradients whatever its batch)"
+             if c.verdict == "parameter_server" else
+             "a faster network, fewer and bigger hosts, or fewer gradient bytes (mixed-precision all-reduce, "
+             "gradient accumulation)")
     return Finding(C.INTERCONNECT_BOUND,
         f"{what} between hosts over {u.gbps(s.inter_host_bytes_per_second)} takes {u.seconds(exchange)} of "
         f"each {u.seconds(p.step_seconds)} step ({u.percent(share)}) against {u.seconds(p.compute_seconds)} "
-        f"of compute{why}; a faster network, fewer and bigger hosts, or fewer gradient bytes (mixed-precision "
-        "all-reduce, gradient accumulation) buy more than more hosts")
+        f"of compute{why}; {fixes} buy more than more hosts")
 
 
 def _async_reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Finding]:

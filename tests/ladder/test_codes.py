@@ -111,6 +111,27 @@ def test_a_target_missed_for_want_of_hosts_is_not_interconnect_bound():
     assert "TARGET_UNREACHABLE" in reasons(d) and "INTERCONNECT_BOUND" not in d.codes
 
 
+def test_interconnect_bound_names_the_fixes_of_its_strategy():
+    """Multi-worker's exchange shrinks with fewer gradient bytes (16-bit all-reduce, accumulation);
+    parameter-server workers pull and push the dense variables every step, whatever their batch."""
+    sync = decide(workload={"params": 350e6, "optimizer": "adam", "per_device_batch": 8, "step_seconds": 0.45,
+                            "input_wait_seconds": 0.01, "mixed_precision": True, "activation_bytes_per_example": 0},
+                  hardware={"device": "A10G", "devices_per_host": 4, "intra_host": None, "inter_host_gbps": 10,
+                            "max_hosts": 16},
+                  goal={"target_examples_per_second": 400})
+    assert sync.verdict == "multi_worker_mirrored"
+    [s] = [f for f in sync.reasons if f.code == "INTERCONNECT_BOUND"]
+    assert "mixed-precision all-reduce" in s.message and "per-worker batch" not in s.message
+    ps = decide(workload={"params": 60e6, "optimizer": "adam", "per_device_batch": 64, "step_seconds": 0.3,
+                          "input_wait_seconds": 0.003, "step_time_cv": 0.35},
+                hardware={"device": "T4", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 10,
+                          "max_hosts": 32},
+                goal={"target_examples_per_second": 3000})
+    assert ps.verdict == "parameter_server"
+    [f] = [f for f in ps.reasons if f.code == "INTERCONNECT_BOUND"]
+    assert "a larger per-worker batch" in f.message and "all-reduce" not in f.message
+
+
 def test_more_hosts_that_do_not_pay_are_the_coordinators_doing():
     # embedding-dominated on 1 Gb/s: each worker's step is mostly pulls and pushes (0.39 of
     # 0.44 s), but throughput stops rising before the 64 hosts on offer because 45 workers ask
