@@ -205,15 +205,30 @@ def python_input_calls(source: str, folder=None) -> list[str]:
 def mixed_float16_calls(source: str, folder=None) -> list[str]:
     """The calls of a workload file that pass the literal "mixed_float16", positionally or
     by keyword, as "set_global_policy('mixed_float16') (line 5)": Keras's global policy, a
-    Policy or DTypePolicy, a layer's dtype=. tf-keras refuses the policy under parameter
-    servers (STRATEGY_FAILS). Read as `jit_compile_calls`: a policy named by a variable is
-    not found, and a call the model does not reach is."""
+    Policy or DTypePolicy, a layer's dtype=; or a name the file assigns that literal
+    (`POLICY = "mixed_float16"`, then `set_global_policy(POLICY)`). tf-keras refuses the
+    policy under parameter servers (STRATEGY_FAILS). Read as `jit_compile_calls`: a policy
+    computed at run time is not found, and a call the model does not reach is."""
     import ast  # noqa: PLC0415 - only here
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        tree = None
+    # the names the file assigns the literal (at any level: a constant, a default)
+    names = {target.id for node in (ast.walk(tree) if tree is not None else ())
+             if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
+             and node.value.value == "mixed_float16"
+             for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+             if isinstance(target, ast.Name)}
 
     def named(node, name):
         values = list(node.args) + [k.value for k in node.keywords]
         if any(isinstance(v, ast.Constant) and v.value == "mixed_float16" for v in values):
             return f"{name or 'a call'}('mixed_float16') (line {node.lineno})"
+        through = next((v.id for v in values if isinstance(v, ast.Name) and v.id in names), None)
+        if through:
+            return f"{name or 'a call'}({through}='mixed_float16') (line {node.lineno})"
         return None
 
     return _calls(source, named, folder)

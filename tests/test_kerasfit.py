@@ -91,6 +91,15 @@ def test_calls_that_name_the_mixed_float16_policy_are_found_with_their_lines():
     assert mixed_float16_calls(source) == ["set_global_policy('mixed_float16') (line 2)",
                                            "Policy('mixed_float16') (line 3)", "print('mixed_float16') (line 6)"]
     assert mixed_float16_calls("def broken(:") == []
+    # a name the file assigns the literal is followed; one it computes is not claimed
+    named = "\n".join([
+        "POLICY = 'mixed_float16'",
+        "OTHER = 'float32'",
+        "tf.keras.mixed_precision.set_global_policy(POLICY)",                # line 3
+        "tf.keras.mixed_precision.set_global_policy(OTHER)",
+        "tf.keras.mixed_precision.set_global_policy(os.environ['POLICY'])",
+    ])
+    assert mixed_float16_calls(named) == ["set_global_policy(POLICY='mixed_float16') (line 3)"]
 
 
 def test_calls_that_put_python_into_a_pipeline_are_found_with_their_lines():
