@@ -160,6 +160,10 @@ def check(config: Any, strategy: Optional[str] = None) -> Optional[Task]:
         return None
     cluster = config["cluster"]
     _check_cluster(cluster)
+    if strategy is None and "ps" in cluster:
+        # only ParameterServerStrategy has ps tasks: its rules hold (a chief, the coordinator,
+        # in every task's cluster: a worker's TF_CONFIG without it is not the coordinator's)
+        strategy = "parameter_server"
     task = config.get("task")
     if not isinstance(task, dict) or "type" not in task or "index" not in task:
         raise TFConfigError("task", "a cluster needs a task: {\"type\": ..., \"index\": ...}")

@@ -32,6 +32,8 @@ def cfg(task_type="worker", index=0, cluster=None, **extra):
     (cfg(cluster={"worker": ["a:70000"]}), None, "cluster.worker[0]", "out of range"),
     (cfg(cluster={"worker": {"0": "a:1"}}), None, "cluster.worker", "list of addresses"),
     (cfg(cluster={"worker": ["a:1"], "ps": ["b:1"]}), "parameter_server", "cluster.chief", "needs at least one ps"),
+    # ps tasks make it a parameter-server cluster even when no --strategy says so: a chief is needed
+    (cfg(cluster={"worker": ["a:1"], "ps": ["b:1"]}), None, "cluster.chief", "a chief (the coordinator)"),
     (cfg(), "multi_worker_mirrored", "cluster.ps", "no parameter servers"),
     ({"task": {"type": "worker", "index": 0}}, None, "cluster", "no cluster"),
     ({"clusters": {"worker": ["a:1"]}}, None, "clusters", "did you mean 'cluster'"),
