@@ -13,6 +13,7 @@ from typing import Optional
 import numpy as np
 import plotly.graph_objects as go
 
+from rung.ladder.context import tpu_slice_counts
 from rung.ladder.decision import Decision
 from rung.model import comm, memory, preemption, throughput
 from rung.spec.benchresult import BenchResult
@@ -62,8 +63,9 @@ def scaling_curves(s: Scenario, d: Decision, links: comm.Links) -> go.Figure:
     fig = go.Figure()
     hosts = counts(top)
     curves = []
-    if s.is_tpu:
-        curves.append(("tpu", hosts * dph, _fit(throughput.sync_terms(s, hosts, dph, links=links), hosts)))
+    if s.is_tpu:  # the slices the generation offers (`context.tpu_slice_counts`), as the ladder takes them
+        slices = tpu_slice_counts(s, top)
+        curves.append(("tpu", slices * dph, _fit(throughput.sync_terms(s, slices, dph, links=links), slices)))
     else:
         curves.append(("single_device", np.array([1]), _fit(throughput.sync_terms(s, 1, 1, links=links), np.array([1]))))
         if dph > 1:
