@@ -49,6 +49,7 @@ TPU_WITHOUT_STATIC_SHAPES = "TPU_WITHOUT_STATIC_SHAPES"
 # The contract's capacity-planning codes (scenario v1 additions).
 BIGGER_HOST = "BIGGER_HOST"
 BIGGER_DEVICE = "BIGGER_DEVICE"
+TPU_OFFERED = "TPU_OFFERED"  # an offer of TPUs is chosen over the team's GPUs: a port
 # rung's own: no offers given, and one host of 8 of the team's device would do what the
 # fleet does
 BIGGER_HOST_NOT_OFFERED = "BIGGER_HOST_NOT_OFFERED"

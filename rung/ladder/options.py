@@ -62,8 +62,15 @@ class Option:
         return bool(self.decision and self.decision.meets_goal)
 
     @property
-    def rung(self) -> int:
-        return RUNGS.index(self.decision.verdict)
+    def rung(self) -> float:
+        """Where the option's plan stands on the ladder, for `prefer: simplicity`. A TPU plan
+        for a workload with dynamic shapes costs a static-shape port first ("budget porting
+        time, not just cluster time"): it ranks after a multi-worker plan that needs none,
+        before asynchronous parameter servers."""
+        v = self.decision.verdict
+        if v == "tpu" and self.scenario.workload.dynamic_shapes:
+            return RUNGS.index("multi_worker_mirrored") + 0.5
+        return float(RUNGS.index(v))
 
     def to_json(self) -> dict:
         d = self.decision
@@ -150,7 +157,16 @@ def choose(options: list[Option], s: Scenario) -> tuple[Option, list[Finding], l
     team = options[0]
     if chosen is not team and chosen.meets:
         d = chosen.decision
-        if team.decision.verdict == "needs_sharding":
+        if d.verdict == "tpu" and team.decision.verdict != "tpu":
+            now = (f"{team.decision.verdict} on {team.decision.hosts} host(s)" if team.meets else
+                   f"at most {u.rate(team.examples_per_second or 0)}")
+            reasons.insert(0, Finding(C.TPU_OFFERED,
+                f"{chosen.name}'s TPUs meet the target at {u.rate(chosen.examples_per_second)} with TPUStrategy, "
+                f"where the team's {team.scenario.device.name} hardware {'needs' if team.meets else 'reaches'} "
+                f"{now}: a move to TPUs is a port (XLA compiles the whole step; TPUClusterResolver in place of "
+                "TF_CONFIG)" + ("; its step is estimated from FLOPs, so measure one there before renting"
+                                if chosen.estimated else "")))
+        elif team.decision.verdict == "needs_sharding":
             reasons.insert(0, Finding(C.BIGGER_DEVICE,
                 f"the model does not fit one {team.scenario.device.name}, but a replica fits one "
                 f"{chosen.scenario.device.name} of {chosen.name}: {d.verdict} there meets the target at "
@@ -167,8 +183,10 @@ def choose(options: list[Option], s: Scenario) -> tuple[Option, list[Finding], l
                    and o.usd_per_hour <= (1 - CHEAPER_BY) * chosen.usd_per_hour]
         if cheaper:
             o = min(cheaper, key=lambda x: x.usd_per_hour)
+            port = (" after a static-shape port (the workload has dynamic shapes: DYNAMIC_SHAPES)"
+                    if o.decision.verdict == "tpu" and o.scenario.workload.dynamic_shapes else "")
             warnings.append(Finding(C.CHEAPER_OPTION,
-                f"{o.name} meets the target with {o.decision.verdict} on {o.decision.hosts} host(s) for "
+                f"{o.name} meets the target with {o.decision.verdict} on {o.decision.hosts} host(s){port} for "
                 f"${o.usd_per_hour:,.2f} an hour, {1 - o.usd_per_hour / chosen.usd_per_hour:.0%} less than "
                 f"{chosen.name}'s ${chosen.usd_per_hour:,.2f}; the simpler plan was kept (prefer: cost "
                 "would take it)"))

@@ -83,6 +83,27 @@ def test_prefer_cost_names_an_option_cheaper_per_example():
     assert simple.option == "h100" and "CHEAPER_PER_EXAMPLE" not in simple.codes
 
 
+def test_tpus_on_offer_are_a_port_not_a_free_rung():
+    """A GPU team offered TPUs: with static shapes the slice is taken, and the reason says it is a
+    port; with dynamic shapes the port comes first, so the team's multi-worker plan is kept and
+    the cheaper TPUs are named with the port they need."""
+    team = {"workload": {"params": 110e6, "optimizer": "adamw", "per_device_batch": 32, "step_seconds": 0.12,
+                         "input_wait_seconds": 0.002, "mixed_precision": True, "activation_bytes_per_example": 0},
+            "hardware": {"device": "A100-80GB", "devices_per_host": 8, "intra_host": None, "inter_host_gbps": 100,
+                         "max_hosts": 4, "usd_per_host_hour": 32},
+            "goal": {"target_examples_per_second": 4000}}
+    tpus = [{"name": "v5e", "usd_per_host_hour": 10, "device": "TPU-v5e-8", "devices_per_host": 8, "max_hosts": 4,
+             "step_seconds": 0.1}]
+    static = decide(valid_scenario(**team, offers=tpus))
+    assert static.option == "v5e" and static.verdict == "tpu" and static.meets_goal
+    assert static.reasons[0].code == "TPU_OFFERED" and "a move to TPUs is a port" in static.reasons[0].message
+    dynamic = decide(valid_scenario(**{**team, "workload": {**team["workload"], "dynamic_shapes": True}},
+                                    offers=tpus))
+    assert dynamic.option == "hardware" and dynamic.verdict == "multi_worker_mirrored" and dynamic.meets_goal
+    [f] = [f for f in dynamic.warnings if f.code == "CHEAPER_OPTION"]
+    assert f.message.startswith("v5e meets the target with tpu") and "after a static-shape port" in f.message
+
+
 def test_over_budget_rules_an_option_out():
     # the team's fleet meets 1500/s on 10 hosts ($10.10 an hour); the big box costs $16.29
     d = decide(scenario(offers=[BIG_BOX], goal={**TEAM["goal"], "max_usd_per_hour": 12}))
