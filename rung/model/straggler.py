@@ -29,12 +29,34 @@ _CDF = 0.5 * (1.0 + np.array([math.erf(x / math.sqrt(2.0)) for x in _GRID]))
 _LOG_CDF = np.log(np.maximum(_CDF, 1e-300))
 
 
-@lru_cache(maxsize=4096)
+_ROWS = 1024  # fleet sizes integrated at once (1024 x 3601 floats, 30 MB)
+
+
+def _integrate(n: np.ndarray) -> np.ndarray:
+    """E[max of n] for each n >= 2 of an integer array, on the grid, a block of rows at a time."""
+    out = np.empty(len(n))
+    for start in range(0, len(n), _ROWS):
+        k = n[start:start + _ROWS, None].astype(float)
+        density = k * _PDF * np.exp((k - 1.0) * _LOG_CDF)
+        out[start:start + _ROWS] = np.trapezoid(_GRID * density, _GRID, axis=1)
+    return out
+
+
+# E[max of n] for n = 1, 2, ... (index n - 1), grown as larger fleets are asked: a ladder
+# walk asks every fleet size up to max_hosts, dozens of times, so each is integrated once
+_TABLE = np.zeros(1)
+
+
+def _table(top: int) -> np.ndarray:
+    global _TABLE
+    if len(_TABLE) < top:
+        grown = np.arange(len(_TABLE) + 1, top + 1)
+        _TABLE = np.concatenate([_TABLE, _integrate(grown)])
+    return _TABLE
+
+
 def _expected_max_one(n: int) -> float:
-    if n <= 1:
-        return 0.0
-    density = n * _PDF * np.exp((n - 1) * _LOG_CDF)
-    return float(np.trapezoid(_GRID * density, _GRID))
+    return 0.0 if n <= 1 else float(_table(n)[n - 1])
 
 
 def expected_max_standard_normal(n):
@@ -42,8 +64,10 @@ def expected_max_standard_normal(n):
     if np.ndim(n) == 0:
         return _expected_max_one(int(n))
     arr = np.asarray(n, dtype=int)
-    uniq, inverse = np.unique(arr, return_inverse=True)
-    return np.array([_expected_max_one(int(u)) for u in uniq])[inverse].reshape(arr.shape)
+    if arr.size == 0:
+        return np.zeros(arr.shape)
+    table = _table(int(max(1, arr.max())))
+    return np.where(arr > 1, table[np.clip(arr, 1, None) - 1], 0.0)
 
 
 SIMULATED_CELLS = 8_000_000   # workers x steps simulated: 125,000 steps of up to 64 workers, 3,900 of 2,048

@@ -16,6 +16,30 @@ def test_expected_max_matches_tables(n, exact):
     assert straggler.expected_max_standard_normal(n) == pytest.approx(exact, rel=1e-4)
 
 
+def test_expected_max_of_large_fleets_against_simpsons_rule():
+    """Fleets of thousands of hosts (a ladder walk asks every size up to max_hosts): the grid's
+    table against composite Simpson's rule in plain Python (math.erf, 4,000 panels over the
+    density's own span around sqrt(2 ln n)), not rung's grid or numpy; the array and the scalar
+    paths give the same numbers, in any order of asking."""
+    def quad(n):
+        centre = math.sqrt(2 * math.log(n))
+        a, b, m = centre - 6.0, centre + 4.0, 4000
+
+        def f(x):
+            cdf = 0.5 * (1 + math.erf(x / math.sqrt(2)))
+            return x * n * math.exp(-x * x / 2) / math.sqrt(2 * math.pi) * cdf ** (n - 1)
+
+        h = (b - a) / m
+        return h / 3 * sum((1 if i in (0, m) else 4 if i % 2 else 2) * f(a + i * h) for i in range(m + 1))
+
+    sizes = np.array([9_999, 3, 1_000, 1, 40_000, 2])
+    arr = straggler.expected_max_standard_normal(sizes)
+    for n, got in zip(sizes, arr):
+        expect = 0.0 if n == 1 else quad(int(n))
+        assert got == pytest.approx(expect, rel=1e-5, abs=1e-9)
+        assert straggler.expected_max_standard_normal(int(n)) == got
+
+
 def test_straggler_seconds():
     assert straggler.straggler_seconds(0.2, 0.05, 1) == 0
     assert straggler.straggler_seconds(0.2, 0.0, 64) == 0
