@@ -96,6 +96,16 @@ def _proposal_warnings(ctx: Context) -> list[Finding]:
     if (prop.strategy == "tpu" and not ctx.tpu) or (ctx.tpu and prop.strategy in gpu_strategies):
         out.append(Finding(C.PROPOSAL_WRONG_HARDWARE,
             f"the proposal's {prop.strategy} does not match the hardware on offer ({s.device.name})"))
+    if prop.strategy == "parameter_server" and not ctx.async_triggers and not ctx.reproducible and not ctx.tpu:
+        pred = proposal_prediction(ctx)
+        sync = next((c for c in (ctx.single, ctx.mirrored, ctx.mwms) if ctx.meets(c) and ctx.fits), None)
+        stale = f"about {pred.staleness_steps} steps old" if pred is not None and pred.staleness_steps else "stale"
+        out.append(Finding(C.PROPOSAL_ASYNC_WITHOUT_CAUSE,
+            f"the proposal trains asynchronously on parameter servers though nothing here forces it (no preemption, "
+            f"stragglers or embedding tables): its updates would be computed against parameters {stale} "
+            "(STALE_GRADIENTS), runs would not repeat, and the API is experimental, for nothing a synchronous plan "
+            "lacks" + (f": {sync.verdict} on {sync.prediction.hosts} host(s) meets the target "
+                       f"({u.rate(sync.eps)})" if sync is not None else "")))
     offered = s.device.slice_hosts
     if prop.strategy == "tpu" and ctx.tpu and offered and prop.hosts not in offered:
         below = [h for h in offered if h < prop.hosts]

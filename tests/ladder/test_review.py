@@ -76,3 +76,19 @@ def test_proposal_outside_the_fleet_is_warned():
     assert "PROPOSAL_EXCEEDS_FLEET" in d.codes
     _, d = review("tpu")
     assert "PROPOSAL_WRONG_HARDWARE" in d.codes and d.proposal_prediction["examples_per_second"] is None
+
+
+def test_parameter_servers_proposed_with_nothing_forcing_asynchrony_are_named():
+    """The seed's "ignoring stale gradients when choosing parameter servers": with no preemption,
+    stragglers or embedding tables, a parameter-server proposal buys staleness for nothing; the
+    warning names the synchronous plan. A preemptible fleet is a cause (no warning); a goal of
+    reproducible runs is the review's STALE_GRADIENTS_IGNORED instead."""
+    goal = {"target_examples_per_second": 30000}
+    _, plain = review("parameter_server", 4, goal=goal)
+    [f] = [f for f in plain.warnings if f.code == "PROPOSAL_ASYNC_WITHOUT_CAUSE"]
+    assert f"{plain.verdict} on {plain.hosts} host(s) meets the target" in f.message
+    assert plain.verdict == "multi_worker_mirrored"
+    _, spot = review("parameter_server", 4, goal=goal, fleet={"preemptible": True, "preemptions_per_host_hour": 2})
+    assert "PROPOSAL_ASYNC_WITHOUT_CAUSE" not in spot.codes
+    codes, repro = review("parameter_server", 4, goal={**goal, "reproducible": True})
+    assert "STALE_GRADIENTS_IGNORED" in codes and "PROPOSAL_ASYNC_WITHOUT_CAUSE" not in repro.codes
