@@ -68,3 +68,13 @@ def plan(hosts, devices_per_host) -> str:
     h = "host" if hosts == 1 else "hosts"
     d = "device" if devices_per_host == 1 else "devices"
     return f"{hosts} {h} × {devices_per_host} {d}"
+
+
+def against_target(examples_per_second, target) -> str:
+    """", meeting the target" / ", under the target of 30,000 ex/s (58% of it)" for a predicted
+    rate; nothing when there is none."""
+    if examples_per_second is None or not target:
+        return ""
+    if examples_per_second >= target:
+        return ", meeting the target"
+    return f", under the target of {rate(target)} ({percent(examples_per_second / target)} of it)"

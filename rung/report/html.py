@@ -108,7 +108,9 @@ def _decision_section(s: Scenario, d: Decision) -> str:
         pp = j["proposal_predicted"]
         prop = s.proposal
         parts.append(f"<h3>Review of the proposal ({escape(prop.strategy)} on {prop.hosts} host(s), predicted "
-                     f"{escape(u.rate(pp['examples_per_second']))})</h3>" + _findings(d.review))
+                     f"{escape(u.rate(pp['examples_per_second']))}"
+                     f"{escape(u.against_target(pp['examples_per_second'], d.target_examples_per_second))})</h3>"
+                     + _findings(d.review))
     return "<h2>Decision</h2>" + "".join(parts)
 
 

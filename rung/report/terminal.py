@@ -124,7 +124,8 @@ def recommendation(s: Scenario, d: Decision) -> Panel:
         pp = j["proposal_predicted"]
         prop = s.proposal
         lines.append(Text(f"Review of the proposal: {prop.strategy} on {prop.hosts} host(s), predicted "
-                          f"{u.rate(pp['examples_per_second'])}, efficiency {u.percent(pp['scaling_efficiency'])}",
+                          f"{u.rate(pp['examples_per_second'])}, efficiency {u.percent(pp['scaling_efficiency'])}"
+                          f"{u.against_target(pp['examples_per_second'], d.target_examples_per_second)}",
                           style="bold magenta"))
         if d.review:
             lines.extend(_findings("", d.review, "magenta").renderables[1:])

@@ -47,3 +47,28 @@ def test_nothing_is_printed_as_an_exponent():
             assert not EXPONENT.search(u.flop(m * 10.0 ** k)), m * 10.0 ** k
         for k in range(-3, 7):
             assert not EXPONENT.search(u.rate(m * 10.0 ** k)), m * 10.0 ** k
+
+
+def test_a_proposal_is_reviewed_against_the_target():
+    """A proposal with no classic mistake may still fall short: the review's line says by how
+    much (2 hosts of the valid scenario's 8 A100s for a 30,000 ex/s target)."""
+    import io
+
+    from rich.console import Console
+
+    import rung
+    from rung.model.memory import usable_device_bytes
+    from rung.report.terminal import render
+    from rung.spec import parse_scenario
+    from tests.conftest import valid_scenario
+
+    assert u.against_target(17_498, 30_000) == ", under the target of 30,000 ex/s (58% of it)"
+    assert u.against_target(30_000, 30_000) == ", meeting the target" and u.against_target(None, 1) == ""
+    s = parse_scenario(valid_scenario(goal={"target_examples_per_second": 30000},
+                                      proposal={"strategy": "multi_worker_mirrored", "hosts": 2}))
+    d = rung.advise(s)
+    out = io.StringIO()
+    render(s, d, usable_device_bytes(s.device_memory_bytes), Console(file=out, width=200))
+    text = out.getvalue()
+    eps = d.proposal_prediction["examples_per_second"]
+    assert eps < 30000 and f"predicted {u.rate(eps)}" in text and "under the target of 30,000 ex/s" in text
