@@ -133,7 +133,11 @@ def job_from(args) -> Job:
 
         s = load_scenario(args.scenario)
         d = advise(s)
+        from rung.spec.catalog import slice_name
+
+        tpu_slice = slice_name(s.device, d.hosts or 1) if d.verdict == "tpu" and s.device.slice_hosts else ""
         job = Job(d.verdict, workers=d.hosts or 1, ps_tasks=d.ps_tasks, batch=s.workload.per_device_batch,
+                  tpu_slice=tpu_slice,
                   devices_per_host=s.hardware.devices_per_host, takes_on=list(d.takes_on),
                   source=f"from {args.scenario}: {d.verdict}", string_inputs=s.workload.string_inputs,
                   steps_per_execution=s.workload.steps_per_execution, jit_compile=bool(s.workload.jit_compile),

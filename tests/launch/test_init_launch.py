@@ -182,6 +182,23 @@ def test_tpu_entry_point_is_complete_and_importable(tmp_path):
     assert callable(module.main) and module.STRATEGY == "tpu"
 
 
+def test_a_tpu_plan_names_its_slice(tmp_path):
+    """A TPU scenario decided on 4 hosts of TPU-v4-8's 4 chips: the README and the run line name
+    the slice to rent (TPU-v4-32), one ICI domain."""
+    scenario = tmp_path / "tpu.yaml"
+    scenario.write_text(yaml.safe_dump({
+        "schema": "rung/scenario/v1",
+        "workload": {"params": 110e6, "optimizer": "adam", "per_device_batch": 32, "step_seconds": 0.12,
+                     "input_wait_seconds": 0.002},
+        "hardware": {"device": "TPU-v4-8", "devices_per_host": 4, "max_hosts": 4},
+        "goal": {"target_examples_per_second": 3000}}))
+    r = rung("init", str(MLP), "--scenario", str(scenario), "--out", str(tmp_path / "t"))
+    assert r.returncode == 0, r.stderr
+    readme = (tmp_path / "t" / "README.md").read_text()
+    assert "on a TPU-v4-32 slice (4 hosts of 4 devices, one ICI domain)" in readme
+    assert "# my-tpu: the TPU-v4-32 slice's name" in readme
+
+
 def test_train_py_stops_on_a_strategy_the_workload_makes_before_importing_it(tmp_path, capsys, monkeypatch):
     """A workload changed after `rung init` to make a strategy of its own: a multi-worker
     worker that imported a file making a MirroredStrategy crashed (SIGSEGV, TensorFlow
