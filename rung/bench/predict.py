@@ -155,8 +155,9 @@ def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float
     t = throughput.sync_terms(s, hosts, devices, links=links, testbed=bed)
     return {"compute": float(t["compute"]), "mirrored_variables": float(t["mirrored"]),
             "comm": float(t["intra"] + t["inter"] + t["sparse"]),
-            "sync": float(t["sync"]), "sync_batch_norm": float(t["sync_bn"]), "straggler": float(t["straggler"]),
-            "step": float(t["step"]), "basis": False}
+            "sync": float(t["sync"]), "sync_batch_norm": float(t["sync_bn"]),
+            # the wait for the slowest worker and for the slowest batch (none measured here: 0)
+            "straggler": float(t["straggler"] + t["imbalance"]), "step": float(t["step"]), "basis": False}
 
 
 def wire_seconds(b: Basis, n: int) -> float:

@@ -74,6 +74,7 @@ PROPOSAL_EXCEEDS_FLEET = "PROPOSAL_EXCEEDS_FLEET"  # the proposal asks for more 
 PROPOSAL_WRONG_HARDWARE = "PROPOSAL_WRONG_HARDWARE"  # TPUStrategy on GPUs or a GPU strategy on TPUs
 PROPOSAL_NOT_A_SLICE = "PROPOSAL_NOT_A_SLICE"  # a TPU plan on a host count no slice of the generation has
 PROPOSAL_ASYNC_WITHOUT_CAUSE = "PROPOSAL_ASYNC_WITHOUT_CAUSE"  # parameter servers proposed with no preemption, stragglers or embeddings
+LOAD_IMBALANCE = "LOAD_IMBALANCE"  # a synchronous step waits for the replica whose batch (shape) takes longest
 CLOSE_CALL = "CLOSE_CALL"                        # the verdict's margin is inside the measurement's noise
 STEP_TIME_ESTIMATED = "STEP_TIME_ESTIMATED"      # the step time was estimated for the device, not measured
 MEASURED_ON_THIS_MACHINE = "MEASURED_ON_THIS_MACHINE"  # the plan assumes devices as fast as the one profiled

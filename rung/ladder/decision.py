@@ -120,6 +120,7 @@ class Decision:
             "sync_seconds": p.sync_seconds,
             "sync_batch_norm_seconds": p.sync_batch_norm_seconds,
             "mirrored_variables_seconds": p.mirrored_variables_seconds,
+            "load_imbalance_seconds": p.load_imbalance_seconds,
             "goodput": p.goodput,
             "input_capped": p.input_capped,
             "staleness_steps": p.staleness_steps,

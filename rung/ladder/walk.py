@@ -869,6 +869,10 @@ def _warnings(ctx: Context, c: Candidate) -> list[Finding]:
     return out
 
 
+# LOAD_IMBALANCE is said when the wait for the slowest batch is at least this share of the step
+LOAD_IMBALANCE_SHARE = 0.10
+
+
 def _sync_warnings(ctx: Context, p) -> list[Finding]:
     s, out = ctx.s, []
     if p.hosts > 1 and ctx.tpu:
@@ -894,4 +898,11 @@ def _sync_warnings(ctx: Context, p) -> list[Finding]:
         out.append(Finding(C.STRAGGLERS,
             f"with step-time CV {s.workload.step_time_cv:.2g} each step waits {u.seconds(p.straggler_seconds)} "
             f"for the slowest of {p.hosts} workers"))
+    if p.devices > 1 and p.load_imbalance_seconds >= LOAD_IMBALANCE_SHARE * p.step_seconds:
+        out.append(Finding(C.LOAD_IMBALANCE,
+            f"batches of different shapes take different times (CV {s.workload.batch_time_cv:.2g} batch against "
+            f"batch on one device), and a synchronous step lasts as long as its slowest replica's batch: "
+            f"{p.devices} replicas wait {u.seconds(p.load_imbalance_seconds)} a step for it "
+            f"({u.percent(p.load_imbalance_seconds / p.step_seconds)} of the step); batches of like lengths "
+            "(tf.data's bucket_by_sequence_length, or padding to a few fixed shapes) cost each replica the same"))
     return out

@@ -280,6 +280,11 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         kernels = _count("operations per step", lambda: counts.ops_per_step(tf, model, sample, graphs), notes)
         dyn, shape_notes = shapes.dynamic_shape_details(tf, ds.element_spec, model,
                                                         lambda: _batches(ds, SHAPE_BATCHES))
+        varied = None
+        if dyn:  # batches of different shapes: how much their steps differ (LOAD_IMBALANCE)
+            phase("timing batches of different shapes against one batch timed again")
+            varied = _count("the steps of batches of different shapes", lambda: timing.batch_time_cv(
+                tf, step_fn, _batches(ds, timing.BATCH_VARIATION_BATCHES)), notes)
         strings = shapes.string_inputs(tf, ds.element_spec)
         composite = shapes.ragged_or_sparse_inputs(tf, ds.element_spec)
         pipe = pipeline.inspect_pipeline(tf, ds)
@@ -379,6 +384,8 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         "pipeline_seconds_per_batch": max(0.0, pipe_seconds - times.iterator_overhead),
         "pipeline_seconds_per_batch_ci95": [max(0.0, x - times.iterator_overhead) for x in pipe_ci],
         "dynamic_shapes": bool(dyn),
+        "batch_time_cv": varied.batch_cv if varied is not None else 0.0,
+        "batch_time_cv_raw": ([varied.distinct_cv, varied.same_cv] if varied is not None else None),
         "dynamic_shape_details": dyn,
         "string_inputs": bool(strings),
         "string_input_details": strings,

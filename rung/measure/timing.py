@@ -233,6 +233,51 @@ def strategy_extra(tf, build, plain_step_fn, batches: list, device: str) -> Stra
     return StrategyExtra(plain, under, extra if extra > STRATEGY_NOISE_SHARE * plain else 0.0)
 
 
+# rung.measure.timing.batch_time_cv: distinct batches against one batch timed again
+BATCH_VARIATION_BATCHES = 12
+BATCH_VARIATION_ROUNDS = 3
+BATCH_VARIATION_BUDGET_SECONDS = 20.0  # no round begins after this long
+
+
+@dataclass
+class BatchVariation:
+    mean_seconds: float        # the mean of the distinct batches' median steps
+    batch_cv: float            # their spread, net of the same batch's: what the batches' shapes vary
+    distinct_cv: float         # the distinct batches' medians' coefficient of variation
+    same_cv: float             # one batch timed as often: the machine's own noise, on the same footing
+    batches: int
+
+
+def batch_time_cv(tf, step_fn, batches: list) -> BatchVariation:
+    """How much one batch's step differs from another's on this device, net of noise: each of
+    the distinct `batches` (a dataset with dynamic shapes: lengths, object counts) is stepped
+    BATCH_VARIATION_ROUNDS times in alternating rounds beside the first batch stepped as often,
+    each batch's median kept. The distinct medians' coefficient of variation, less in
+    quadrature the same batch's (the machine's noise, relative to its own mean): the
+    coefficient of variation `load_imbalance_seconds` takes. Every batch is stepped once first
+    (a new shape traces the step)."""
+    same = batches[0]
+    for b in batches:
+        _finish(tf, step_fn(b))
+    distinct: list[list[float]] = [[] for _ in batches]
+    repeated: list[list[float]] = [[] for _ in batches]
+    start = time.perf_counter()
+    for r in range(BATCH_VARIATION_ROUNDS):
+        if r and time.perf_counter() - start > BATCH_VARIATION_BUDGET_SECONDS:
+            break  # a slow step: fewer rounds (each batch's median of what was timed)
+        for i, b in enumerate(batches):
+            for into, batch in ((distinct[i], b), (repeated[i], same)):
+                t0 = time.perf_counter()
+                _finish(tf, step_fn(batch))
+                into.append(time.perf_counter() - t0)
+    m = [statistics.median(x) for x in distinct]
+    f = [statistics.median(x) for x in repeated]
+    mean = statistics.fmean(m)
+    spread, noise = statistics.pstdev(m) / mean, statistics.pstdev(f) / statistics.fmean(f)
+    # the noise as a share of its own mean (it grows with the step), taken off in quadrature
+    return BatchVariation(mean, max(0.0, spread ** 2 - noise ** 2) ** 0.5, spread, noise, len(batches))
+
+
 def copy_bytes_per_second(tf, device: str, nbytes: float) -> float:
     """This device's memory rate for a copy: a float32 tensor of `nbytes` (16-256 MB) read
     and written once by one element-wise op, median of 5, counted as 2 x nbytes moved."""

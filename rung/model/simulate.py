@@ -49,7 +49,9 @@ def _sync(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.
          if k != "capped"}
     stream_cpu = t["stream_cpu"]
     compute = t["compute"]
-    others = t["mirrored"] + t["wait"] + t["intra"] + t["inter"] + t["sparse"] + t["sync"] + t["sync_bn"]
+    # the wait for the slowest batch across the replicas (`load_imbalance_seconds`) is the
+    # closed form's: the simulation draws the hosts' step times, not each batch's
+    others = t["mirrored"] + t["wait"] + t["intra"] + t["inter"] + t["sparse"] + t["sync"] + t["sync_bn"] + t["imbalance"]
     # k micro-batches per step: the sum's spread is cv / sqrt(k) of its mean
     dist = Distribution(dist.kind, dist.cv / np.sqrt(s.workload.gradient_accumulation_steps))
     straggle = testbed.straggle if testbed is not None else 1.0

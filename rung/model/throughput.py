@@ -54,6 +54,9 @@ class Prediction:
     sync_batch_norm_seconds: float = 0.0  # synchronized BatchNorm's all-reduces (comm.sync_batch_norm_seconds)
     # the step's extra under mirrored variables (the workload's strategy_step_extra_seconds)
     mirrored_variables_seconds: float = 0.0
+    # waiting for the replica whose batch takes longest (the workload's batch_time_cv: batches
+    # of different shapes, `load_imbalance_seconds`)
+    load_imbalance_seconds: float = 0.0
     dispatch_bound: bool = False  # parameter servers: the coordinator's dispatch caps the fleet
 
     @property
@@ -139,6 +142,19 @@ def intra_host_efficiency(s: Scenario, links: comm.Links) -> float:
     return eff if s.hardware.peer_to_peer else eff * links.host_staged_factor
 
 
+def load_imbalance_seconds(compute_seconds, batch_time_cv, replicas):
+    """What a synchronous step waits, beyond the mean, for the replica whose batch takes
+    longest: each of the N replicas computes a batch of its own, and batches of different
+    shapes (lengths, object counts) take different times, independently, with coefficient of
+    variation `batch_time_cv` (`rung profile` measures it on one device: batch against batch,
+    net of the same batch timed again). The step lasts as long as the slowest batch: the
+    mean plus cv x E[max of N standard normals] (the straggler term's order statistic, David
+    & Nagaraja section 2.1), across every replica, those of one host too. 0 for one replica."""
+    n = np.asarray(replicas, dtype=float)
+    return np.where(n > 1, compute_seconds * batch_time_cv * straggler.expected_max_standard_normal(
+        np.maximum(n, 1).astype(int)), 0.0)
+
+
 def tpu_exchange(s: Scenario, hosts, devices_per_host):
     """The (hosts, devices per host) a synchronous step's gradient exchange runs across. A TPU
     slice of several hosts is one ICI domain (a 2D or 3D torus joins every chip of the slice,
@@ -209,13 +225,14 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
         w.sync_batch_norm_layers, comm.small_allreduce_seconds(xh, xd, links)), 0.0)
     # k independent micro-batches: the sum's spread grows as sqrt(k), not k (its cv / sqrt(k))
     strag = straggler.straggler_seconds(compute, w.step_time_cv / np.sqrt(k), h, w.step_time_distribution)
+    imbalance = load_imbalance_seconds(compute, w.batch_time_cv / np.sqrt(k), h * d)
     stream_cpu = 0.0
     if testbed is not None:  # CPU one worker spends streaming its ring bytes between test hosts
         wire = np.where(h > 1, comm.ring_allreduce_seconds(grad_bytes, h, 1.0, 0.0), 0.0)
         stream_cpu = wire * testbed.cpu_seconds_per_byte
         if testbed.straggle > 1.0:  # the step waits for the slowed worker
             strag = strag + testbed.straggler_extra_seconds(compute, stream_cpu)
-    step = compute + mirrored + wait + intra + inter + sparse + sync + sync_bn + strag
+    step = compute + mirrored + wait + intra + inter + sparse + sync + sync_bn + strag + imbalance
     capped = np.zeros_like(step, dtype=bool)
     floor = np.zeros_like(step)
     if input_bound(s):
@@ -228,7 +245,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     mem = rep.total_bytes
     eps = h * d * batch * k / step * goodput
     return dict(compute=compute, mirrored=mirrored, wait=wait, intra=intra, inter=inter, sparse=sparse, sync=sync,
-                sync_bn=sync_bn, straggler=strag, step=step, goodput=goodput, examples_per_second=eps,
+                sync_bn=sync_bn, straggler=strag, imbalance=imbalance, step=step, goodput=goodput, examples_per_second=eps,
                 memory=mem, fits=mem <= memory.usable_device_bytes(s.device_memory_bytes),
                 capped=capped, input_floor=floor, stream_cpu=stream_cpu)
 
@@ -327,7 +344,7 @@ def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int,
         sparse_exchange_seconds=float(t["sparse"]), ps_exchange_seconds=0.0,
         straggler_seconds=float(t["straggler"]), step_seconds=float(t["step"]),
         sync_seconds=float(t["sync"]), sync_batch_norm_seconds=float(t["sync_bn"]),
-        mirrored_variables_seconds=float(t["mirrored"]),
+        mirrored_variables_seconds=float(t["mirrored"]), load_imbalance_seconds=float(t["imbalance"]),
         goodput=float(t["goodput"]), examples_per_second=eps,
         scaling_efficiency=_efficiency(s, eps, hosts * devices_per_host),
         memory_bytes_per_device=float(t["memory"]), fits=fits, input_capped=bool(t["capped"]),

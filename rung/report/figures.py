@@ -33,7 +33,8 @@ PARTS = (("compute_seconds", "compute", "#4c78a8"),
          ("ps_exchange_seconds", "parameter-server pull/push", "#ff9da6"),
          ("sync_seconds", "fixed cost per step, co-location", "#9d755d"),
          ("sync_batch_norm_seconds", "synchronized BatchNorm", "#eeca3b"),
-         ("straggler_seconds", "waiting on the slowest", "#bab0ac"))
+         ("straggler_seconds", "waiting on the slowest", "#bab0ac"),
+         ("load_imbalance_seconds", "waiting on the slowest batch", "#79706e"))
 MAX_POINTS = 64
 # the title at the top, the legend in a row between it and the plot
 LAYOUT = dict(template="plotly_white", height=460, margin=dict(l=70, r=20, t=110, b=60),

@@ -88,6 +88,11 @@ def render(p: dict, console: Console | None = None) -> None:
                      if eager else "")
                   + "; rung plans with the graph step (RUN_EAGERLY)")
     t.add_row("dynamic shapes", "; ".join(p["dynamic_shape_details"]) if p["dynamic_shapes"] else "none")
+    raw = p.get("batch_time_cv_raw")
+    if raw:
+        t.add_row("batch to batch", f"CV {p.get('batch_time_cv', 0.0):.2f} net of noise (batches of different shapes "
+                                    f"{raw[0]:.2f}, one batch again {raw[1]:.2f}): a synchronous step waits for its "
+                                    "slowest replica's batch (LOAD_IMBALANCE)")
     if p.get("string_inputs"):
         t.add_row("string inputs", f"{', '.join(p.get('string_input_details') or [])}: Keras 3's fit fails on them "
                                    "under MirroredStrategy (tensorflow#80951), a TPU takes none (STRING_INPUTS)")

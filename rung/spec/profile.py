@@ -28,7 +28,8 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
                  "sync_batch_norm_layers", "sparse_gradient_tensors", "stateful_rnn_layers", "non_trainable_params",
                  "optimizer_accumulation_steps", "strategy_failure",
-                 "strategy_fails_on_one_device", "mixed_precision_policy", "strategy_step_extra_seconds")
+                 "strategy_fails_on_one_device", "mixed_precision_policy", "strategy_step_extra_seconds",
+                 "batch_time_cv")
 _FLOATS = ("params", "non_trainable_params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -97,6 +98,10 @@ class Profile(BaseModel):
     # the difference (0 within noise, or not timed: no sparse gradients), the two medians, and this
     # device's copy rate, which carries the difference (memory traffic) to a plan's device
     strategy_step_extra_seconds: float = 0.0
+    # dynamic shapes: one batch's step against another's, net of the same batch's noise
+    # (rung.measure.timing.batch_time_cv), and the two raw coefficients [distinct, same]
+    batch_time_cv: float = 0.0
+    batch_time_cv_raw: Optional[list[float]] = None
     strategy_step_seconds_measured: Optional[list[float]] = None
     memory_copy_bytes_per_second: Optional[float] = None
     # rung.measure.replicas: one step under 2 replicas against one device (None: not checked)

@@ -200,6 +200,10 @@ class Workload(_Block):
     # table once a step there). Every replicated synchronous plan pays it:
     # STRATEGY_STEP_SLOWER. `rung profile` times it for a model with sparse gradients.
     strategy_step_extra_seconds: NonNegative = 0.0
+    # how much one batch's step differs from another's on one device, as a coefficient of
+    # variation (batches of different shapes: `rung profile` measures it for dynamic shapes):
+    # a synchronous step waits for its slowest replica's batch (`load_imbalance_seconds`)
+    batch_time_cv: NonNegative = 0.0
 
 
 class Hardware(_Block):

@@ -1335,3 +1335,35 @@ def test_variables_tf_keras_wraps_for_mixed_precision_are_known_as_made_in_build
                        env={**os.environ, "TF_USE_LEGACY_KERAS": "1"})
     assert r.returncode == 0, r.stderr[-1500:]
     assert r.stdout.split()[0] == "AutoCastVariable"
+
+
+def test_batches_of_different_shapes_are_timed_against_one_batch_again():
+    """Sequences of 8 to 512 steps, one length a batch: a step's cost follows the length (a
+    cost proportional to it would vary by CV 0.56, and the step's fixed part makes it less).
+    The profile times each of 12 batches beside one batch timed as often and keeps the
+    difference; a synchronous plan then waits for the slowest replica's batch (LOAD_IMBALANCE),
+    the term's E[max of N] by hand. A model of static shapes is not timed so (the bundled CNN)."""
+    r = run_cli("profile", str(HERE / "workloads" / "varlen.py"), "--steps", "6", "--warmup", "2", "--json",
+                timeout=400)
+    assert r.returncode == 0, r.stderr[-800:]
+    p = json.loads(r.stdout)
+    assert p["dynamic_shapes"]
+    distinct, same = p["batch_time_cv_raw"]
+    assert 0.2 < p["batch_time_cv"] <= distinct < 0.8, p["batch_time_cv_raw"]
+    assert p["batch_time_cv"] == pytest.approx(max(0.0, distinct ** 2 - same ** 2) ** 0.5)
+    from rung.ladder import advise
+    from rung.spec import parse_scenario
+    from rung.spec.profile import Profile, workload_block
+    from tests.conftest import valid_scenario
+
+    block = workload_block(Profile.model_validate(p))
+    assert block["batch_time_cv"] == p["batch_time_cv"]
+    s = parse_scenario(valid_scenario(workload=block, goal={"target_examples_per_second": 2 * 32 / p["step_seconds"]}))
+    d = advise(s)
+    assert d.verdict == "mirrored" and "LOAD_IMBALANCE" in d.codes
+    compute = d.prediction.compute_seconds
+    # E[max of 8 standard normals] 1.4236 (Harter 1961): one host's 8 replicas
+    assert d.prediction.load_imbalance_seconds == pytest.approx(compute * p["batch_time_cv"] * 1.4236, rel=1e-3)
+    static = json.loads(run_cli("profile", str(EXAMPLES["cnn"]), "--steps", "4", "--warmup", "1", "--json",
+                                timeout=400).stdout)
+    assert static["batch_time_cv"] == 0 and static["batch_time_cv_raw"] is None
