@@ -43,6 +43,7 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/bench_ps.py
 	$(PY) benchmarks/bench_accuracy.py
 	$(PY) benchmarks/bench_reproduce.py
+	$(PY) benchmarks/bench_imbalance.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
