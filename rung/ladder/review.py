@@ -113,7 +113,8 @@ def _proposal_warnings(ctx: Context) -> list[Finding]:
         near = " and ".join(f"{catalog.slice_name(s.device, h)} ({h} host{'s' if h > 1 else ''})"
                             for h in (below[-1:] + above[:1]))
         out.append(Finding(C.PROPOSAL_NOT_A_SLICE,
-            f"no {s.device.name.rpartition('-')[0]} slice has {prop.hosts} hosts: TPUStrategy runs on one slice, "
+            f"there is no {catalog.slice_name(s.device, prop.hosts)} slice ({prop.hosts} hosts): TPUStrategy runs "
+            "on one slice, "
             f"whose hosts share its ICI, and the nearest are {near}; the review predicts the {prop.hosts} hosts "
             "asked for"))
     return out
