@@ -237,6 +237,7 @@ def strategy_extra(tf, build, plain_step_fn, batches: list, device: str) -> Stra
 BATCH_VARIATION_BATCHES = 12
 BATCH_VARIATION_ROUNDS = 3
 BATCH_VARIATION_BUDGET_SECONDS = 20.0  # no round begins after this long
+BATCH_VARIATION_NOISE_RATIO = 2.0  # the batches' variance must be at least this many times the noise's
 
 
 @dataclass
@@ -270,12 +271,21 @@ def batch_time_cv(tf, step_fn, batches: list) -> BatchVariation:
                 t0 = time.perf_counter()
                 _finish(tf, step_fn(batch))
                 into.append(time.perf_counter() - t0)
+    return batch_variation(distinct, repeated)
+
+
+def batch_variation(distinct: list[list[float]], repeated: list[list[float]]) -> BatchVariation:
+    """`batch_time_cv`'s arithmetic on its timings: each distinct batch's steps, and the same
+    batch's as often."""
     m = [statistics.median(x) for x in distinct]
     f = [statistics.median(x) for x in repeated]
     mean = statistics.fmean(m)
     spread, noise = statistics.pstdev(m) / mean, statistics.pstdev(f) / statistics.fmean(f)
-    # the noise as a share of its own mean (it grows with the step), taken off in quadrature
-    return BatchVariation(mean, max(0.0, spread ** 2 - noise ** 2) ** 0.5, spread, noise, len(batches))
+    # the noise as a share of its own mean (it grows with the step), taken off in quadrature;
+    # a spread whose variance is mostly the noise's is taken as none (a noisy machine would
+    # otherwise read a few percent into batches that cost the same)
+    net = (spread ** 2 - noise ** 2) ** 0.5 if spread ** 2 >= BATCH_VARIATION_NOISE_RATIO * noise ** 2 else 0.0
+    return BatchVariation(mean, net, spread, noise, len(distinct))
 
 
 def copy_bytes_per_second(tf, device: str, nbytes: float) -> float:

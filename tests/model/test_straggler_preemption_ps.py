@@ -102,3 +102,23 @@ def test_input_bound_threshold():
     assert inputs.is_input_bound(1.0, 0.2)
     assert not inputs.is_input_bound(1.0, 0.199)
     assert inputs.pipeline_step_floor(0.5, 8) == 4.0
+
+
+def test_batch_variation_is_net_of_noise_and_none_when_mostly_noise():
+    """rung.measure.timing.batch_time_cv's arithmetic (`batch_variation`) on set timings: the
+    distinct batches' medians spread by a CV of 0.47 against one batch's 0.09 give the
+    difference in quadrature; a spread whose variance is under twice the noise's reads as none.
+    Each batch is timed three times; the median is kept, so one slow outlier moves nothing."""
+    import statistics as st
+
+    from rung.measure.timing import batch_variation
+
+    zs = (-1.5, -1, -0.5, 0, 0.5, 1, 1.5, 0)
+    distinct = [10 * (1 + 0.5 * z) for z in zs]
+    same = [10 * (1 + 0.1 * z) for z in zs]
+    v = batch_variation([[x, x, 99.0] for x in distinct], [[x, 99.0, x] for x in same])
+    spread, noise = st.pstdev(distinct) / st.fmean(distinct), st.pstdev(same) / st.fmean(same)
+    assert v.distinct_cv == pytest.approx(spread) and v.same_cv == pytest.approx(noise)
+    assert v.batch_cv == pytest.approx((spread ** 2 - noise ** 2) ** 0.5) and v.batches == 8
+    quiet = batch_variation([[10 * (1 + 0.12 * z)] for z in zs], [[x] for x in same])
+    assert quiet.distinct_cv > quiet.same_cv and quiet.batch_cv == 0.0
