@@ -211,12 +211,8 @@ def mixed_float16_calls(source: str, folder=None) -> list[str]:
     computed at run time is not found, and a call the model does not reach is."""
     import ast  # noqa: PLC0415 - only here
 
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        tree = None
-    # the names the file assigns the literal (at any level: a constant, a default)
-    names = {target.id for node in (ast.walk(tree) if tree is not None else ())
+    # the names the file (and its local modules) assign the literal, at any level
+    names = {target.id for _, tree in _trees(source, folder) for node in ast.walk(tree)
              if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant)
              and node.value.value == "mixed_float16"
              for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
