@@ -22,7 +22,7 @@ def multi_host_losses(ctx: Context) -> list[Finding]:
         return []
     s = ctx.s
     exchange = p.inter_host_seconds + p.sparse_exchange_seconds
-    grad_bytes = (s.workload.params - s.workload.embedding_params) * memory.BYTES_PER_DTYPE[s.workload.param_dtype]
+    grad_bytes = throughput.exchanged_gradient_bytes(s)
     rows = throughput.sparse_bytes_per_example(s) * s.workload.per_device_batch
     what = f"{u.gib(grad_bytes)} of gradients" + (
         f" and all-gathering {u.gib(rows)} of embedding rows per replica" if rows else "")

@@ -33,7 +33,7 @@ MIN_SHARD_BYTES = 256 << 10
 def cross_device_seconds(s: Scenario, devices: int, links: comm.Links) -> dict[str, float]:
     """Predicted seconds of each cross_device_ops' all-reduce of the dense gradients
     (`comm.INTRA_HOST_ALGORITHMS`, the functions the step model uses)."""
-    m = throughput.dense_params(s) * memory.BYTES_PER_DTYPE[s.workload.param_dtype]
+    m = throughput.exchanged_gradient_bytes(s)
     eff = throughput.intra_host_efficiency(s, links)
     return {comm.CROSS_DEVICE_OPS[a]: float(comm.intra_host_allreduce_seconds(
                 m, devices, s.intra_host_bytes_per_second, eff, links.intra_host_hop_seconds, a))

@@ -84,6 +84,14 @@ def dense_params(s: Scenario) -> float:
     return s.workload.params - s.workload.embedding_params
 
 
+def exchanged_gradient_bytes(s: Scenario) -> float:
+    """Bytes of dense gradient a synchronous step all-reduces: one per dense parameter, in
+    `workload.gradient_dtype` when the step casts them for the exchange, else in the
+    variables' dtype."""
+    w = s.workload
+    return dense_params(s) * memory.BYTES_PER_DTYPE[w.gradient_dtype or w.param_dtype]
+
+
 def frozen_bytes(s: Scenario) -> float:
     """Weights no optimizer updates (`workload.non_trainable_params`), in the parameter dtype."""
     return s.workload.non_trainable_params * memory.BYTES_PER_DTYPE[s.workload.param_dtype]
@@ -191,7 +199,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
         micro_compute = micro_compute * testbed.replicas
         mirrored = mirrored * testbed.replicas
     compute, wait = k * micro_compute, k * micro_wait
-    grad_bytes = dense_params(s) * memory.BYTES_PER_DTYPE[w.param_dtype]
+    grad_bytes = exchanged_gradient_bytes(s)
     intra_eff = intra_host_efficiency(s, links)
     intra = np.where(xd > 1, comm.intra_host_allreduce_seconds(grad_bytes, xd, intra_bw, intra_eff,
                                                                 links.intra_host_hop_seconds,

@@ -40,6 +40,56 @@ _OPTIMIZERS = {"lamb": "adam", "adam": "adam", "adamw": "adamw", "rmsprop": "rms
                "sgd momentum": "momentum", "sgd": "sgd"}
 
 
+# Training code that all-reduces float16 gradients (read at the rows' commits:
+# DeepLearningExamples 729963dd, tf_cnn_benchmarks as the Lambda and NVIDIA logs ran it).
+# (how the row's source path or framework starts, whether only its 16-bit runs do, where the
+# code says so). Every other row's code all-reduces gradients in the variables' dtype.
+_FLOAT16_EXCHANGE = (
+    ("tf_cnn_benchmarks", True,
+     "benchmark_cnn.py: --compact_gradient_transfer defaults to true; variable_mgr.py, "
+     "VariableMgrLocalReplicated.preprocess_device_grads casts to float16 under --use_fp16"),
+    ("TensorFlow/LanguageModeling/BERT/", True,
+     "optimization.py:97,151 Compression.fp16 if use_fp16, which run_pretraining.py:319 and "
+     "run_squad.py:362 pass as --amp"),
+    ("TensorFlow2/LanguageModeling/BERT/", True,
+     "official/modeling/model_training_utils.py:272,316 Compression.fp16 when the optimizer "
+     "is a LossScaleOptimizer"),
+    ("TensorFlow2/LanguageModeling/ELECTRA/ fine-tuning", True,
+     "run_tf_squad.py:277 Compression.fp16 if --amp (pre-training compresses only with "
+     "--fp16_compression, which scripts/run_pretraining.sh does not pass)"),
+    ("TensorFlow2/Classification/ConvNets/", False,
+     "runtime/runner.py:192 Compression.fp16 if hvd_fp16_compression, a store_true flag "
+     "whose default is True (utils/cmdline_helper.py:164), whatever the precision"),
+    ("TensorFlow2/Detection/Efficientdet/", True,
+     "utils/train_lib.py:382 compresses when the policy computes in float16"),
+)
+
+
+def sixteen_bit(row: dict) -> bool:
+    """The row trains in 16-bit floats: "AMP (FP16 mixed)", "FP16 (--use_fp16)" (not the
+    "Ampere" of a TF32 row's note)."""
+    return re.search(r"\bAMP\b|\bFP16\b", row["precision"].upper()) is not None
+
+
+def gradient_dtype(row: dict) -> Optional[str]:
+    """"float16" when the row's training code all-reduces float16 gradients
+    (`_FLOAT16_EXCHANGE`), else None: the variables' dtype."""
+    path = str(row.get("source", {}).get("path", ""))
+    sixteen = sixteen_bit(row)
+    for where, sixteen_only, _ in _FLOAT16_EXCHANGE:
+        if sixteen_only and not sixteen:
+            continue
+        if where == "tf_cnn_benchmarks":
+            if "tf_cnn_benchmarks" in row["framework"] and "variable_update=replicated" in row["notes"]:
+                return "float16"
+        elif where.endswith(" fine-tuning"):
+            if path.startswith(where.split()[0]) and "fine-tuning" in row["model"]:
+                return "float16"
+        elif path.startswith(where):
+            return "float16"
+    return None
+
+
 @dataclass(frozen=True)
 class Row:
     id: str
@@ -112,13 +162,14 @@ def to_scenario(row: dict) -> tuple[Optional[Scenario], Optional[str]]:
         return None, "no 1-GPU step time (throughput in tokens, sentence length not given)"
     opt = row["optimizer"].lower()
     optimizer = next((v for k, v in _OPTIMIZERS.items() if opt.startswith(k)), "adam")
-    mixed = any(t in row["precision"].upper() for t in ("AMP", "FP16"))
+    mixed = sixteen_bit(row)
     strategy = "mirrored" if row["hosts"] == 1 else "multi_worker_mirrored"
     data = {
         "schema": SCHEMA, "name": f"published {row['id']}: {row['model']}",
         "workload": {"params": row["params_M"] * 1e6, "optimizer": optimizer, "per_device_batch": batch,
                      "step_seconds": step, "mixed_precision": mixed,
-                     "gradient_accumulation_steps": accumulation_at_n(row)},
+                     "gradient_accumulation_steps": accumulation_at_n(row),
+                     "gradient_dtype": gradient_dtype(row)},
         "hardware": _hardware(row),
         "goal": {"target_examples_per_second": row["throughput_ngpu"] / row["throughput_1gpu"] * batch / step},
         "proposal": {"strategy": strategy, "hosts": row["hosts"]},
@@ -137,7 +188,7 @@ def load(path: Path = PUBLISHED) -> list[Row]:
 def inputs_key(s: Scenario) -> tuple:
     """Everything the scaling model reads from a published row except the 1-GPU step."""
     w, h = s.workload, s.hardware
-    return (w.params, w.optimizer, w.per_device_batch, w.mixed_precision, w.gradient_accumulation_steps,
+    return (w.params, w.optimizer, w.per_device_batch, w.mixed_precision, w.gradient_accumulation_steps, w.gradient_dtype,
             h.device, h.device_memory_gib, h.intra_host, h.intra_host_gbps, h.peer_to_peer,
             h.devices_per_host, h.inter_host_gbps, s.proposal.strategy, s.proposal.hosts)
 

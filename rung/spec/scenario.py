@@ -75,6 +75,12 @@ class Workload(_Block):
     # v1 extension (optional): micro-batches whose gradients are summed before one
     # exchange (gradient accumulation); the step above is one micro-batch's.
     gradient_accumulation_steps: Count = 1
+    # v1 extension (optional): the dtype the dense gradients are all-reduced in, when the
+    # training step casts them for the exchange (Horovod's Compression.fp16,
+    # tf_cnn_benchmarks' compact_gradient_transfer under --use_fp16). Absent: the variables'
+    # dtype (`param_dtype`); Keras's LossScaleOptimizer under mixed_float16 all-reduces
+    # float32 gradients, as its variables are float32.
+    gradient_dtype: Optional[DType] = None
     # v1 extension (optional): trainable variable tensors; under parameter servers each is
     # read and updated remotely every step (rung profile counts them)
     trainable_variables: Optional[Count] = None

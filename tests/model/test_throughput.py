@@ -38,6 +38,18 @@ def test_mirrored_adds_the_intra_host_allreduce_and_the_colocation_overhead():
     assert p.examples_per_second == pytest.approx(8 * 256 / (0.21 + INTRA + SYNC))
 
 
+def test_gradients_cast_to_float16_for_the_exchange_send_half_the_bytes():
+    """A step that all-reduces float16 gradients of float32 variables (Horovod's
+    Compression.fp16): the ring carries 2 bytes a parameter; the latency hops stay."""
+    s = scenario(workload={"gradient_dtype": "float16", "mixed_precision": True})
+    assert t.exchanged_gradient_bytes(s) == 25.6e6 * 2
+    p = t.predict_sync(s, "mirrored", 1, 8)
+    assert p.intra_host_seconds == pytest.approx(2 * 7 / 8 * GRAD / 2 / (300e9 * 0.77) + 14 * 5e-6)
+    # mixed precision alone exchanges the float32 variables' gradients
+    plain = t.predict_sync(scenario(workload={"mixed_precision": True}), "mirrored", 1, 8)
+    assert plain.intra_host_seconds == pytest.approx(INTRA)
+
+
 def test_gradient_accumulation_exchanges_once_per_k_micro_batches():
     s = scenario(workload={"gradient_accumulation_steps": 4})
     p = t.predict_sync(s, "multi_worker_mirrored", 2, 8)

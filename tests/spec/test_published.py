@@ -51,6 +51,27 @@ def test_accumulation_is_read_at_the_published_gpu_count():
     assert held["H01"].scenario.workload.gradient_accumulation_steps == 1
 
 
+def test_rows_whose_code_sends_float16_gradients_exchange_them_so():
+    """What each source's training code does at the rows' commit: tf_cnn_benchmarks casts
+    gradients to float16 under --use_fp16 (compact_gradient_transfer), DeepLearningExamples'
+    BERT compresses under AMP, its TF2 ConvNets always, ELECTRA only when fine-tuning; its
+    TF1 ConvNets (ResNet-50 v1.5) never. A TF32 row whose note says "Ampere" is not 16-bit."""
+    rows = {r.id: r for path in FILES for r in published.load(path)}
+
+    def dtype(rid):
+        return rows[rid].scenario.workload.gradient_dtype
+
+    assert dtype("X11") == "float16"                       # tf_cnn_benchmarks --use_fp16
+    assert dtype("V25") is None                            # its FP32 run
+    assert dtype("V29") is None and not rows["V29"].scenario.workload.mixed_precision
+    assert dtype("V01") == "float16" and dtype("X01") is None      # BERT TF1 AMP, TF32
+    assert dtype("V05") == "float16" and dtype("V06") == "float16"  # EfficientNet AMP and FP32
+    assert dtype("H56") is None and dtype("H68") == "float16"       # ELECTRA pre-training, fine-tuning
+    resnet = [r for r in rows.values() if r.scenario is not None and "resnet50v1.5" in r.raw["source"]["path"]]
+    assert resnet and all(r.scenario.workload.gradient_dtype is None for r in resnet)
+    assert any(published.sixteen_bit(r.raw) for r in resnet)
+
+
 def test_rows_that_cannot_be_scenarios_say_why():
     why = {r.id: r.left_out for r in published.load() if r.scenario is None}
     assert set(why) == {"V18", "V22", "X05", "X08"}
