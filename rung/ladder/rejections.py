@@ -213,5 +213,15 @@ def _ps(ctx: Context, d: Decision, c: Candidate):
     if d.meets_goal:
         return [C.SYNCHRONOUS_SUFFICIENT, stale], (f"{d.verdict} meets the target synchronously; "
                                                    "asynchrony would add stale gradients"), c.prediction
-    return [C.NOT_FASTER, stale], (f"predicted {u.rate(c.eps)}, not enough above {d.verdict}'s "
-                                   f"{u.rate(d_eps(d))} to pay for stale gradients"), c.prediction
+    codes, why = [C.NOT_FASTER, stale], (f"predicted {u.rate(c.eps)}, not enough above {d.verdict}'s "
+                                         f"{u.rate(d_eps(d))} to pay for stale gradients")
+    p = c.prediction
+    if p is not None and p.dispatch_bound:  # what holds it back is its one coordinator
+        L, spe = ctx.links, ctx.s.workload.steps_per_execution
+        codes.insert(1, C.COORDINATOR_BOUND)
+        why += (f"; one coordinator dispatches every worker's steps ({u.seconds(L.ps_dispatch_seconds)} each), "
+                f"at most {1 / L.ps_dispatch_seconds:,.0f} worker steps a second of "
+                f"{p.devices_per_host * ctx.s.workload.per_device_batch:,} examples whatever the fleet's size"
+                + (": a larger per-worker batch or compile(steps_per_execution > 1) raises that cap"
+                   if spe == 1 else ""))
+    return codes, why, p

@@ -330,6 +330,26 @@ def test_coordinator_bound_when_short_steps_outrun_one_coordinator():
     assert "steps_per_execution=8 amortises part of it" in note and "compile with" not in note
 
 
+def test_parameter_servers_passed_over_say_when_their_coordinator_caps_them():
+    """Straggling workers (cv 0.35) of 50 ms steps: asynchrony is a candidate, but one
+    coordinator's 10 ms dispatch caps any fleet at 100 steps of 32 examples a second,
+    3,200 ex/s, which the rejection says with its cause; 1 s steps are not capped."""
+    def straggling(step):
+        return decide(workload={"params": 5e6, "optimizer": "adam", "per_device_batch": 32, "step_seconds": step,
+                                "step_time_cv": 0.35, "activation_bytes_per_example": 0},
+                      hardware={"device": "T4", "devices_per_host": 1, "intra_host": None,
+                                "inter_host_gbps": 10, "max_hosts": 32},
+                      goal={"target_examples_per_second": 12000 * 0.05 / step})
+    d = straggling(0.05)
+    ps = next(r for r in d.rejected if r.verdict == "parameter_server")
+    assert d.verdict == "multi_worker_mirrored" and "STRAGGLERS" in warnings(d)
+    assert list(ps.codes[:2]) == ["NOT_FASTER", "COORDINATOR_BOUND"]
+    assert "at most 100 worker steps a second of 32 examples" in ps.message
+    assert "steps_per_execution" in ps.message
+    slow = next((r for r in straggling(1.0).rejected if r.verdict == "parameter_server"), None)
+    assert slow is None or "COORDINATOR_BOUND" not in slow.codes
+
+
 def test_loss_not_scaled_warns_where_several_synchronous_replicas_sum_gradients():
     unscaled = {"loss_scaled_for_replicas": False}
     d = decide(workload=unscaled, goal={"target_examples_per_second": ONE * 5})  # mirrored, 8 devices
