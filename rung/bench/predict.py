@@ -75,7 +75,7 @@ def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
             workload["sparse_gradient_tensors"] = int(b.sparse_gradient_tensors)
     return parse_scenario({
         "schema": SCHEMA, "name": f"bench {strategy}:{replicas}", "workload": workload,
-        "hardware": {"device": "custom", "device_memory_gib": 1e6, "devices_per_host": replicas if mirrored else 1,
+        "hardware": {"device": "custom", "accelerator": "cpu", "device_memory_gib": 1e6, "devices_per_host": replicas if mirrored else 1,
                      "intra_host": "pcie", "intra_host_gbps": LOCAL_COPY_BYTES_PER_SECOND * 8 / 1e9,
                      "inter_host_gbps": b.link_bytes_per_second * 8 / 1e9, "max_hosts": max(1, replicas)},
         "goal": {"target_examples_per_second": 1.0},

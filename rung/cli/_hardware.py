@@ -41,7 +41,8 @@ def this_machine() -> dict[str, Any]:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     except (ValueError, OSError, AttributeError):
         ram = 16.0
-    return {"device": "custom", "device_memory_gib": round(ram, 1), "devices_per_host": 1, "max_hosts": 1}
+    return {"device": "custom", "accelerator": "cpu", "device_memory_gib": round(ram, 1), "devices_per_host": 1,
+            "max_hosts": 1}
 
 
 def blocks(args, measured_eps: Optional[float] = None, require: bool = True):

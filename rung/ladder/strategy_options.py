@@ -41,7 +41,8 @@ def cross_device_seconds(s: Scenario, devices: int, links: comm.Links) -> dict[s
 
 
 def on_gpus(s: Scenario) -> bool:
-    return not s.is_tpu and s.hardware.device != "custom"
+    """GPUs: a catalog GPU, or a custom device not declared a CPU (`hardware.accelerator`)."""
+    return not s.is_tpu and not (s.hardware.device == "custom" and s.hardware.accelerator == "cpu")
 
 
 def host_algorithm(s: Scenario, devices: int, links: comm.Links) -> str:

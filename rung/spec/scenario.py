@@ -225,6 +225,11 @@ class Hardware(_Block):
     # memory directly (consumer cards, some PCIe topologies): NCCL then stages every
     # transfer through host memory.
     peer_to_peer: bool = True
+    # v1 extension (optional, `device: custom` only): what the custom device is. A GPU (the
+    # default: a card the catalog lacks) all-reduces with NCCL; a CPU device (what rung writes
+    # for the machine it ran on) cannot, and its mirrored plans use the fastest other
+    # cross_device_ops.
+    accelerator: Optional[Literal["gpu", "cpu"]] = None
     # contract addition (optional): price of one host of this kind
     usd_per_host_hour: Optional[NonNegative] = None
 
@@ -421,6 +426,10 @@ def _check_hardware(h: Hardware, at: str, where: str) -> None:
     if h.device == "custom":
         if h.device_memory_gib is None:
             raise InputError(where, f"{at}.device_memory_gib", "required when device is 'custom'")
+    elif h.accelerator is not None:
+        raise InputError(where, f"{at}.accelerator",
+                         f"{h.accelerator!r} given for catalog device {h.device!r}; expected it only with "
+                         "device 'custom' (a catalog device is what its name says)")
     elif catalog.lookup(h.device) is None:
         names = list(catalog.CATALOG)
         # the names that start as it does, or as its first part does, whatever the case ('a100'

@@ -161,6 +161,22 @@ def test_strategy_options_are_in_every_decision():
     assert t["ReductionToOneDevice"] == pytest.approx(14 * 102.4e6 / bw + 2 * 5e-6)
 
 
+def test_a_custom_device_is_a_gpu_unless_declared_a_cpu():
+    """A card the catalog lacks (`device: custom`) all-reduces with NCCL like any GPU; a CPU
+    device (what rung writes for the machine it ran on) cannot, and takes the fastest other
+    cross_device_ops. Same host, same numbers: NCCL's ring moves 2(n-1)/n of the bytes."""
+    hw = {"device": "custom", "device_memory_gib": 24, "devices_per_host": 8, "intra_host": "pcie",
+          "intra_host_gbps": 128, "max_hosts": 1}
+    goal = {"target_examples_per_second": 4 * 256 / 0.21}
+    gpu = decide(valid_scenario(hardware=hw, goal=goal))
+    cpu = decide(valid_scenario(hardware={**hw, "accelerator": "cpu"}, goal=goal))
+    assert gpu.verdict == cpu.verdict == "mirrored"
+    assert gpu.strategy_options == {"cross_device_ops": "NcclAllReduce"}
+    assert cpu.strategy_options["cross_device_ops"] != "NcclAllReduce"
+    assert gpu.prediction.examples_per_second > cpu.prediction.examples_per_second
+    assert "NCCL needs GPUs" in next(f.message for f in cpu.reasons if f.code == "STRATEGY_OPTIONS")
+
+
 def test_parameter_servers_partition_a_large_table_across_tasks():
     d = decide(valid_scenario(workload={"params": 4.05e9, "embedding_params": 4e9, "optimizer": "adagrad",
                                         "activation_bytes_per_example": 0},

@@ -80,6 +80,7 @@ BAD = [
     (valid_scenario(hardware={"device": "h100-sxm"}), "hardware.device", "did you mean 'H100-80GB' or 'H100-PCIe'?"),
     (valid_scenario(hardware={"device": "H20"}), "hardware.device", "did you mean 'H200'?"),
     (valid_scenario(hardware={"device": "custom"}), "hardware.device_memory_gib", "required"),
+    (valid_scenario(hardware={"accelerator": "cpu"}), "hardware.accelerator", "only with device 'custom'"),
     (valid_scenario(hardware={"device": "T4", "intra_host": "nvlink"}), "hardware.intra_host", "no nvlink"),
     (valid_scenario(hardware={"intra_host": "infiniband"}), "hardware.intra_host", "expected one of"),
     (valid_scenario(hardware={"devices_per_host": 0}), "hardware.devices_per_host", "at least 1"),
