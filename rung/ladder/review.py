@@ -8,7 +8,7 @@ from typing import Optional
 from rung import units as u
 from rung.ladder import codes as C
 from rung.ladder.context import LINEAR_SCALING_FRACTION, Context
-from rung.ladder.decision import Finding
+from rung.ladder.decision import Decision, Finding
 from rung.model import throughput
 from rung.model.throughput import Prediction
 from rung.spec import catalog
@@ -41,8 +41,9 @@ def _predicted_block(ctx: Context, pred: Optional[Prediction]) -> dict:
     return pred.to_dict()
 
 
-def review(ctx: Context):
-    """Returns (review findings, proposal_predicted block, extra warnings)."""
+def review(ctx: Context, decision: Optional[Decision] = None):
+    """Returns (review findings, proposal_predicted block, extra warnings); `decision`, the
+    verdict's, lets the warnings set the proposal beside it."""
     s, prop = ctx.s, ctx.s.proposal
     pred = proposal_prediction(ctx)
     devices = pred.devices if pred is not None else prop.hosts * s.hardware.devices_per_host
@@ -84,7 +85,41 @@ def review(ctx: Context):
         found.append(Finding(C.TPU_WITHOUT_STATIC_SHAPES,
             "the workload has dynamic shapes; TPUs compile the step with XLA and need static ones, "
             "so budget a port (padding, bucketing, drop_remainder) before any TPU time"))
-    return found, _predicted_block(ctx, pred), _proposal_warnings(ctx)
+    return found, _predicted_block(ctx, pred), _proposal_warnings(ctx) + _against_verdict(ctx, pred, decision)
+
+
+def _against_verdict(ctx: Context, pred: Optional[Prediction], d: Optional[Decision]) -> list[Finding]:
+    """The proposal beside the verdict: a plan that falls short of the target, more hosts
+    than the verdict's plan needs, sharding for a model that fits, a pipeline fix for a
+    pipeline that keeps up."""
+    s, prop, out = ctx.s, ctx.s.proposal, []
+    verdict = ""
+    if d is not None and d.verdict not in ("needs_sharding",) and d.prediction is not None:
+        verdict = f"{d.verdict} on {u.plan(d.hosts, d.prediction.devices_per_host)} ({u.rate(d.prediction.examples_per_second)})"
+    if prop.strategy == "needs_sharding" and ctx.fits:
+        out.append(Finding(C.PROPOSAL_SHARDING_NOT_NEEDED,
+            f"the proposal shards the model, but a whole replica needs {u.gib(ctx.replica.total_bytes)} of the "
+            f"{u.gib(ctx.usable_bytes)} usable on one {s.device.name}: it fits, so data parallelism needs no "
+            "sharding (no model-parallel code, no mesh layout)" + (f"; the verdict: {verdict}" if verdict else "")))
+        return out
+    if prop.strategy == "fix_input_pipeline" and not ctx.input_bound:
+        out.append(Finding(C.PROPOSAL_NOT_INPUT_BOUND,
+            f"the proposal is to fix the input pipeline, but the device waits {u.percent(ctx.wait_fraction)} of "
+            f"each step for input (input-bound from 20%): a faster pipeline cannot lift one device much above "
+            f"{u.rate(ctx.single.eps)}" + (f"; the verdict: {verdict}" if verdict else "")))
+    eps = pred.examples_per_second if pred is not None else None
+    if eps is not None and eps < ctx.target and prop.strategy != "fix_input_pipeline":
+        out.append(Finding(C.PROPOSAL_BELOW_TARGET,
+            f"the proposal is predicted at {u.rate(eps)}{u.against_target(eps, ctx.target)}"
+            + (f"; {verdict} meets it" if verdict and d.meets_goal else
+               f"; nothing on offer meets it, the verdict's best is {verdict}" if verdict else "")))
+    elif (d is not None and d.meets_goal and d.verdict == prop.strategy and d.hosts is not None
+          and prop.hosts > d.hosts and eps is not None):
+        out.append(Finding(C.PROPOSAL_MORE_HOSTS_THAN_NEEDED,
+            f"the proposal asks for {prop.hosts} hosts; {d.hosts} meet the target: {verdict}. The other "
+            f"{prop.hosts - d.hosts} add {u.rate(eps - d.prediction.examples_per_second)} "
+            f"({prop.hosts} hosts run at {u.percent(ctx.host_scaling(pred) or 0)} of {prop.hosts}x one host)"))
+    return out
 
 
 def _proposal_warnings(ctx: Context) -> list[Finding]:

@@ -372,7 +372,7 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     d.code = code_for(d, ctx)
     d.takes_on = takes_on(d, ctx)
     if s.proposal is not None:
-        d.review, d.proposal_prediction, extra = review(ctx)
+        d.review, d.proposal_prediction, extra = review(ctx, d)
         d.warnings.extend(extra)
     return d
 

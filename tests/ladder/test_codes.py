@@ -749,3 +749,34 @@ def test_an_estimated_step_of_an_embedding_model_measured_on_keras_3_warns_a_mul
     assert plain.verdict == "multi_worker_mirrored" and "STEP_ON_OTHER_KERAS" not in plain.codes
     one_host = decide(workload=estimated, goal={"target_examples_per_second": ONE * 5})  # mirrored, Keras 3
     assert one_host.verdict == "mirrored" and "STEP_ON_OTHER_KERAS" not in one_host.codes
+
+
+def test_a_proposal_set_beside_the_verdict():
+    """The proposal against the target and against the verdict's plan: one device proposed
+    for 15,000 ex/s (1,219 ex/s: 8% of it); nine hosts where two meet it; sharding a model of
+    293 MiB; a pipeline fix for a pipeline that waits 2% of its step."""
+    goal = {"target_examples_per_second": 15000}
+
+    def proposed(strategy, hosts=1, **blocks):
+        d = decide(goal=goal, proposal={"strategy": strategy, "hosts": hosts}, **blocks)
+        return d, {f.code: f.message for f in d.warnings if f.code.startswith("PROPOSAL")}
+
+    d, found = proposed("single_device")
+    assert d.verdict == "multi_worker_mirrored" and d.meets_goal
+    assert "under the target of 15,000 ex/s (8% of it)" in found["PROPOSAL_BELOW_TARGET"]
+    assert f"multi_worker_mirrored on {d.hosts} hosts" in found["PROPOSAL_BELOW_TARGET"]
+    d, found = proposed("multi_worker_mirrored", 8)
+    assert d.hosts < 8 and "PROPOSAL_BELOW_TARGET" not in found
+    assert f"the proposal asks for 8 hosts; {d.hosts} meet the target" in found["PROPOSAL_MORE_HOSTS_THAN_NEEDED"]
+    assert "PROPOSAL_MORE_HOSTS_THAN_NEEDED" not in proposed("multi_worker_mirrored", d.hosts)[1]
+    d, found = proposed("needs_sharding")
+    assert "it fits" in found["PROPOSAL_SHARDING_NOT_NEEDED"] and "PROPOSAL_BELOW_TARGET" not in found
+    assert "PROPOSAL_SHARDING_NOT_NEEDED" not in proposed("needs_sharding", workload={"params": 20e9})[1]
+    d, found = proposed("fix_input_pipeline")
+    assert "waits 2% of each step" in found["PROPOSAL_NOT_INPUT_BOUND"] and "PROPOSAL_BELOW_TARGET" not in found
+    slow_input = {"step_seconds": 0.5, "input_wait_seconds": 0.3}
+    assert not proposed("fix_input_pipeline", workload=slow_input)[1]
+    # nothing on offer meets it: the proposal is set beside the best there is
+    d, found = proposed("single_device", hardware={"max_hosts": 1})
+    assert not d.meets_goal and "nothing on offer meets it, the verdict's best is mirrored" in \
+        found["PROPOSAL_BELOW_TARGET"]
