@@ -209,6 +209,33 @@ def choose(options: list[Option], s: Scenario) -> tuple[Option, list[Finding], l
     return chosen, reasons, warnings
 
 
+def over_budget(team: Option, links) -> Optional[Finding]:
+    """OVER_BUDGET without offers: the team's own plan costs more an hour than
+    `goal.max_usd_per_hour`. Says what the budget buys instead: as many hosts as it pays
+    for, under the same strategy, and their predicted rate (or that one host is beyond it)."""
+    from rung.model import throughput
+
+    s, d, budget = team.scenario, team.decision, team.scenario.goal.max_usd_per_hour
+    cost, price = team.usd_per_hour, team.usd_per_host_hour
+    if budget is None or cost is None or cost <= budget:
+        return None
+    head = (f"the plan ({d.verdict} on {d.hosts} host(s) at ${price:,.2f} each) costs ${cost:,.2f} an hour, over "
+            f"the budget of ${budget:,.2f}")
+    hosts = int(budget // price)
+    if hosts < 1:
+        return Finding(C.OVER_BUDGET, f"{head}; the budget does not pay for one host")
+    dev = s.hardware.devices_per_host
+    if d.verdict == "parameter_server":
+        p = throughput.predict_ps(s, hosts, dev, links)
+    elif hosts == 1:
+        p = throughput.predict_sync(s, "mirrored" if dev > 1 else "single_device", 1, dev, links)
+    else:
+        p = throughput.predict_sync(s, d.verdict, hosts, dev, links)
+    return Finding(C.OVER_BUDGET,
+        f"{head}; it pays for {hosts} host(s), predicted at {u.rate(p.examples_per_second)}"
+        f"{u.against_target(p.examples_per_second, s.goal.target_examples_per_second)}")
+
+
 def _pick(pool: list[Option], prefer: str) -> Option:
     meeting = [o for o in pool if o.meets]
     if not meeting:

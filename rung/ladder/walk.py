@@ -50,6 +50,12 @@ def advise(s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> Decision:
     team = option_scenarios(s)[0]
     team.decision = d
     d.options = [team.to_json()]
+    if d.verdict not in ("needs_sharding", "tpu"):
+        from rung.ladder.options import over_budget
+
+        budget = over_budget(team, links)
+        if budget is not None:  # after the verdict's own reason, before its options
+            d.reasons.insert(min(1, len(d.reasons)), budget)
     assess(s, d, links)
     return d
 

@@ -161,6 +161,28 @@ def test_strategy_options_are_in_every_decision():
     assert t["ReductionToOneDevice"] == pytest.approx(14 * 102.4e6 / bw + 2 * 5e-6)
 
 
+def test_a_budget_without_offers_is_checked_against_the_teams_own_plan():
+    """15,000 ex/s takes two hosts of 8 at $32.77, $65.54 an hour: over $40, which pays for
+    one host (the mirrored rung's 8 devices, predicted as such); over $20, which pays for
+    none; within $70, nothing is said."""
+    def budgeted(budget):
+        return decide(valid_scenario(hardware={"usd_per_host_hour": 32.77},
+                                     goal={"target_examples_per_second": 15000, "max_usd_per_hour": budget}))
+    d = budgeted(40)
+    assert d.verdict == "multi_worker_mirrored" and d.hosts == 2
+    over = next(f.message for f in d.reasons if f.code == "OVER_BUDGET")
+    assert "costs $65.54 an hour, over the budget of $40.00; it pays for 1 host(s)" in over
+    from rung import units as u
+    from rung.model import throughput
+    s = parse_scenario(valid_scenario(goal={"target_examples_per_second": 15000}))
+    one_host = throughput.predict_sync(s, "mirrored", 1, 8).examples_per_second
+    assert f"predicted at {u.rate(one_host)}, under the target of 15,000 ex/s" in over
+    assert [f.code for f in d.reasons].index("OVER_BUDGET") == 1
+    assert "the budget does not pay for one host" in next(f.message for f in budgeted(20).reasons
+                                                          if f.code == "OVER_BUDGET")
+    assert "OVER_BUDGET" not in [f.code for f in budgeted(70).reasons]
+
+
 def test_a_custom_device_is_a_gpu_unless_declared_a_cpu():
     """A card the catalog lacks (`device: custom`) all-reduces with NCCL like any GPU; a CPU
     device (what rung writes for the machine it ran on) cannot, and takes the fastest other
