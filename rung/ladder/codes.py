@@ -56,6 +56,7 @@ BIGGER_HOST_NOT_OFFERED = "BIGGER_HOST_NOT_OFFERED"
 CHEAPER_OPTION = "CHEAPER_OPTION"
 CHEAPER_PER_EXAMPLE = "CHEAPER_PER_EXAMPLE"  # prefer: cost: another option meets the target for >= 25% less per example
 OVER_BUDGET = "OVER_BUDGET"
+PS_HOSTS_NOT_PRICED = "PS_HOSTS_NOT_PRICED"  # a priced parameter-server plan without a price for its CPU hosts
 
 # rung's own codes.
 LARGER_BATCH = "LARGER_BATCH"                    # (warning) a larger per-device batch amortises what every step pays

@@ -40,10 +40,21 @@ class Option:
 
     @property
     def usd_per_hour(self) -> Optional[float]:
+        """The plan's hosts an hour: its accelerator hosts, and under parameter servers its
+        ps tasks' and coordinator's CPU hosts when their price is given."""
         d = self.decision
         if self.usd_per_host_hour is None or d is None or not d.hosts:
             return None
-        return d.hosts * self.usd_per_host_hour
+        cpu = self.scenario.hardware.usd_per_ps_host_hour
+        extra = (d.ps_tasks + 1) * cpu if d.verdict == "parameter_server" and cpu is not None else 0.0
+        return d.hosts * self.usd_per_host_hour + extra
+
+    @property
+    def ps_hosts_unpriced(self) -> bool:
+        """A parameter-server plan priced by its workers alone (no CPU host price given)."""
+        d = self.decision
+        return (d is not None and d.verdict == "parameter_server" and self.usd_per_host_hour is not None
+                and self.scenario.hardware.usd_per_ps_host_hour is None)
 
     @property
     def examples_per_second(self) -> Optional[float]:
@@ -206,7 +217,23 @@ def choose(options: list[Option], s: Scenario) -> tuple[Option, list[Finding], l
                 f"${chosen.usd_per_million_examples:,.2f}: for a fixed amount of training it costs less in all, "
                 f"though ${o.usd_per_hour - chosen.usd_per_hour:,.2f} more an hour; prefer: cost takes the "
                 "cheapest an hour (the contract's rule), which suits a job that runs for a fixed time"))
+    unpriced = ps_hosts_not_priced(options)
+    if unpriced is not None:
+        warnings.append(unpriced)
     return chosen, reasons, warnings
+
+
+def ps_hosts_not_priced(options: list[Option]) -> Optional[Finding]:
+    """PS_HOSTS_NOT_PRICED: parameter-server plans priced by their worker hosts alone."""
+    unpriced = [o for o in options if o.ps_hosts_unpriced]
+    if not unpriced:
+        return None
+    plans = "; ".join(f"{o.name}: {o.decision.hosts} worker host(s), {o.decision.ps_tasks} ps task(s) and a "
+                      "coordinator" for o in unpriced)
+    return Finding(C.PS_HOSTS_NOT_PRICED,
+        f"parameter-server plans are priced by their worker hosts alone ({plans}): the ps tasks and the "
+        "coordinator run on CPU hosts whose price is not given (hardware.usd_per_ps_host_hour, or the offer's), "
+        "so their $ an hour and $ per example are low")
 
 
 def over_budget(team: Option, links) -> Optional[Finding]:
@@ -219,9 +246,12 @@ def over_budget(team: Option, links) -> Optional[Finding]:
     cost, price = team.usd_per_hour, team.usd_per_host_hour
     if budget is None or cost is None or cost <= budget:
         return None
-    head = (f"the plan ({d.verdict} on {d.hosts} host(s) at ${price:,.2f} each) costs ${cost:,.2f} an hour, over "
-            f"the budget of ${budget:,.2f}")
-    hosts = int(budget // price)
+    cpu = s.hardware.usd_per_ps_host_hour if d.verdict == "parameter_server" else None
+    ps_cost = (d.ps_tasks + 1) * cpu if cpu is not None else 0.0
+    head = (f"the plan ({d.verdict} on {d.hosts} host(s) at ${price:,.2f} each"
+            + (f", and {d.ps_tasks + 1} CPU hosts for its ps tasks and coordinator at ${cpu:,.2f}" if cpu else "")
+            + f") costs ${cost:,.2f} an hour, over the budget of ${budget:,.2f}")
+    hosts = int(max(budget - ps_cost, 0.0) // price) if price else 0
     if hosts < 1:
         return Finding(C.OVER_BUDGET, f"{head}; the budget does not pay for one host")
     dev = s.hardware.devices_per_host

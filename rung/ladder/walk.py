@@ -51,8 +51,11 @@ def advise(s: Scenario, links: comm.Links = comm.DEFAULT_LINKS) -> Decision:
     team.decision = d
     d.options = [team.to_json()]
     if d.verdict not in ("needs_sharding", "tpu"):
-        from rung.ladder.options import over_budget
+        from rung.ladder.options import over_budget, ps_hosts_not_priced
 
+        unpriced = ps_hosts_not_priced([team])
+        if unpriced is not None:
+            d.warnings.append(unpriced)
         budget = over_budget(team, links)
         if budget is not None:  # after the verdict's own reason, before its options
             d.reasons.insert(min(1, len(d.reasons)), budget)

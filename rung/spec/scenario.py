@@ -232,6 +232,10 @@ class Hardware(_Block):
     accelerator: Optional[Literal["gpu", "cpu"]] = None
     # contract addition (optional): price of one host of this kind
     usd_per_host_hour: Optional[NonNegative] = None
+    # v1 extension (optional): price of one CPU host that runs a parameter-server task or
+    # the coordinator. A parameter-server plan's price adds (ps_tasks + 1) of them; absent,
+    # such a plan is priced by its worker hosts alone and says so (PS_HOSTS_NOT_PRICED).
+    usd_per_ps_host_hour: Optional[NonNegative] = None
 
 
 class Offer(Hardware):

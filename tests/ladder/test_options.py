@@ -183,6 +183,32 @@ def test_a_budget_without_offers_is_checked_against_the_teams_own_plan():
     assert "OVER_BUDGET" not in [f.code for f in budgeted(70).reasons]
 
 
+def test_a_parameter_server_plan_pays_for_its_cpu_hosts_when_their_price_is_given():
+    """A recommender on one-GPU hosts at $1.01: parameter servers, W workers and P ps tasks.
+    Priced: W x 1.01 + (P + 1) x 0.68 (the ps tasks and the coordinator), in the options and
+    against the budget; unpriced, the workers alone, and PS_HOSTS_NOT_PRICED says so."""
+    def recommender(budget=None, **hw):
+        return decide(valid_scenario(
+            workload={"params": 2.0e9, "embedding_params": 1.95e9, "optimizer": "adagrad", "per_device_batch": 2048,
+                      "step_seconds": 0.04, "input_wait_seconds": 0.0, "activation_bytes_per_example": 0},
+            hardware={"device": "A10G", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 25,
+                      "max_hosts": 32, "usd_per_host_hour": 1.01, **hw},
+            goal={"target_examples_per_second": 200000, "max_usd_per_hour": budget}))
+    bare = recommender()
+    assert bare.verdict == "parameter_server" and bare.ps_tasks >= 1
+    assert bare.options[0]["usd_per_hour"] == pytest.approx(bare.hosts * 1.01)
+    assert f"{bare.hosts} worker host(s), {bare.ps_tasks} ps task(s) and a coordinator" in next(
+        f.message for f in bare.warnings if f.code == "PS_HOSTS_NOT_PRICED")
+    priced = recommender(usd_per_ps_host_hour=0.68)
+    assert priced.options[0]["usd_per_hour"] == pytest.approx(priced.hosts * 1.01 + (priced.ps_tasks + 1) * 0.68)
+    assert "PS_HOSTS_NOT_PRICED" not in [f.code for f in priced.warnings]
+    # the CPU hosts count against the budget: the workers alone would be within it
+    workers = priced.hosts * 1.01
+    tight = recommender(usd_per_ps_host_hour=0.68, budget=workers + 0.5)
+    assert "CPU hosts for its ps tasks and coordinator at $0.68" in next(
+        f.message for f in tight.reasons if f.code == "OVER_BUDGET")
+
+
 def test_a_custom_device_is_a_gpu_unless_declared_a_cpu():
     """A card the catalog lacks (`device: custom`) all-reduces with NCCL like any GPU; a CPU
     device (what rung writes for the machine it ran on) cannot, and takes the fastest other
