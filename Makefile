@@ -44,6 +44,7 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/bench_accuracy.py
 	$(PY) benchmarks/bench_reproduce.py
 	$(PY) benchmarks/bench_imbalance.py
+	$(PY) benchmarks/bench_wire_dtype.py --json benchmarks/out/wire_dtype.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -33,5 +33,6 @@ def run(args) -> int:
         links = sorted(d.links_gbps.items(), key=lambda kv: kv[0] != d.default_link)
         t.add_row(d.name, f"{d.memory_gib:g} GiB", ", ".join(f"{k} {v:g} Gb/s" for k, v in links), d.source)
     Console().print(t)
-    print("Also: device: custom, with hardware.device_memory_gib (links default to PCIe gen4 256 Gb/s).")
+    print("Also: device: custom, with hardware.device_memory_gib (links default to PCIe gen4 256 Gb/s): a GPU "
+          "the catalog lacks, or with hardware.accelerator: cpu, CPU devices (no NCCL).")
     return 0
