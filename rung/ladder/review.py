@@ -113,12 +113,19 @@ def _against_verdict(ctx: Context, pred: Optional[Prediction], d: Optional[Decis
             f"the proposal is predicted at {u.rate(eps)}{u.against_target(eps, ctx.target)}"
             + (f"; {verdict} meets it" if verdict and d.meets_goal else
                f"; nothing on offer meets it, the verdict's best is {verdict}" if verdict else "")))
-    elif (d is not None and d.meets_goal and d.verdict == prop.strategy and d.hosts is not None
-          and prop.hosts > d.hosts and eps is not None):
-        out.append(Finding(C.PROPOSAL_MORE_HOSTS_THAN_NEEDED,
-            f"the proposal asks for {prop.hosts} hosts; {d.hosts} meet the target: {verdict}. The other "
-            f"{prop.hosts - d.hosts} add {u.rate(eps - d.prediction.examples_per_second)} "
-            f"({prop.hosts} hosts run at {u.percent(ctx.host_scaling(pred) or 0)} of {prop.hosts}x one host)"))
+    elif d is not None and d.meets_goal and eps is not None and d.prediction is not None:
+        more_hosts = d.verdict == prop.strategy and d.hosts is not None and prop.hosts > d.hosts
+        more_devices = prop.strategy == "mirrored" and d.verdict == "single_device" and pred.devices > 1
+        if more_hosts:
+            out.append(Finding(C.PROPOSAL_MORE_THAN_NEEDED,
+                f"the proposal asks for {prop.hosts} hosts; {d.hosts} meet the target: {verdict}. The other "
+                f"{prop.hosts - d.hosts} add {u.rate(eps - d.prediction.examples_per_second)} "
+                f"({prop.hosts} hosts run at {u.percent(ctx.host_scaling(pred) or 0)} of {prop.hosts}x one host)"))
+        elif more_devices:
+            out.append(Finding(C.PROPOSAL_MORE_THAN_NEEDED,
+                f"the proposal mirrors over {pred.devices} devices; one meets the target: {verdict}. The other "
+                f"{pred.devices - 1} add {u.rate(eps - d.prediction.examples_per_second)}, and a global batch "
+                f"{pred.devices}x as large trains differently (scale the learning rate)"))
     return out
 
 

@@ -758,7 +758,7 @@ def test_a_proposal_set_beside_the_verdict():
     goal = {"target_examples_per_second": 15000}
 
     def proposed(strategy, hosts=1, **blocks):
-        d = decide(goal=goal, proposal={"strategy": strategy, "hosts": hosts}, **blocks)
+        d = decide(**{"goal": goal, **blocks}, proposal={"strategy": strategy, "hosts": hosts})
         return d, {f.code: f.message for f in d.warnings if f.code.startswith("PROPOSAL")}
 
     d, found = proposed("single_device")
@@ -767,8 +767,11 @@ def test_a_proposal_set_beside_the_verdict():
     assert f"multi_worker_mirrored on {d.hosts} hosts" in found["PROPOSAL_BELOW_TARGET"]
     d, found = proposed("multi_worker_mirrored", 8)
     assert d.hosts < 8 and "PROPOSAL_BELOW_TARGET" not in found
-    assert f"the proposal asks for 8 hosts; {d.hosts} meet the target" in found["PROPOSAL_MORE_HOSTS_THAN_NEEDED"]
-    assert "PROPOSAL_MORE_HOSTS_THAN_NEEDED" not in proposed("multi_worker_mirrored", d.hosts)[1]
+    assert f"the proposal asks for 8 hosts; {d.hosts} meet the target" in found["PROPOSAL_MORE_THAN_NEEDED"]
+    assert "PROPOSAL_MORE_THAN_NEEDED" not in proposed("multi_worker_mirrored", d.hosts)[1]
+    d, found = proposed("mirrored", goal={"target_examples_per_second": 1000})
+    assert d.verdict == "single_device" and "mirrors over 8 devices; one meets the target" in \
+        found["PROPOSAL_MORE_THAN_NEEDED"]
     d, found = proposed("needs_sharding")
     assert "it fits" in found["PROPOSAL_SHARDING_NOT_NEEDED"] and "PROPOSAL_BELOW_TARGET" not in found
     assert "PROPOSAL_SHARDING_NOT_NEEDED" not in proposed("needs_sharding", workload={"params": 20e9})[1]
