@@ -98,7 +98,9 @@ def _decision_section(s: Scenario, d: Decision) -> str:
                      f"({escape(str(c['step_seconds']['source']))})"
                      + ("; <b>a close call</b>" if c.get("close_call") else "") + escape(sizes_sentence(d)) + "</p>")
     parts.append("<h3>Why</h3>" + _findings(d.reasons))
-    parts.append("<h3>Warnings</h3>" + _findings(d.warnings, "warn"))
+    # warnings about the proposal are shown with its review
+    about_proposal = [f for f in d.warnings if f.code.startswith("PROPOSAL_")] if d.review is not None else []
+    parts.append("<h3>Warnings</h3>" + _findings([f for f in d.warnings if f not in about_proposal], "warn"))
     if d.after_fix:
         a = d.after_fix
         parts.append(f"<p>Once the pipeline keeps up: {escape(a['verdict'])} at about "
@@ -110,7 +112,7 @@ def _decision_section(s: Scenario, d: Decision) -> str:
         parts.append(f"<h3>Review of the proposal ({escape(prop.strategy)} on {prop.hosts} host(s), predicted "
                      f"{escape(u.rate(pp['examples_per_second']))}"
                      f"{escape(u.against_target(pp['examples_per_second'], d.target_examples_per_second))})</h3>"
-                     + _findings(d.review))
+                     + _findings(d.review) + (_findings(about_proposal, "warn") if about_proposal else ""))
     return "<h2>Decision</h2>" + "".join(parts)
 
 

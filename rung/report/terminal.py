@@ -117,7 +117,9 @@ def recommendation(s: Scenario, d: Decision) -> Panel:
     if d.takes_on:
         lines.append(Text("What you take on", style="bold"))
         lines.extend(Text(f"  • {t}") for t in d.takes_on)
-    rest = [f for f in d.warnings if f.code not in UP_FRONT]
+    # warnings about the proposal are shown with its review
+    about_proposal = [f for f in d.warnings if f.code.startswith("PROPOSAL_")] if d.review is not None else []
+    rest = [f for f in d.warnings if f.code not in UP_FRONT and f not in about_proposal]
     if rest:
         lines.append(_findings("Warnings", rest, "yellow"))
     if d.review is not None:
@@ -131,6 +133,8 @@ def recommendation(s: Scenario, d: Decision) -> Panel:
             lines.extend(_findings("", d.review, "magenta").renderables[1:])
         else:
             lines.append(Text("  no classic mistake found", style="magenta"))
+        if about_proposal:
+            lines.extend(_findings("", about_proposal, "yellow").renderables[1:])
     return Panel(Group(*lines), title="Recommendation", title_align="left",
                  border_style="green" if d.meets_goal else "yellow")
 
