@@ -72,3 +72,7 @@ def test_a_proposal_is_reviewed_against_the_target():
     text = out.getvalue()
     eps = d.proposal_prediction["examples_per_second"]
     assert eps < 30000 and f"predicted {u.rate(eps)}" in text and "under the target of 30,000 ex/s" in text
+    # the proposal's own warning sits with its review, after the review's line, not among the others
+    review = text.index("Review of the proposal")
+    assert text.index("PROPOSAL_BELOW_TARGET") > review
+    assert "PROPOSAL_BELOW_TARGET" in [f.code for f in d.warnings]
