@@ -1,13 +1,17 @@
 """Goodput under preemption: the share of wall time that advances training.
 
 A synchronous job (gang-scheduled, all-or-nothing) stops whenever any of its H hosts
-is preempted (job failure rate H x lambda), restarts (restart_seconds) and replays the
-work since its last checkpoint (half a checkpoint interval on average). With
-checkpoint cost delta and mean time between failures M = 1/(H x lambda), Young's
-optimal interval is tau = sqrt(2 x delta x M) (Young, "A first order approximation
-to the optimum checkpoint interval", CACM 1974; Daly, FGCS 2006). Goodput is
-(1 - delta/tau - tau/(2M)) x M / (M + restart): to first order Young's
-1 - delta/tau - (restart + tau/2)/M, and checked against `rung simulate`.
+is preempted (job failure rate H x lambda), restarts (restart_seconds R) and replays the
+work since its last checkpoint. With checkpoint cost delta and mean time between
+failures M = 1/(H x lambda), Young's optimal interval is tau = sqrt(2 x delta x M)
+(Young, "A first order approximation to the optimum checkpoint interval", CACM 1974).
+A host lost while the job restarts needs a replacement of its own, so the restart ends
+only after R seconds without a failure: M x (e^(R/M) - 1) on average. Goodput is Daly's
+tau / (M e^(R/M) (e^((tau + delta)/M) - 1)) (Daly, "A higher order estimate of the
+optimum checkpoint interval for restart dumps", FGCS 2006, with failures in restarts),
+to first order Young's 1 - delta/tau - (R + tau/2)/M, and checked against
+`rung simulate`. It falls towards 0 as R/M grows past 1: a fleet that loses a host more
+often than it can restart never trains synchronously.
 
 An asynchronous (parameter-server) job loses only the preempted worker's share while
 it restarts: lambda x restart of each worker's time. Parameter servers and the
@@ -45,14 +49,14 @@ def sync_goodput(hosts, preemptions_per_host_second, restart_seconds, checkpoint
         return np.ones_like(rate) if np.ndim(rate) else 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         mtbf = np.where(rate > 0, 1.0 / np.where(rate > 0, rate, 1.0), np.inf)
-        tau = young_interval_seconds(max(checkpoint_s, 1e-9), mtbf)
-        # working time loses delta/tau to checkpoints and tau/2 per failure to replay; a
-        # failure-free stretch (mean M) is followed by a restart, so only M / (M + restart)
-        # of the wall time is working time (renewal-reward; to first order in restart/M
-        # this is Young's 1 - delta/tau - (restart + tau/2)/M, which the simulation showed
-        # 6 points too pessimistic at restart/M = 0.27)
-        working = np.where(rate > 0, 1.0 - checkpoint_s / tau - tau / (2.0 * mtbf), 1.0)
-        g = np.where(rate > 0, working * mtbf / (mtbf + restart_seconds), 1.0)
+        delta = max(checkpoint_s, 1e-9)
+        tau = young_interval_seconds(delta, mtbf)
+        # a failure-free stretch (mean M) completes floor(F / (tau + delta)) intervals of
+        # tau, tau / (e^((tau + delta)/M) - 1) on average; each stretch then waits for a
+        # restart of R seconds without a failure, M (e^(R/M) - 1) on average: a cycle of
+        # M e^(R/M) (renewal-reward; Daly 2006)
+        cycle = mtbf * np.exp(np.minimum(restart_seconds / mtbf, 700.0))
+        g = np.where(rate > 0, tau / (cycle * np.expm1((tau + delta) / mtbf)), 1.0)
     g = np.clip(g, 0.0, 1.0)
     return float(g) if np.ndim(g) == 0 else g
 

@@ -51,16 +51,22 @@ def test_straggler_seconds():
 def test_young_interval_and_sync_goodput_by_hand():
     # delta = 10 s, one failure an hour: tau = sqrt(2 x 10 x 3600) = 268.33 s
     assert preemption.young_interval_seconds(10, 3600) == pytest.approx(268.328, rel=1e-5)
-    # working time keeps 1 - 10/268.33 - 268.33/7200 = 0.92546 of itself, and the job works
-    # 3600 of every 3600 + 300 s: 0.85427 (Young's first order said 0.84213)
+    # Daly's tau / (M e^(R/M) (e^((tau + delta)/M) - 1)): 268.33 / (3600 e^(300/3600)
+    # (e^(278.33/3600) - 1)) = 0.8531 (Young's first order 1 - 10/268.33 - (300 + 134.16)/3600
+    # = 0.8421; without failures in the restart, M / (M + R) x the rest, 0.8543)
     g = preemption.sync_goodput(1, 1 / 3600, 300, 10)
-    assert g == pytest.approx((1 - 10 / 268.328 - 268.328 / 7200) * 3600 / 3900, rel=1e-4)
+    assert g == pytest.approx(268.328 / (3600 * math.exp(300 / 3600) * math.expm1(278.328 / 3600)), rel=1e-4)
+    assert g == pytest.approx(0.8531, abs=5e-4)
     assert preemption.sync_goodput(4, 0.0, 300, 10) == 1.0
     # more hosts, more failures of the whole job
     assert preemption.sync_goodput(16, 1 / 3600, 300, 10) < g
-    # 64 hosts failing 32 times an hour with 5-minute restarts: the job mostly restarts
-    # (M = 112.5 s: (1 - 1/15 - 15/225) x 112.5 / 412.5 = 0.236)
-    assert preemption.sync_goodput(64, 0.5 / 3600, 300, 1) == pytest.approx(0.2364, rel=1e-3)
+    # 64 hosts failing 32 times an hour with 5-minute restarts: M = 112.5 s, so a restart
+    # waits for 300 s without a failure, e^(300/112.5) = 14.4 times M a cycle, and the job
+    # hardly trains: 15 / (112.5 e^2.667 (e^(16/112.5) - 1)) = 0.0606 (0.236 if no host
+    # could be lost while the job restarts)
+    assert preemption.sync_goodput(64, 0.5 / 3600, 300, 1) == pytest.approx(0.0606, rel=2e-3)
+    # a host lost faster than the job restarts, many times over: nothing
+    assert preemption.sync_goodput(256, 1 / 60, 300, 1) == pytest.approx(0.0, abs=1e-12)
 
 
 def test_one_kill_costs_the_steps_since_the_last_checkpoint_and_the_restart():

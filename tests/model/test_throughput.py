@@ -217,9 +217,9 @@ def test_a_measured_checkpoint_time_replaces_the_byte_count_in_goodput_and_young
     fleet = {"preemptible": True, "preemptions_per_host_hour": 0.5, "restart_seconds": 300}
     measured = t.predict_sync(scenario(fleet={**fleet, "checkpoint_seconds": 30}), "multi_worker_mirrored", 8, 1)
     # by hand, delta = 30 s: tau = sqrt(2 x 30 x 900) = 232.38 s;
-    # goodput (1 - 30/232.38 - 232.38/1800) x 900 / 1200 = 0.5564
+    # goodput (Daly) 232.38 / (900 e^(300/900) (e^(262.38/900) - 1)) = 0.5466
     assert measured.checkpoint_interval_seconds == pytest.approx(232.379, rel=1e-4)
-    assert measured.goodput == pytest.approx((1 - 30 / 232.379 - 232.379 / 1800) * 900 / 1200, rel=1e-4)
+    assert measured.goodput == pytest.approx(0.5466, abs=2e-4)
     # without it, the state's bytes at 1 GB/s: a far shorter interval and more goodput
     assumed = t.predict_sync(scenario(fleet=fleet), "multi_worker_mirrored", 8, 1)
     assert assumed.checkpoint_interval_seconds < measured.checkpoint_interval_seconds
