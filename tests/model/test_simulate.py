@@ -94,3 +94,18 @@ def test_a_model_that_does_not_fit_one_device_is_said_beside_the_figures():
     notes = simulate(big, 2, 50)["notes"]
     assert len(notes) == 1 and notes[0].startswith("DOES_NOT_FIT: a synchronous replica needs 104 GiB")
     assert simulate(scenario(), 2, 50)["notes"] == []
+
+
+def test_a_restart_ends_after_its_length_without_a_failure():
+    """Restarts a failure interrupts: the wait for R seconds free of failures at rate L is
+    (e^(L R) - 1) / L on average (the waiting time for a gap of length R in a Poisson
+    process), 6.39 R at L R = 2; past the limit the restart never ends."""
+    import numpy as np
+
+    from rung.model import simulate as sim
+
+    rng = np.random.default_rng(3)
+    waits = sim._restarts(2.0 / 300.0, 300.0, rng)
+    assert waits.min() >= 300.0
+    assert waits.mean() == pytest.approx(np.expm1(2.0) / (2.0 / 300.0), rel=0.06)
+    assert np.isinf(sim._restarts((sim.RESTART_LIMIT + 1) / 300.0, 300.0, rng)).all()
