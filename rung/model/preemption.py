@@ -14,8 +14,9 @@ to first order Young's 1 - delta/tau - (R + tau/2)/M, and checked against
 often than it can restart never trains synchronously.
 
 An asynchronous (parameter-server) job loses only the preempted worker's share while
-it restarts: lambda x restart of each worker's time. Parameter servers and the
-coordinator run on non-preemptible CPU hosts (assumption, stated in the decision).
+it restarts: 1 - e^(-lambda x restart) of each worker's time, to first order
+lambda x restart. Parameter servers and the coordinator run on non-preemptible CPU
+hosts (assumption, stated in the decision).
 """
 
 from __future__ import annotations
@@ -70,8 +71,11 @@ def sync_checkpoint_interval_seconds(hosts, preemptions_per_host_second, checkpo
 
 
 def async_goodput(preemptions_per_host_second, restart_seconds):
-    """Goodput of one asynchronous worker: down for restart_seconds after each preemption."""
-    return max(0.0, 1.0 - preemptions_per_host_second * restart_seconds)
+    """Goodput of one asynchronous worker: after each preemption it is down until its
+    replacement has run restart_seconds without a preemption of its own (as a synchronous
+    job's restart, for one host): up 1/lambda of every e^(lambda R) / lambda, e^(-lambda R);
+    to first order 1 - lambda R."""
+    return float(np.exp(-preemptions_per_host_second * restart_seconds))
 
 
 def resumed_from_step(killed_after_steps: int, checkpoint_every_steps: int) -> int:

@@ -16,7 +16,8 @@ failures (at least `MIN_FAILURES`).
 
 Asynchronous (parameter servers): every worker runs its own steps (compute drawn per
 step, plus the PS exchange of `throughput.ps_terms`), is preempted at lambda and is
-down `restart_seconds` each time, then rejoins. An update's staleness is the number of
+down until its replacement has run `restart_seconds` without a preemption of its own
+(as a synchronous restart), then rejoins. An update's staleness is the number of
 other workers' updates applied between its read (the step's start) and its push (the
 step's end). The coordinator's dispatch cap (`Links.ps_dispatch_seconds`) is applied
 to the simulated rate as in the closed form, not simulated as a queue.
@@ -94,15 +95,15 @@ def _sync_goodput(rate: float, restart: float, delta: float, rng) -> float:
     return float(useful.sum() / (free.sum() + _restarts(rate, restart, rng).sum()))
 
 
-def _restarts(rate: float, restart: float, rng) -> np.ndarray:
-    """Wall time of MIN_FAILURES restarts, each over only after `restart` seconds without a
-    failure: every attempt a failure interrupts (its time to that failure) is drawn. Past
-    rate x restart = RESTART_LIMIT the expected attempts (e^(rate x restart)) are too many to
-    draw, and a restart never ends in practice: infinite."""
+def _restarts(rate: float, restart: float, rng, size: int = MIN_FAILURES) -> np.ndarray:
+    """Wall time of `size` restarts, each over only after `restart` seconds without a
+    failure (at `rate`): every attempt a failure interrupts (its time to that failure) is
+    drawn. Past rate x restart = RESTART_LIMIT the expected attempts (e^(rate x restart))
+    are too many to draw, and a restart never ends in practice: infinite."""
     if rate * restart > RESTART_LIMIT:
-        return np.full(MIN_FAILURES, np.inf)
-    total = np.zeros(MIN_FAILURES)
-    pending = np.ones(MIN_FAILURES, dtype=bool)
+        return np.full(size, np.inf)
+    total = np.zeros(size)
+    pending = np.ones(size, dtype=bool)
     while pending.any():
         gap = rng.exponential(1.0 / rate, size=int(pending.sum()))
         done = gap >= restart
@@ -124,9 +125,11 @@ def _async(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm
         counts = rng.poisson(lam * busy)
         who = np.repeat(np.arange(n), counts)
         at = rng.integers(0, steps, size=who.size)
-        np.add.at(y, (at, who), restart)       # the gap delays that step's start (its read)
+        # a worker's replacement is up after `restart` seconds without a preemption of its own
+        down = _restarts(lam, restart, rng, size=who.size)
+        np.add.at(y, (at, who), down)          # the gap delays that step's start (its read)
         gaps = np.zeros_like(y)
-        np.add.at(gaps, (at, who), restart)
+        np.add.at(gaps, (at, who), down)
     else:
         gaps = np.zeros_like(y)
     ends = np.cumsum(y, axis=0)

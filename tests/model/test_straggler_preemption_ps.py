@@ -81,7 +81,11 @@ def test_one_kill_costs_the_steps_since_the_last_checkpoint_and_the_restart():
 
 
 def test_async_goodput_loses_only_the_worker_share():
-    assert preemption.async_goodput(0.5 / 3600, 300) == pytest.approx(1 - 0.5 * 300 / 3600)
+    # a worker preempted 0.5 times an hour, down 5 minutes: e^(-1/24) = 0.95918 of its time
+    # (first order 1 - 1/24 = 0.95833); one whose restarts outlast its hours up: hardly any
+    assert preemption.async_goodput(0.5 / 3600, 300) == pytest.approx(math.exp(-0.5 * 300 / 3600))
+    assert preemption.async_goodput(0.5 / 3600, 300) == pytest.approx(0.95918, abs=1e-5)
+    assert preemption.async_goodput(6 / 3600, 1800) == pytest.approx(math.exp(-3.0))  # 5%, not 1 - 3 < 0
     assert preemption.async_goodput(0, 300) == 1.0
 
 
