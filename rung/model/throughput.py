@@ -310,17 +310,20 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
         floor = inputs.pipeline_step_floor(measured, d)
         capped = floor > step
         step = np.maximum(step, floor)
+    goodput = preemption.async_goodput(s.preemptions_per_host_second, s.fleet.restart_seconds)
     if testbed is None:
-        rate = np.minimum(h / step, 1.0 / links.ps_dispatch_seconds)  # worker steps a second
-        dispatch_bound = h / step > 1.0 / links.ps_dispatch_seconds
+        # worker steps a second: the workers up (goodput of each one's time) ask for h x goodput
+        # / step, and one coordinator dispatches at most 1 / dispatch of them, whoever is up
+        asked = h * goodput / step
+        rate = np.minimum(asked, 1.0 / links.ps_dispatch_seconds)
+        dispatch_bound = asked > 1.0 / links.ps_dispatch_seconds
     else:
         # one step at a time: a round of every worker's step takes the sum of their steps
         one_round = h * (step + links.ps_dispatch_seconds) + compute * (testbed.straggle - 1.0)
-        rate = h / one_round
+        rate = h / one_round * goodput
         dispatch_bound = np.zeros_like(step, dtype=bool)
-    goodput = preemption.async_goodput(s.preemptions_per_host_second, s.fleet.restart_seconds)
     mem = ps_worker_memory_bytes(s)
-    eps = d * w.per_device_batch * rate * goodput
+    eps = d * w.per_device_batch * rate
     return dict(compute=compute, wait=wait, intra=intra, exchange=exchange, step=step, rate=rate,
                 dispatch_bound=dispatch_bound, goodput=goodput, examples_per_second=eps, memory=mem,
                 each_way=each_way + frozen_bytes(s),  # what the PS sends a worker a step (frozen weights too)

@@ -247,3 +247,17 @@ def test_weights_no_optimizer_updates_are_held_everywhere_and_read_by_every_ps_w
     mw_plain, mw_frozen = t.predict_sync(plain, "multi_worker_mirrored", 4, 1), t.predict_sync(frozen, "multi_worker_mirrored", 4, 1)
     assert mw_frozen.inter_host_seconds == mw_plain.inter_host_seconds
     assert mw_frozen.memory_bytes_per_device - mw_plain.memory_bytes_per_device == 20e6 * 4
+
+
+def test_preempted_ps_workers_cost_nothing_while_the_others_saturate_the_coordinator():
+    """64 workers of 0.21 s steps ask for 305 steps a second, three times what one 10 ms
+    coordinator dispatches: workers down 4% of their time (0.5 preemptions an hour, 5-minute
+    restarts) leave the fleet at the coordinator's 100 steps of 256 a second; 2 workers,
+    far under the cap, lose their share: 2 x e^(-1/24) / 0.21 steps a second."""
+    s = scenario(fleet={"preemptible": True, "preemptions_per_host_hour": 0.5, "restart_seconds": 300})
+    many = t.predict_ps(s, 64, 1)
+    assert many.dispatch_bound and many.examples_per_second == pytest.approx(100 * 256)
+    few = t.predict_ps(s, 2, 1)
+    assert not few.dispatch_bound
+    assert few.goodput == pytest.approx(np.exp(-0.5 * 300 / 3600))
+    assert few.examples_per_second == pytest.approx(2 * np.exp(-0.5 * 300 / 3600) / few.step_seconds * 256)
