@@ -395,6 +395,8 @@ def test_advise_measures_the_step_again_on_the_keras_its_plan_runs_on():
     d = json.loads(r.stdout)
     codes = [w["code"] for w in d["warnings"]]
     assert d["verdict"] == "multi_worker_mirrored", d["verdict"]
+    # the hosts are CPU devices (hardware.accelerator: cpu): NCCL would not run on them
+    assert d["strategy_options"]["communication"] == "RING", d["strategy_options"]
     assert "STEP_REMEASURED" in codes and "STEP_ON_OTHER_KERAS" not in codes
     said = next(w["message"] for w in d["warnings"] if w["code"] == "STEP_REMEASURED")
     tf_ms, k3_ms = (float(x.split(" ms")[0].split()[-1]) for x in said.split("a step, against"))
