@@ -38,10 +38,21 @@ def multi_host_losses(ctx: Context) -> list[Finding]:
         (1.0 - p.goodput, Finding(C.PREEMPTIBLE_WORKERS,
             f"with {p.hosts} preemptible hosts the synchronous job restarts so often that it keeps "
             f"{u.percent(p.goodput)} of its time")),
+        (p.mirrored_variables_seconds / p.step_seconds, Finding(C.STRATEGY_STEP_SLOWER,
+            f"under mirrored variables every replica's step takes {u.seconds(p.mirrored_variables_seconds)} more "
+            f"than on one device without a strategy (rung profile timed both), of a {u.seconds(p.step_seconds)} "
+            f"step across {p.hosts} hosts")),
+        (p.load_imbalance_seconds / p.step_seconds, Finding(C.LOAD_IMBALANCE,
+            f"each synchronous step across {p.hosts} hosts waits {u.seconds(p.load_imbalance_seconds)} for the "
+            f"replica whose batch takes longest (batch-time CV {s.workload.batch_time_cv:.2g})")),
+        # synchronising the replicas has no code of its own (LARGER_BATCH's warning says what
+        # amortises it): it is weighed, so a smaller loss is not named as the cause in its place
+        (p.sync_seconds / p.step_seconds, None),
     ]
-    named = [f for share, f in losses if share >= CAUSE_FRACTION]
+    named = [f for share, f in losses if share >= CAUSE_FRACTION and f is not None]
     if not named:
-        named = [max(losses, key=lambda x: x[0])[1]]
+        largest = max(losses, key=lambda x: x[0])[1]
+        named = [largest] if largest is not None else []
     return named
 
 
@@ -160,7 +171,7 @@ def _mwms(ctx: Context, d: Decision, c: Candidate):
         return [C.ONE_HOST_SUFFICIENT], ("one host already meets the target; several hosts add a "
                                          "network, gang scheduling and stragglers"), c.prediction
     losses = multi_host_losses(ctx)
-    detail = "; ".join(f.message for f in losses)
+    detail = "; ".join(f.message for f in losses) or (beyond_compute(c.prediction) if c.prediction else "")
     if d.verdict == "parameter_server":
         triggers = list(ctx.async_triggers)
         if not ctx.fits:
