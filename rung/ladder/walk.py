@@ -15,7 +15,7 @@ from rung.ladder import codes as C
 from rung.ladder.advice import code_for, takes_on
 from rung.ladder.context import MIN_GAIN_TO_CLIMB, SYNC_WASTE_LIMIT, Candidate, Context
 from rung.ladder.decision import Decision, Finding
-from rung.ladder.rejections import multi_host_losses, rejections
+from rung.ladder.rejections import mirrored_extra_fix, multi_host_losses, rejections
 from rung.ladder.review import beyond_compute, review
 from rung.ladder.strategy_options import sharding, splits_tables, strategy_options
 from rung.model import comm, memory, throughput
@@ -468,11 +468,7 @@ def _strategy_step_slower(ctx: Context, d: Decision):
         return None
     where = (f"; carried to {ctx.s.hardware.device} by its memory bandwidth, as the difference is memory traffic"
              if w.step_seconds_source == "estimated" else "")
-    fix = ("On tf-keras the optimizers copy an embedding table that they update sparsely once a step under mirrored "
-           "variables (an Adagrad table of 1M x 64 rows took 0.3 ms a step without a strategy and 22 ms under "
-           "one, the time of one copy of it, on rung's machine); tf.keras.optimizers.legacy's (Adagrad, SGD, Adam) "
-           "update the rows alone there, without the copy" if w.step_keras == "tf_keras" else
-           "The model's step reads or writes more under the strategy's mirrored variables than without them")
+    fix = mirrored_extra_fix(w)
     return Finding(C.STRATEGY_STEP_SLOWER,
         f"under {C.STRATEGY[d.verdict]} every replica's step takes {u.seconds(extra)} more than on one device "
         f"without a strategy (rung profile timed the step under a one-device MirroredStrategy against the step "
