@@ -279,7 +279,8 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 run = attempt(spec, label, base, work, net, link, bases.get(plan_keras(spec), basis), straggler,
                               kill, deadline_seconds, on_progress, steps + warmup, cluster=cluster,
                               testbed_sync=measured_by.get("testbed_sync_seconds"),
-                              small_allreduce=measured_by.get("small_allreduce_seconds"), warm=warm)
+                              small_allreduce=measured_by.get("small_allreduce_seconds"),
+                              logged_value=measured_by.get("logged_value_seconds"), warm=warm)
                 if run is None:
                     continue  # a twin measured before it stays: a run of this configuration
                 out_runs.append(run)
@@ -370,6 +371,7 @@ def _basis_of_run(r: dict, link: dict, ps_costs: Optional[dict]) -> predict.Basi
                           optimizer=r["_grads"].get("optimizer") or "sgd", ps_costs=ps_costs,
                           non_trainable_params=r["_grads"].get("non_trainable_params") or 0.0,
                           sync_batch_norm_layers=r["_grads"].get("sync_batch_norm_layers") or 0,
+                          logged_values=r["_grads"].get("logged_values"),
                           sparse_gradient_tensors=r["_grads"].get("sparse_tensors"),
                           strategy_step_extra_seconds=r["_grads"].get("strategy_extra") or 0.0)
     r.update(predicted_step_seconds=r["step_seconds_mean"], prediction_error=0.0, scaling_efficiency=1.0,
@@ -383,6 +385,7 @@ def _basis_record(b: predict.Basis) -> dict:
             "link_bytes_per_second": b.link_bytes_per_second, "link_rtt_seconds": b.link_rtt_seconds,
             "cores": b.cores, "variables": b.variables, "optimizer": b.optimizer,
             "non_trainable_params": b.non_trainable_params, "sync_batch_norm_layers": b.sync_batch_norm_layers,
+            "logged_values": b.logged_values,
             "sparse_gradient_tensors": b.sparse_gradient_tensors,
             "strategy_step_extra_seconds": b.strategy_step_extra_seconds}
 
@@ -399,11 +402,12 @@ def _hosts(spec, multi: bool, net, worker_nodes) -> int:
 
 def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_progress, total_steps,
              tag: str = "", cluster=None, testbed_sync: Optional[float] = None,
-             small_allreduce: Optional[float] = None, warm: Optional[WarmStarters] = None) -> dict:
+             small_allreduce: Optional[float] = None, warm: Optional[WarmStarters] = None,
+             logged_value: Optional[float] = None) -> dict:
     """One run on local processes (test hosts when `net`), or on Ray when `cluster`.
     A multi-worker run measures the test bed's fixed cost of a step in its own cluster
     (`task._probe`), except with a straggler or a kill, which would slow the probe too:
-    those take `testbed_sync` (and `small_allreduce`), their twin's."""
+    those take `testbed_sync` (and `small_allreduce`, `logged_value`), their twin's."""
     multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
     addresses = [net.address(i) for i in range(spec.replicas)] if (net is not None and multi) else None
     ps_host = (net.hosts - 1, net.address(net.hosts - 1)) if (addresses and spec.strategy == "parameter_server") \
@@ -419,7 +423,9 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
                # the probe also times one small collective when the model queues some: six a
                # synchronized BatchNorm layer, three a sparse gradient (the basis counted both)
                small_allreduce=bool(basis is not None and (basis.sync_batch_norm_layers
-                                                           or basis.sparse_gradient_bytes)))
+                                                           or basis.sparse_gradient_bytes)),
+               # ... and what one more logged value costs a fit, for a model that logs more than its loss
+               logged_values=bool(basis is not None and (basis.logged_values or 0) > 1))
     if my_kill:
         cfg["backup_dir"] = str(work / f"backup-{spec.label.replace(':', '-')}{tag}{'-slow' if straggler else ''}")
         cfg["save_freq"] = SAVE_FREQ_STEPS
@@ -538,6 +544,8 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
         run["probe"] = probe
         if probe.get("small_allreduce_seconds") is not None:
             run["small_allreduce_seconds"] = probe["small_allreduce_seconds"]
+        if probe.get("logged_value_seconds") is not None:
+            run["logged_value_seconds"] = probe["logged_value_seconds"]
     elif outcome.result.get("probe_error"):
         run["notes"] = list(run["notes"] or []) + [
             "the test bed's fixed cost of a multi-worker step was not measured, so the prediction leaves it out "
@@ -554,9 +562,12 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
         run["testbed_sync_seconds"] = testbed_sync
     if small_allreduce is not None and spec.strategy == "multi_worker_mirrored":
         run.setdefault("small_allreduce_seconds", small_allreduce)
+    if logged_value is not None and spec.strategy == "multi_worker_mirrored":
+        run.setdefault("logged_value_seconds", logged_value)
     if basis is not None:
         _attach_prediction(run, predict.with_fixed_cost(basis, run.get("testbed_sync_seconds"), shares_cores,
-                                                        run.get("small_allreduce_seconds")),
+                                                        run.get("small_allreduce_seconds"),
+                                                        run.get("logged_value_seconds")),
                            straggler)
     return run
 
@@ -571,8 +582,13 @@ def _testbed_sync(probe: dict, basis: predict.Basis, replicas: int, shares_cores
     one, step = probe.get("local_step_seconds"), probe.get("step_seconds")
     if not one or not step:
         return None
+    # it logs its loss alone, whose all-reduce the model predicts (at what the probe measured a
+    # logged value to cost, when it did): the fixed cost is the rest
     tiny = replace(basis, one_device_step_seconds=one, dense_gradient_bytes=float(probe["dense_gradient_bytes"]),
-                   sparse_gradient_bytes=0.0, step_time_cv=0.0, sync_seconds=0.0, variables=2, optimizer="sgd")
+                   sparse_gradient_bytes=0.0, step_time_cv=0.0, sync_seconds=0.0, variables=2, optimizer="sgd",
+                   logged_values=1, logged_value_seconds=probe.get("logged_value_seconds"),
+                   sync_batch_norm_layers=0, sparse_gradient_tensors=None, strategy_step_extra_seconds=0.0,
+                   non_trainable_params=0.0)
     without = predict.predict_step_seconds(tiny, "multi_worker_mirrored", replicas, shares_cores=shares_cores)["step"]
     return max(0.0, step - without)
 
@@ -654,7 +670,7 @@ def _attach_prediction(run: dict, basis: predict.Basis, straggler, efficiency: f
                                                      basis.sparse_gradient_bytes)
     run["predicted_step_seconds"] = p["step"]
     run["predicted_terms"] = {k: p[k] for k in ("compute", "mirrored_variables", "comm", "sync", "sync_batch_norm",
-                                                "straggler")}
+                                                "logged_values", "straggler")}
     run["prediction_error"] = predict.relative_error(p["step"], measured)
     one = basis.one_device_step_seconds
     n = run["replicas"]
@@ -730,7 +746,7 @@ def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) ->
         n = r["replicas"]
         p = predict.predict_step_seconds(replace(basis, sync_seconds=0.0), "multi_worker_mirrored", n)
         measured_comm = (r["step_seconds_mean"] - p["compute"] - p["mirrored_variables"] - p["sync"] - p["straggler"]
-                         - predict.latency_seconds(basis, n))
+                         - p["logged_values"] - predict.latency_seconds(basis, n))
         points.append({"run": f"multi_worker_mirrored:{n}", "link_mbit": link_mbit, "workers": n,
                        "link_bytes_per_second": basis.link_bytes_per_second, "cores": basis.cores,
                        "wire_seconds": predict.wire_seconds(basis, n), "comm_seconds": measured_comm,

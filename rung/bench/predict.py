@@ -40,10 +40,14 @@ class Basis:
     optimizer: str = "sgd"             # its optimizer's kind (slots per variable)
     non_trainable_params: float = 0.0  # weights no optimizer updates (float32): a PS worker reads them a step
     sync_batch_norm_layers: int = 0    # BatchNormalization(synchronized=True) layers of the model
+    logged_values: Optional[int] = None  # the values its fit logs a step (None: the loss alone)
     sparse_gradient_tensors: Optional[int] = None  # IndexedSlices gradients a step (None: one, with sparse bytes)
     # one small all-reduce between the run's workers, measured in its cluster (the probe);
     # None: the model's hop latency
     small_allreduce_seconds: Optional[float] = None
+    # one value fit logs, all-reduced in a multi-worker step: measured in the run's cluster (the
+    # probe) for a model that logs more than its loss; None: one small all-reduce
+    logged_value_seconds: Optional[float] = None
     # parameter-server costs rung.bench.psbench measured on this machine, by worker count
     # (absent: the model's defaults)
     ps_costs: Optional[dict[str, Optional[PsCosts]]] = None
@@ -69,6 +73,8 @@ def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
         workload["non_trainable_params"] = float(b.non_trainable_params)
     if b.sync_batch_norm_layers:
         workload["sync_batch_norm_layers"] = int(b.sync_batch_norm_layers)
+    if b.logged_values is not None:
+        workload["logged_values"] = int(b.logged_values)
     if b.sparse_gradient_bytes:
         workload["sparse_gradient_bytes_per_example"] = b.sparse_gradient_bytes
         if b.sparse_gradient_tensors is not None:
@@ -101,6 +107,8 @@ def links_for(b: Basis, efficiency: float = 1.0, workers: int = 1) -> comm.Links
         ps = {k: v for k, v in ps.items() if v is not None}
     if b.small_allreduce_seconds is not None:
         ps["small_allreduce_seconds"] = b.small_allreduce_seconds
+    if b.logged_value_seconds is not None:
+        ps["logged_value_seconds"] = b.logged_value_seconds
     return comm.DEFAULT_LINKS.with_(pcie_efficiency=1.0, intra_host_hop_seconds=0.0,
                                     inter_host_efficiency=efficiency, inter_host_hop_seconds=b.link_rtt_seconds / 2,
                                     source="measured link of this bench", **ps)
@@ -112,13 +120,14 @@ def testbed_for(b: Basis, replicas: int, straggle: float = 1.0) -> Testbed:
 
 
 def with_fixed_cost(b: Basis, measured: Optional[float], shares_cores: bool = True,
-                    small_allreduce: Optional[float] = None) -> Basis:
+                    small_allreduce: Optional[float] = None, logged_value: Optional[float] = None) -> Basis:
     """`b` with a run's fixed cost of a multi-worker step: what the run measured (its probe),
     else 0 on the test bed (until a calibration) and the model's own between machines; and
-    the latency of one small all-reduce the probe measured, when it did."""
+    the latency of one small all-reduce, and of one logged value, the probe measured, when it did."""
     if measured is None:
         measured = 0.0 if shares_cores else comm.DEFAULT_LINKS.sync_step_seconds
-    return replace(b, sync_seconds=measured, small_allreduce_seconds=small_allreduce)
+    return replace(b, sync_seconds=measured, small_allreduce_seconds=small_allreduce,
+                   logged_value_seconds=logged_value)
 
 
 def run_links(b: Basis, strategy: str, replicas: int, straggle: float = 1.0, efficiency: float = 1.0,
@@ -144,18 +153,20 @@ def predict_step_seconds(b: Basis, strategy: str, replicas: int, straggle: float
     as the hosts' fixed cost."""
     if strategy == "single_device":
         return {"compute": b.one_device_step_seconds, "mirrored_variables": 0.0, "comm": 0.0, "sync": 0.0,
-                "sync_batch_norm": 0.0, "straggler": 0.0, "step": b.one_device_step_seconds, "basis": True}
+                "sync_batch_norm": 0.0, "logged_values": 0.0, "straggler": 0.0, "step": b.one_device_step_seconds,
+                "basis": True}
     s = scenario_for(b, strategy, replicas)
     links, bed = run_links(b, strategy, replicas, straggle, efficiency, option, shares_cores)
     if strategy == "parameter_server":
         t = throughput.ps_terms(s, replicas, 1, links, bed)
         return {"compute": float(t["compute"]), "mirrored_variables": 0.0, "comm": float(t["exchange"]), "sync": 0.0,
-                "sync_batch_norm": 0.0, "straggler": 0.0, "step": 1.0 / float(t["rate"]), "basis": False}
+                "sync_batch_norm": 0.0, "logged_values": 0.0, "straggler": 0.0, "step": 1.0 / float(t["rate"]),
+                "basis": False}
     hosts, devices = (1, replicas) if strategy == "mirrored" else (replicas, 1)
     t = throughput.sync_terms(s, hosts, devices, links=links, testbed=bed)
     return {"compute": float(t["compute"]), "mirrored_variables": float(t["mirrored"]),
             "comm": float(t["intra"] + t["inter"] + t["sparse"]),
-            "sync": float(t["sync"]), "sync_batch_norm": float(t["sync_bn"]),
+            "sync": float(t["sync"]), "sync_batch_norm": float(t["sync_bn"]), "logged_values": float(t["logs"]),
             # the wait for the slowest worker and for the slowest batch (none measured here: 0)
             "straggler": float(t["straggler"] + t["imbalance"]), "step": float(t["step"]), "basis": False}
 

@@ -40,7 +40,7 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[Calibration] = No
                           cpu_seconds_per_byte=cpu, sync_seconds=sync, cores=found.cores or b.cores or 1,
                           variables=found.variables, optimizer=found.optimizer or "sgd", ps_costs=b.ps_costs,
                           non_trainable_params=found.non_trainable_params,
-                          sync_batch_norm_layers=found.sync_batch_norm_layers,
+                          sync_batch_norm_layers=found.sync_batch_norm_layers, logged_values=found.logged_values,
                           sparse_gradient_tensors=found.sparse_gradient_tensors,
                           strategy_step_extra_seconds=found.strategy_step_extra_seconds)
     return basis, share
@@ -61,8 +61,10 @@ def reproduce(b: BenchResult, where: str = "<bench>", calibration: Optional[Cali
         shares = r.shares_cores is not False
         basis_run = basis_of(b, where, calibration, r.keras)[0]
         # the calibration's fixed cost when there is one, else what the run measured
-        basis = replace(basis_run, small_allreduce_seconds=r.small_allreduce_seconds) if calibrated else \
-            predict.with_fixed_cost(basis_run, r.testbed_sync_seconds, shares, r.small_allreduce_seconds)
+        basis = replace(basis_run, small_allreduce_seconds=r.small_allreduce_seconds,
+                        logged_value_seconds=r.logged_value_seconds) if calibrated else \
+            predict.with_fixed_cost(basis_run, r.testbed_sync_seconds, shares, r.small_allreduce_seconds,
+                                    r.logged_value_seconds)
         s = predict.scenario_for(basis, r.strategy, r.replicas)
         links, bed = predict.run_links(basis, r.strategy, r.replicas, straggle, share, r.option, shares)
         hosts = 1 if r.strategy == "mirrored" else r.replicas

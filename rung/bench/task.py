@@ -24,6 +24,8 @@ PROBE_WARMUP = 3
 # The probe's small all-reduce (`_small_allreduce_seconds`): chains of this many all-reduces
 # against chains of one, timed in this many pairs after a warm-up that traces.
 PROBE_CHAIN = 17
+# The probe's logged values: its model compiled with this many metrics more than its loss
+PROBE_METRICS = 4
 PROBE_CALLS = 15
 # A multi-worker task other than the lead, done, keeps its process (and the gRPC server its
 # peers read from) until the runner ends it, as it does once the lead's result is written;
@@ -87,6 +89,7 @@ def _timing_callback(tf, cfg, sync: bool):
             # the times Keras's train function was traced: after the call before this one,
             # and when the timed steps began (warm_up: the warm-up's steps, set by the task)
             self.warm_up, self.traced, self.traced_before_timing, self.timed = None, None, None, False
+            self.logged = None  # the values a step logs (multi-worker fit all-reduces each)
 
         def tracing_count(self):
             return _tracing_count(getattr(self.model, "train_function", None))
@@ -98,6 +101,8 @@ def _timing_callback(tf, cfg, sync: bool):
             self.began, self.first = time.perf_counter(), batch
 
         def on_train_batch_end(self, batch, logs=None):
+            if logs is not None:
+                self.logged = len(logs)
             if sync and logs and "loss" in logs:
                 float(logs["loss"])  # read back: the step is done
             now = time.perf_counter()
@@ -202,7 +207,7 @@ def _small_allreduce_seconds(tf, strategy) -> float:
     return max(0.0, statistics.median(pairs) / (PROBE_CHAIN - 1))
 
 
-def _probe(tf, strategy, lead: bool, small_allreduce: bool = False) -> dict:
+def _probe(tf, strategy, lead: bool, small_allreduce: bool = False, logged_values: bool = False) -> dict:
     """The test bed's fixed cost of a multi-worker step, measured in the run's own cluster:
     a model of 5 parameters (its gradients take microseconds to move, its compute is
     Keras's own per-step work) trained for a few steps under the run's strategy, and, on
@@ -210,11 +215,15 @@ def _probe(tf, strategy, lead: bool, small_allreduce: bool = False) -> dict:
     trained on its own. What the multi-worker step takes beyond what the model predicts
     for these two is the fixed cost (`rung.bench.bench._testbed_sync`). Median steps: one
     stall of a shared machine does not set a fixed cost. `small_allreduce`: also the latency of
-    one small all-reduce (`_small_allreduce_seconds`), for a model that launches them."""
-    def tiny():
+    one small all-reduce (`_small_allreduce_seconds`), for a model that launches them.
+    `logged_values`: also what one more value fit logs costs a multi-worker step (the same
+    model compiled with PROBE_METRICS metrics, against it with its loss alone: the
+    difference of the two steps over PROBE_METRICS), for a model that logs more than its loss."""
+    def tiny(metrics: int = 0):
         inp = tf.keras.Input((4,))
         m = tf.keras.Model(inp, tf.keras.layers.Dense(1)(inp))
-        m.compile(optimizer=tf.keras.optimizers.SGD(0.0), loss="mse")
+        m.compile(optimizer=tf.keras.optimizers.SGD(0.0), loss="mse",
+                  metrics=[tf.keras.metrics.MeanAbsoluteError(name=f"probe_{i}") for i in range(metrics)] or None)
         return m
 
     def data():
@@ -247,6 +256,10 @@ def _probe(tf, strategy, lead: bool, small_allreduce: bool = False) -> dict:
     out["step_seconds"] = median_step(model)
     if small_allreduce:
         out["small_allreduce_seconds"] = _small_allreduce_seconds(tf, strategy)
+    if logged_values:
+        with strategy.scope():
+            more = tiny(PROBE_METRICS)
+        out["logged_value_seconds"] = max(0.0, (median_step(more) - out["step_seconds"]) / PROBE_METRICS)
     return out
 
 
@@ -387,10 +400,13 @@ def run(cfg) -> dict:
                                                     unbuilt_layers)) from e
         raise
     end = time.perf_counter()
+    if grads is not None and timing.logged is not None:
+        grads["logged_values"] = timing.logged
     if cfg.get("probe") and cfg["strategy"] == "multi_worker_mirrored":
         try:  # the run is measured: a probe that fails costs its figure, not the run
             info["probe"] = _probe(tf, strategy, cfg.get("index", 0) == 0,
-                                   small_allreduce=bool(cfg.get("small_allreduce")))
+                                   small_allreduce=bool(cfg.get("small_allreduce")),
+                                   logged_values=bool(cfg.get("logged_values")))
         except Exception as e:  # noqa: BLE001 - reported in the run's notes
             from rung.failures import failure_line
 

@@ -119,6 +119,7 @@ class Decision:
             "straggler_seconds": p.straggler_seconds,
             "sync_seconds": p.sync_seconds,
             "sync_batch_norm_seconds": p.sync_batch_norm_seconds,
+            "logged_values_seconds": p.logged_values_seconds,
             "mirrored_variables_seconds": p.mirrored_variables_seconds,
             "load_imbalance_seconds": p.load_imbalance_seconds,
             "goodput": p.goodput,

@@ -168,6 +168,7 @@ def beyond_compute(p: Prediction) -> str:
     parts = [("gradient exchange", p.communication_seconds),
              ("synchronising the replicas (collective launch and barrier, co-location)", p.sync_seconds),
              ("synchronized BatchNorm's all-reduces", p.sync_batch_norm_seconds),
+             ("all-reducing the values fit logs (loss and metrics, one collective each)", p.logged_values_seconds),
              ("the step's extra under mirrored variables (STRATEGY_STEP_SLOWER)", p.mirrored_variables_seconds),
              ("waiting on the slowest worker", p.straggler_seconds),
              ("waiting on the replica with the slowest batch (LOAD_IMBALANCE)", p.load_imbalance_seconds)]

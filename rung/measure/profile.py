@@ -361,6 +361,8 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         # Embedding tables whose gradient came dense (an embeddings_regularizer, a tied output)
         "dense_embedding_params": sum(n for _, n, _ in g.dense_tables),
         "sync_batch_norm_layers": counts.synchronized_batch_norms(tf, model),
+        # the values a step logs: multi-worker fit all-reduces each, every step
+        "logged_values": times.outputs,
         "sparse_gradient_tensors": g.sparse_tensors,
         "stateful_rnn_layers": counts.stateful_rnns(tf, model),
         "dense_embedding_tables": [f"{name} ({n:,} parameters{', ' + why if why else ''})"

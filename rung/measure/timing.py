@@ -28,6 +28,9 @@ class StepTimes:
     waits: list[float]        # raw: time in next(), the iterator's fixed cost included
     computes: list[float]
     iterator_overhead: float = 0.0
+    # the leaves of what the step returned (train_step's logs: loss, each output's loss, each
+    # metric), which tf-keras's fit all-reduces one by one under MultiWorkerMirroredStrategy
+    outputs: Optional[int] = None
 
     @property
     def totals(self) -> list[float]:
@@ -83,10 +86,13 @@ def _timed_next(it) -> float:
     return time.perf_counter() - t0
 
 
-def run_step(tf, step_fn, batch, where: str, batch_size: int) -> None:
-    """One training step, finished; the user's model failing is the user's error."""
+def run_step(tf, step_fn, batch, where: str, batch_size: int) -> int:
+    """One training step, finished; the user's model failing is the user's error. Returns
+    how many tensors the step returned (the leaves of its logs)."""
     try:
-        _finish(tf, step_fn(batch))
+        outputs = step_fn(batch)
+        _finish(tf, outputs)
+        return len(tf.nest.flatten(outputs))
     except tf.errors.ResourceExhaustedError:
         raise InputError(where, None, f"a batch of {batch_size} does not fit on the device (out of "
                                       "memory); try a smaller --batch") from None
@@ -138,14 +144,14 @@ def time_steps(tf, model, dataset, steps: int, warmup: int, where: str, batch_si
             for _ in range(3):  # start its prefetch thread
                 next(twin)
         t1b = time.perf_counter()
-        run_step(tf, step_fn, batch, where, batch_size)
+        outputs = run_step(tf, step_fn, batch, where, batch_size)
         t2 = time.perf_counter()
         if i >= warmup:
             waits.append(t1 - t0)
             computes.append(t2 - t1b)
         if on_step:
             on_step(i + 1, total)
-    return StepTimes(waits, computes, statistics.median(fixed[-steps:]) if fixed else 0.0)
+    return StepTimes(waits, computes, statistics.median(fixed[-steps:]) if fixed else 0.0, outputs if total else None)
 
 
 # The pipeline alone is timed for `batches` batches and at least this long (at most

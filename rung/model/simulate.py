@@ -58,7 +58,8 @@ def _sync(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm.
     compute = t["compute"]
     # the wait for the slowest batch across the replicas (`load_imbalance_seconds`) is the
     # closed form's: the simulation draws the hosts' step times, not each batch's
-    others = t["mirrored"] + t["wait"] + t["intra"] + t["inter"] + t["sparse"] + t["sync"] + t["sync_bn"] + t["imbalance"]
+    others = (t["mirrored"] + t["wait"] + t["intra"] + t["inter"] + t["sparse"] + t["sync"] + t["sync_bn"] + t["logs"]
+              + t["imbalance"])
     # k micro-batches per step: the sum's spread is cv / sqrt(k) of its mean
     dist = Distribution(dist.kind, dist.cv / np.sqrt(s.workload.gradient_accumulation_steps))
     straggle = testbed.straggle if testbed is not None else 1.0

@@ -17,6 +17,13 @@ logical devices) on one machine. These are extra named terms of the one model in
   CPU takes F times as long: its compute, and its share of the streaming CPU work
   (serialising and moving its ring all-reduce bytes, c per byte). The step waits
   (F - 1) x (compute + streaming CPU) for it.
+- The step's extra under mirrored variables (`workload.strategy_step_extra_seconds`, on
+  tf-keras a copy of a sparsely updated table: memory traffic): co-located replicas pay
+  between one of it (their copies overlap whole) and N (one after the other). Two
+  machines gave each end: mirrored:2 of a 1M x 64 Adagrad table took 2 copies' time on
+  one, 1.3 on another (19.6 ms a copy, 28.9 ms a step), and two bare copies at once
+  took 1.1-2.0 times one copy's time there from run to run, so that measurement does not
+  tell which. The term takes the middle, (N + 1) / 2 copies (`copies`).
 - A fixed cost of each multi-worker step (`sync_seconds`): what a step between test
   hosts takes beyond its compute and its bytes (TensorFlow's collective launch and the
   workers' rendezvous through gRPC, every process waking on the shared cores), the same
@@ -43,6 +50,11 @@ class Testbed:
     cpu_seconds_per_byte: float = 0.0     # CPU cost of streaming a byte between test hosts (calibrated)
     straggle: float = 1.0             # one worker's compute slowed by this factor
     sync_seconds: float = 0.0         # fixed cost of each step between test hosts (calibrated)
+
+    def copies(self) -> float:
+        """What the co-located replicas' extra under mirrored variables takes, in one
+        replica's: the middle of 1 (at once) and N (one after the other)."""
+        return (self.replicas + 1) / 2.0
 
     def streaming_bytes_per_core(self, links: int) -> float:
         """Bytes per second each shared core must forward when `links` links stream at the goodput."""

@@ -52,6 +52,8 @@ class Prediction:
     checkpoint_seconds: Optional[float] = None  # one save (synchronous plans)
     sync_seconds: float = 0.0
     sync_batch_norm_seconds: float = 0.0  # synchronized BatchNorm's all-reduces (comm.sync_batch_norm_seconds)
+    # multi-worker Keras: the values fit logs, one all-reduce each a step (comm.logged_values_seconds)
+    logged_values_seconds: float = 0.0
     # the step's extra under mirrored variables (the workload's strategy_step_extra_seconds)
     mirrored_variables_seconds: float = 0.0
     # waiting for the replica whose batch takes longest (the workload's batch_time_cv: batches
@@ -197,7 +199,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     mirrored = np.where(h * d > 1, w.strategy_step_extra_seconds, 0.0)
     if testbed is not None:  # co-located replicas share the cores
         micro_compute = micro_compute * testbed.replicas
-        mirrored = mirrored * testbed.replicas
+        mirrored = mirrored * testbed.copies()
     compute, wait = k * micro_compute, k * micro_wait
     grad_bytes = exchanged_gradient_bytes(s)
     intra_eff = intra_host_efficiency(s, links)
@@ -240,7 +242,11 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
         stream_cpu = wire * testbed.cpu_seconds_per_byte
         if testbed.straggle > 1.0:  # the step waits for the slowed worker
             strag = strag + testbed.straggler_extra_seconds(compute, stream_cpu)
-    step = compute + mirrored + wait + intra + inter + sparse + sync + sync_bn + strag + imbalance
+    # the values fit logs, each all-reduced across the workers every step: a step across
+    # hosts is a multi-worker one (a TPU's logs are its first replica's, none reduced)
+    logged = 1 if w.logged_values is None else w.logged_values
+    logs = np.where((h > 1) & (not s.is_tpu), comm.logged_values_seconds(logged, xh, xd, links), 0.0)
+    step = compute + mirrored + wait + intra + inter + sparse + sync + sync_bn + logs + strag + imbalance
     capped = np.zeros_like(step, dtype=bool)
     floor = np.zeros_like(step)
     if input_bound(s):
@@ -253,7 +259,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     mem = rep.total_bytes
     eps = h * d * batch * k / step * goodput
     return dict(compute=compute, mirrored=mirrored, wait=wait, intra=intra, inter=inter, sparse=sparse, sync=sync,
-                sync_bn=sync_bn, straggler=strag, imbalance=imbalance, step=step, goodput=goodput, examples_per_second=eps,
+                sync_bn=sync_bn, logs=logs, straggler=strag, imbalance=imbalance, step=step, goodput=goodput, examples_per_second=eps,
                 memory=mem, fits=mem <= memory.usable_device_bytes(s.device_memory_bytes),
                 capped=capped, input_floor=floor, stream_cpu=stream_cpu)
 
@@ -355,6 +361,7 @@ def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int,
         sparse_exchange_seconds=float(t["sparse"]), ps_exchange_seconds=0.0,
         straggler_seconds=float(t["straggler"]), step_seconds=float(t["step"]),
         sync_seconds=float(t["sync"]), sync_batch_norm_seconds=float(t["sync_bn"]),
+        logged_values_seconds=float(t["logs"]),
         mirrored_variables_seconds=float(t["mirrored"]), load_imbalance_seconds=float(t["imbalance"]),
         goodput=float(t["goodput"]), examples_per_second=eps,
         scaling_efficiency=_efficiency(s, eps, hosts * devices_per_host),

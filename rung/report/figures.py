@@ -33,6 +33,7 @@ PARTS = (("compute_seconds", "compute", "#4c78a8"),
          ("ps_exchange_seconds", "parameter-server pull/push", "#ff9da6"),
          ("sync_seconds", "fixed cost per step, co-location", "#9d755d"),
          ("sync_batch_norm_seconds", "synchronized BatchNorm", "#eeca3b"),
+         ("logged_values_seconds", "logged values (loss, metrics)", "#d4a6c8"),
          ("straggler_seconds", "waiting on the slowest", "#bab0ac"),
          ("load_imbalance_seconds", "waiting on the slowest batch", "#79706e"))
 MAX_POINTS = 64

@@ -100,6 +100,10 @@ def render(p: dict, console: Console | None = None) -> None:
         t.add_row("sync batch norm", f"{p['sync_batch_norm_layers']} BatchNormalization layer(s) with "
                                      "synchronized=True: six small all-reduces a layer every step, in sequence, "
                                      "under a synchronous strategy (SYNC_BATCH_NORM)")
+    if (p.get("logged_values") or 0) > 1:
+        t.add_row("logged values", f"{p['logged_values']} a step (the loss, each output's loss, each metric): "
+                                   "multi-worker fit all-reduces each across the workers, one after another, "
+                                   "every step")
     if (p.get("optimizer_accumulation_steps") or 1) > 1:
         t.add_row("accumulation", f"the optimizer accumulates gradients over {p['optimizer_accumulation_steps']} steps "
                                   "(gradient_accumulation_steps): no replicated strategy runs it "

@@ -92,6 +92,7 @@ class BasisRecord(_Record):
     optimizer: Optional[str] = None
     non_trainable_params: float = Field(default=0.0, ge=0)
     sync_batch_norm_layers: int = Field(default=0, ge=0)
+    logged_values: Optional[int] = Field(default=None, ge=0)
     sparse_gradient_tensors: Optional[int] = Field(default=None, ge=0)
     # the step under mirrored variables against without a strategy (rung.measure.timing.strategy_extra)
     strategy_step_extra_seconds: float = Field(default=0.0, ge=0)
@@ -135,6 +136,7 @@ class BenchRun(_Record):
     testbed_sync_seconds: Optional[float] = None  # the fixed cost of a step between its hosts, measured in the run
     # one small all-reduce between its workers, measured in the run (a model with synchronized BatchNorm)
     small_allreduce_seconds: Optional[float] = None
+    logged_value_seconds: Optional[float] = None
     shares_cores: Optional[bool] = None  # its processes shared one machine's cores (None: an older file, yes)
     # on Ray: the address of the node each worker ran on, read in the task (`hosts` counts them)
     worker_nodes: Optional[list[str]] = None

@@ -26,7 +26,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "captured_dataset",
                  "worker_input",
                  "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
-                 "sync_batch_norm_layers", "sparse_gradient_tensors", "stateful_rnn_layers", "non_trainable_params",
+                 "sync_batch_norm_layers", "logged_values", "sparse_gradient_tensors", "stateful_rnn_layers", "non_trainable_params",
                  "optimizer_accumulation_steps", "strategy_failure",
                  "strategy_fails_on_one_device", "mixed_precision_policy", "strategy_step_extra_seconds",
                  "batch_time_cv")
@@ -48,6 +48,7 @@ class Profile(BaseModel):
     embedding_params: float = 0.0
     dense_embedding_params: float = 0.0  # Embedding tables whose gradient came dense (rung.measure.counts)
     sync_batch_norm_layers: int = 0  # BatchNormalization(synchronized=True) layers (rung.measure.counts)
+    logged_values: Optional[int] = None  # leaves of train_step's logs (rung.measure.timing.StepTimes.outputs)
     sparse_gradient_tensors: Optional[int] = None  # IndexedSlices gradients a step (rung.measure.counts)
     stateful_rnn_layers: int = 0     # recurrent layers with stateful=True (rung.measure.counts)
     param_dtype: str = "float32"

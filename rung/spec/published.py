@@ -169,7 +169,10 @@ def to_scenario(row: dict) -> tuple[Optional[Scenario], Optional[str]]:
         "workload": {"params": row["params_M"] * 1e6, "optimizer": optimizer, "per_device_batch": batch,
                      "step_seconds": step, "mixed_precision": mixed,
                      "gradient_accumulation_steps": accumulation_at_n(row),
-                     "gradient_dtype": gradient_dtype(row)},
+                     "gradient_dtype": gradient_dtype(row),
+                     # Horovod, tf_cnn_benchmarks and one-host MirroredStrategy: no step all-reduces
+                     # what it logs (tf-keras's fit under MultiWorkerMirroredStrategy does)
+                     "logged_values": 0},
         "hardware": _hardware(row),
         "goal": {"target_examples_per_second": row["throughput_ngpu"] / row["throughput_1gpu"] * batch / step},
         "proposal": {"strategy": strategy, "hosts": row["hosts"]},

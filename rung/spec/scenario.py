@@ -112,6 +112,14 @@ class Workload(_Block):
     # step, six small all-reduces in sequence that the predicted step pays in latency
     # (`comm.sync_batch_norm_seconds`; SYNC_BATCH_NORM). `rung profile` counts them.
     sync_batch_norm_layers: Annotated[int, Field(ge=0)] = 0
+    # v1 extension (optional): the values Keras's fit logs every step (the loss, each
+    # output's loss, each metric: the leaves of what train_step returns). Under
+    # MultiWorkerMirroredStrategy tf-keras's fit all-reduces each across the workers, one
+    # collective apiece, in sequence, every step (`reduce_per_replica`, reduction "sum");
+    # the predicted multi-host step pays them in latency (`comm.logged_values_seconds`).
+    # Absent: one, the loss. 0 for a loop that logs nothing across workers. `rung profile`
+    # counts them.
+    logged_values: Optional[Annotated[int, Field(ge=0)]] = None
     # v1 extension (optional): sparse (IndexedSlices) gradients a step, one per embedding
     # table the step looks rows up in. Under multi-worker each is all-gathered by three
     # collectives in sequence (its rows' count, then its rows and their indices), which the

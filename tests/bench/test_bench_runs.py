@@ -252,7 +252,10 @@ def test_a_table_updated_sparsely_under_mirrored_variables_is_predicted_from_the
     assert extra > b["basis"]["one_device_step_seconds"]  # a copy of the table: many sparse updates' time
     mw = next(x for x in b["runs"] if x["strategy"] == "mirrored")
     term = mw["predicted_terms"]["mirrored_variables"]
-    assert term == pytest.approx(2 * extra)  # each of the two co-located replicas, on the shared cores
+    # the two co-located replicas' extra on the shared cores: between one (their copies at
+    # once) and two (one after the other), and the term takes the middle. Taken as two
+    # before: on this machine mirrored:2 came out +64-69% (28.8 ms measured, 48.8 predicted)
+    assert term == pytest.approx(1.5 * extra)
     measured, predicted = mw["step_seconds_mean"], mw["predicted_step_seconds"]
     figures = (f"measured {measured * 1e3:.1f} ms, predicted {predicted * 1e3:.1f} ms, the term {term * 1e3:.1f} ms, "
                f"one device {b['basis']['one_device_step_seconds'] * 1e3:.2f} ms")
@@ -261,6 +264,8 @@ def test_a_table_updated_sparsely_under_mirrored_variables_is_predicted_from_the
     if busy:
         pytest.skip(f"the machine was busy with other work while {', '.join(busy)} ran: {figures}")
     assert (predicted - term) / measured - 1 < -0.5, figures  # without the term: far too fast
+    # and the step lies between the two ends (one copy's time, two), a fifth either side
+    assert 0.8 * (predicted - term / 3) < measured < 1.2 * (predicted + term / 3), figures
     assert abs(mw["prediction_error"]) < 0.4, figures
 
 

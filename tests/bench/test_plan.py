@@ -64,7 +64,13 @@ def test_predictions_by_hand():
     # the model's co-location overhead (0.065 of compute) is advise's term, here too; its
     # fixed cost per step is the test bed's own (0 before a calibration), not real hosts' 3 ms
     assert p["sync"] == pytest.approx(0.065 * 0.02)
-    assert p["step"] == pytest.approx(0.02 + 0.64 + 1e-4 + 0.065 * 0.02)
+    # fit all-reduces the loss it logs: one scalar, the ring's 2 hops of 50 us
+    assert p["logged_values"] == pytest.approx(2 * 5e-5)
+    assert p["step"] == pytest.approx(0.02 + 0.64 + 1e-4 + 0.065 * 0.02 + 1e-4)
+    # a test bed's measured cost of a logged value, for a model that logs 4
+    four = predict_step_seconds(replace(b, logged_values=4, logged_value_seconds=0.0036), "multi_worker_mirrored", 2)
+    assert four["logged_values"] == pytest.approx(4 * 0.0036)
+    assert four["step"] - p["step"] == pytest.approx(4 * 0.0036 - 1e-4)
     assert predict_step_seconds(b, "multi_worker_mirrored", 2, efficiency=0.5)["comm"] == pytest.approx(1.28 + 1e-4)
     assert predict_step_seconds(b, "single_device", 1)["step"] == 0.01
     # parameter servers on a test bed: the cores are shared, so the fleet's steps run one
@@ -93,12 +99,14 @@ def test_predictions_by_hand():
 def _measured_step(n, share=0.8, cpu_per_byte=5e-9, rate=25e6, cores=2, one=0.01, grads=16e6, rtt=1e-4, fixed=0.0):
     """A multi-worker step written out by hand (not through rung's functions): n co-located
     replicas' compute plus the co-location overhead, ring hops, and the ring's bytes at
-    `share` of the goodput, slowed by the cores' share u = n x rate x c / cores, plus a
-    fixed cost of `fixed` seconds per step."""
+    `share` of the goodput, slowed by the cores' share u = n x rate x c / cores, the loss
+    fit logs all-reduced (the ring's hops again, for one scalar), plus a fixed cost of
+    `fixed` seconds per step."""
     compute = one * n
     u = n * rate / cores * cpu_per_byte
     wire = 2 * (n - 1) / n * grads / rate
-    return compute + 0.065 * compute + 2 * (n - 1) * rtt / 2 + wire / (share * (1 - u)) + fixed
+    loss = 2 * (n - 1) * rtt / 2
+    return compute + 0.065 * compute + 2 * (n - 1) * rtt / 2 + wire / (share * (1 - u)) + loss + fixed
 
 
 def test_the_probe_of_a_multi_worker_run_is_read_as_the_test_beds_fixed_cost():
@@ -108,12 +116,16 @@ def test_the_probe_of_a_multi_worker_run_is_read_as_the_test_beds_fixed_cost():
               step_time_cv=0.2, link_bytes_per_second=25e6, link_rtt_seconds=1e-4)
     probe = {"params": 5, "dense_gradient_bytes": 20, "local_step_seconds": 0.001, "step_seconds": 0.014}
     # by hand, 2 workers: 2 x 1 ms of compute shared, 0.065 x that of co-location, 2 hops of
-    # 50 us, 20 bytes at 25 MB/s (0.8 us); no spread of its own (the probe is one model)
-    expected = 0.014 - (0.002 + 0.065 * 0.002 + 2 * 5e-5 + 20 / 25e6)
+    # 50 us, 20 bytes at 25 MB/s (0.8 us), and its loss all-reduced (2 hops again); no
+    # spread of its own (the probe is one model)
+    expected = 0.014 - (0.002 + 0.065 * 0.002 + 2 * 5e-5 + 20 / 25e6 + 2 * 5e-5)
     assert _testbed_sync(probe, b, 2) == pytest.approx(expected, rel=1e-6)
-    # 3 workers: 3 x 1 ms, 4 hops, 2 x 2/3 x 20 bytes
+    # 3 workers: 3 x 1 ms, 4 hops, 2 x 2/3 x 20 bytes, the loss's 4 hops
     assert _testbed_sync(dict(probe, step_seconds=0.02), b, 3) == pytest.approx(
-        0.02 - (0.003 + 0.065 * 0.003 + 4 * 5e-5 + 2 * 2 / 3 * 20 / 25e6), rel=1e-6)
+        0.02 - (0.003 + 0.065 * 0.003 + 4 * 5e-5 + 2 * 2 / 3 * 20 / 25e6 + 4 * 5e-5), rel=1e-6)
+    # a probe that measured what a logged value costs a fit (3 ms): its loss costs that
+    assert _testbed_sync(dict(probe, logged_value_seconds=0.003), b, 2) == pytest.approx(
+        0.014 - (0.002 + 0.065 * 0.002 + 2 * 5e-5 + 20 / 25e6 + 0.003), rel=1e-6)
     assert _testbed_sync(dict(probe, step_seconds=0.001), b, 2) == 0.0        # never below 0
     assert _testbed_sync({k: v for k, v in probe.items() if k != "local_step_seconds"}, b, 2) is None
 
@@ -127,15 +139,16 @@ def test_workers_on_machines_of_their_own_are_predicted_as_real_hosts():
     b = Basis(one_device_step_seconds=0.01, dense_gradient_bytes=16e6, sparse_gradient_bytes=0,
               step_time_cv=0.0, link_bytes_per_second=25e6, link_rtt_seconds=1e-4, sync_seconds=0.004)
     own = predict_step_seconds(b, "multi_worker_mirrored", 2, shares_cores=False)
-    # by hand: 10 ms of compute (not 2 x 10), the ring's 0.64 s + 2 hops, 4 ms + 0.065 x 10 ms
+    # by hand: 10 ms of compute (not 2 x 10), the ring's 0.64 s + 2 hops, 4 ms + 0.065 x 10 ms,
+    # the loss all-reduced in 2 hops
     assert own["compute"] == pytest.approx(0.01) and own["sync"] == pytest.approx(0.004 + 0.065 * 0.01)
-    assert own["step"] == pytest.approx(0.01 + 0.64 + 1e-4 + 0.004 + 0.065 * 0.01)
+    assert own["step"] == pytest.approx(0.01 + 0.64 + 1e-4 + 0.004 + 0.065 * 0.01 + 1e-4)
     shared = predict_step_seconds(b, "multi_worker_mirrored", 2)
     assert shared["compute"] == pytest.approx(0.02)
     # the probe read without the co-located compute: 14 ms less 1 ms, its overhead, hops, bytes
     probe = {"params": 5, "dense_gradient_bytes": 20, "local_step_seconds": 0.001, "step_seconds": 0.014}
     assert _testbed_sync(probe, b, 2, shares_cores=False) == pytest.approx(
-        0.014 - (0.001 + 0.065 * 0.001 + 1e-4 + 20 / 25e6), rel=1e-6)
+        0.014 - (0.001 + 0.065 * 0.001 + 1e-4 + 20 / 25e6 + 1e-4), rel=1e-6)
     # a run that measured nothing: 0 on the test bed (until a calibration), the model's 3 ms between machines
     assert with_fixed_cost(b, None, shares_cores=True).sync_seconds == 0.0
     assert with_fixed_cost(b, None, shares_cores=False).sync_seconds == pytest.approx(0.003)

@@ -59,6 +59,22 @@ def test_counts_from_the_models_own_train_step(profiles, name, params, embedding
     assert p["optimizer_slot_bytes"] == slots and p["gradients_observed"]
 
 
+@pytest.mark.parametrize("name,logged", [
+    ("custom_step", 1), ("custom_step_compiled", 1), ("ftrl", 1), ("mixed16", 1), ("vae", 1), ("siamese", 1),
+    # two outputs with a loss each: the loss and each output's (Keras 3 logs them as tf-keras does)
+    ("wide_deep", 3),
+    # its own train_step returns d_loss and g_loss
+    ("gan", 2),
+])
+def test_the_values_a_step_logs_are_counted(profiles, name, logged):
+    """What fit logs a step, which multi-worker fit all-reduces one by one: counted by hand
+    from each file (its compile's losses and metrics, or what its train_step returns)."""
+    from rung.spec.profile import Profile, workload_block
+
+    assert profiles[name]["logged_values"] == logged
+    assert workload_block(Profile.model_validate(profiles[name]))["logged_values"] == logged
+
+
 def test_a_keras_application_counts_as_keras_does(profiles):
     import tensorflow as tf
     m = tf.keras.applications.ResNet50(weights=None, input_shape=(32, 32, 3), classes=10)

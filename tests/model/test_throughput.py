@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from rung.model import comm
 from rung.model import throughput as t
 from rung.model.sweep import sweep_sync
 from rung.spec import parse_scenario
@@ -27,6 +28,9 @@ INTRA = 2 * 7 / 8 * GRAD / (300e9 * 0.77) + 14 * 5e-6    # NVLink 300 GB/s at NC
 FIXED = 0.003                                            # launch and barrier, once per exchange
 COLOCATED = 0.065 * 0.205                                # co-location overhead x compute
 SYNC = FIXED + COLOCATED
+# a multi-worker Keras step all-reduces the loss it logs, one scalar across 2 hosts x 8
+# devices: the hierarchical ring's hops, 2 x 7 over NVLink and 2 x 1 over the network
+LOGGED_2x8 = 14 * 5e-6 + 2 * 25e-6
 
 
 def test_mirrored_adds_the_intra_host_allreduce_and_the_colocation_overhead():
@@ -55,7 +59,7 @@ def test_gradient_accumulation_exchanges_once_per_k_micro_batches():
     p = t.predict_sync(s, "multi_worker_mirrored", 2, 8)
     inter = 2 * 1 / 2 * GRAD / (12.5e9 * 0.9) + 2 * 25e-6
     strag = 0.205 * 2 * 0.02 / np.sqrt(np.pi)  # sqrt(4) x cv x E[max of 2 normals] = 1/sqrt(pi)
-    step = 4 * 0.21 + INTRA + inter + FIXED + 4 * COLOCATED + strag
+    step = 4 * 0.21 + INTRA + inter + FIXED + 4 * COLOCATED + LOGGED_2x8 + strag
     assert p.step_seconds == pytest.approx(step)
     assert p.examples_per_second == pytest.approx(16 * 256 * 4 / step)
 
@@ -170,11 +174,29 @@ def test_sweep_against_hand_derived_points():
     # 2 hosts x 8 devices on 10 Gb/s at batch 256, every term by hand
     inter = 2 * 1 / 2 * GRAD / (1.25e9 * 0.9) + 2 * 25e-6
     strag = 0.205 * 0.02 / np.sqrt(np.pi)
-    step = 0.21 + INTRA + inter + SYNC + strag
+    step = 0.21 + INTRA + inter + SYNC + LOGGED_2x8 + strag
     assert g["step_seconds"][1, 2, 0, 1] == pytest.approx(step)
     assert g["examples_per_second"][1, 2, 0, 1] == pytest.approx(16 * 256 / step)
     # faster network never hurts
     assert np.all(g["examples_per_second"][:, :, 1, :] >= g["examples_per_second"][:, :, 0, :])
+
+
+def test_a_multi_worker_keras_step_all_reduces_each_value_it_logs():
+    """tf-keras's fit under MultiWorkerMirroredStrategy reduces every leaf of train_step's
+    logs across the workers, one scalar all-reduce each (`reduce_per_replica`): the loss,
+    each output's loss, each metric. By hand, 2 hosts x 8 devices: each is the ring's hops,
+    14 x 5 us in the host and 2 x 25 us between the hosts. One host (MirroredStrategy) and a
+    TPU slice reduce none across workers; a test bed's measured cost of one takes the hops' place."""
+    def step(logged, hosts=2, links=comm.DEFAULT_LINKS):
+        s = scenario(workload={} if logged is None else {"logged_values": logged})
+        return t.predict_sync(s, "multi_worker_mirrored", hosts, s.hardware.devices_per_host, links)
+
+    assert step(None).logged_values_seconds == pytest.approx(LOGGED_2x8)  # the loss alone
+    assert step(4).logged_values_seconds == pytest.approx(4 * LOGGED_2x8)
+    assert step(4).step_seconds - step(0).step_seconds == pytest.approx(4 * LOGGED_2x8)
+    assert step(4, hosts=1).logged_values_seconds == 0.0
+    measured = comm.DEFAULT_LINKS.with_(logged_value_seconds=0.0036)
+    assert step(3, links=measured).logged_values_seconds == pytest.approx(3 * 0.0036)
 
 
 def test_percentile_interpolates_like_numpy():
