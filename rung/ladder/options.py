@@ -45,9 +45,16 @@ class Option:
         d = self.decision
         if self.usd_per_host_hour is None or d is None or not d.hosts:
             return None
-        cpu = self.scenario.hardware.usd_per_ps_host_hour
-        extra = (d.ps_tasks + 1) * cpu if d.verdict == "parameter_server" and cpu is not None else 0.0
-        return d.hosts * self.usd_per_host_hour + extra
+        return d.hosts * self.usd_per_host_hour + self.ps_hosts_usd_per_hour
+
+    @property
+    def ps_hosts_usd_per_hour(self) -> float:
+        """A parameter-server plan's ps tasks and coordinator, one CPU host each, at their
+        price (0 for other plans, or when it is not given)."""
+        d, cpu = self.decision, self.scenario.hardware.usd_per_ps_host_hour
+        if d is None or d.verdict != "parameter_server" or cpu is None:
+            return 0.0
+        return (d.ps_tasks + 1) * cpu
 
     @property
     def ps_hosts_unpriced(self) -> bool:
@@ -247,7 +254,7 @@ def over_budget(team: Option, links) -> Optional[Finding]:
     if budget is None or cost is None or cost <= budget:
         return None
     cpu = s.hardware.usd_per_ps_host_hour if d.verdict == "parameter_server" else None
-    ps_cost = (d.ps_tasks + 1) * cpu if cpu is not None else 0.0
+    ps_cost = team.ps_hosts_usd_per_hour
     head = (f"the plan ({d.verdict} on {d.hosts} host(s) at ${price:,.2f} each"
             + (f", and {d.ps_tasks + 1} CPU hosts for its ps tasks and coordinator at ${cpu:,.2f}" if cpu else "")
             + f") costs ${cost:,.2f} an hour, over the budget of ${budget:,.2f}")
