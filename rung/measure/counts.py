@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from rung.errors import InputError
-from rung.measure.workload import features
+from rung.measure.workload import features, variables_of
 
 # Keras optimizer class -> scenario v1 optimizer (slot layout); others map by slot count.
 _OPTIMIZERS = {"adam": "adam", "adamw": "adamw", "adagrad": "adagrad", "rmsprop": "rmsprop",
@@ -259,8 +259,8 @@ def non_trainable_params(model, trained: float | None = None) -> int:
     else its non-trainable weights. Every replica holds them beside the trained ones; under
     parameter servers they live on the PS, and every worker reads them every step."""
     if trained is None:
-        return sum(math.prod(v.shape) for v in model.non_trainable_weights)
-    return max(0, int(sum(math.prod(v.shape) for v in model.weights) - trained))
+        return sum(math.prod(v.shape) for v in variables_of(model.non_trainable_weights))
+    return max(0, int(sum(math.prod(v.shape) for v in variables_of(model.weights)) - trained))
 
 
 def stateful_rnns(tf, model) -> int:

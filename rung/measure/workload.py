@@ -183,11 +183,18 @@ def variables_made_by(tf, call):
     return out, made
 
 
+def variables_of(weights) -> list:
+    """The variables among a model's weights. tf-keras's lookup layers (TextVectorization,
+    StringLookup, IntegerLookup) list a weight handler there that holds their vocabulary
+    table for saving (`VocabWeightHandler`): no variable, no name, no shape."""
+    return [v for v in weights if hasattr(v, "shape") and (hasattr(v, "name") or hasattr(v, "path"))]
+
+
 def made_before_line(model, made: list) -> str | None:
     """What to change when the model build_model() returned, or its optimizer, holds
     variables not made in that call (`made`, from `variables_made_by`), or None. The
     generated train.py asks this too (where rung is installed)."""
-    weights = list(getattr(model, "weights", []))
+    weights = variables_of(getattr(model, "weights", []))
     before = made_before(weights, made)
     opt = getattr(model, "optimizer", None)
     opt_vars = getattr(opt, "variables", None) if opt is not None else None

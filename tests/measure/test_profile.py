@@ -1339,6 +1339,36 @@ def test_variables_tf_keras_wraps_for_mixed_precision_are_known_as_made_in_build
     assert r.stdout.split()[0] == "AutoCastVariable"
 
 
+@pytest.mark.parallel  # asserts nothing on speed
+def test_a_text_vectorization_layer_is_profiled_on_tf_keras(tmp_path):
+    """tf-keras's TextVectorization lists a VocabWeightHandler among the model's weights (no
+    variable, no name, no shape): profiling on tf-keras stopped with "internal error:
+    AttributeError: 'VocabWeightHandler' object has no attribute 'name'", and rung advise
+    planned multi-worker on the Keras 3 step (STEP_ON_OTHER_KERAS, "measuring it on tf-keras
+    here failed")."""
+    work = HERE / "workloads" / "text_vectorization.py"
+    script = textwrap.dedent(f"""\
+        import tensorflow as tf
+        from rung.measure.counts import non_trainable_params
+        from rung.measure.workload import build_checked_model, load_workload
+        w = load_workload({str(work)!r})
+        with tf.distribute.OneDeviceStrategy("/cpu:0").scope():
+            model = build_checked_model(w, tf)
+        print(",".join(sorted({{type(v).__name__ for v in model.weights}})), non_trainable_params(model),
+              non_trainable_params(model, trained=35_137))
+        """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "TF_USE_LEGACY_KERAS": "1"})
+    assert r.returncode == 0, r.stderr[-1500:]
+    kinds, frozen, held = r.stdout.split()
+    assert "VocabWeightHandler" in kinds.split(",") and frozen == "0" and held == "0"
+    r = run_cli("profile", str(work), "--keras", "tf_keras", "--json", "--steps", "4", "--warmup", "1", timeout=600)
+    assert r.returncode == 0, r.stderr[-800:]
+    p = json.loads(r.stdout)
+    # 1,000 x 32 embedding, 3 x 32 x 32 + 32 convolution, 32 + 1 dense: by hand
+    assert p["keras"] == "tf_keras" and p["params"] == 32_000 + 3_104 + 33
+
+
 def test_batches_of_different_shapes_are_timed_against_one_batch_again():
     """Sequences of 8 to 512 steps, one length a batch: a step's cost follows the length (a
     cost proportional to it would vary by CV 0.56, and the step's fixed part makes it less).
