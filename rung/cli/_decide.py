@@ -68,6 +68,8 @@ def decide(args, links, profile=None):
     if measured_here and args.keras is None:
         scenario, decision, profile, caveats = _on_the_plans_keras(args, links, scenario, decision, profile, caveats)
     decision.warnings[0:0] = caveats
+    if decision.verdict == "fix_input_pipeline":
+        decision.warnings.extend(_plan.pipeline_fixes(profile))
     missing = _hardware.defaulted(args)
     if missing and not decision.meets_goal:
         # the goal is missed on an offer the user may never have meant to make

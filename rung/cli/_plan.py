@@ -128,6 +128,19 @@ def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tupl
     return scenario_from_profile(profile, hw, goal, fleet, where=where, workload=clean), caveats
 
 
+# What `rung profile` finds in the pipeline's graph that keeps it slow. A fix_input_pipeline
+# verdict measures the wait; these name its causes in the user's own pipeline, where the
+# verdict's code is a generic one.
+PIPELINE_FIXES = (C.NO_PREFETCH, C.SEQUENTIAL_MAP, C.SEQUENTIAL_INTERLEAVE, C.PYTHON_IN_PIPELINE, C.NO_CACHE)
+
+
+def pipeline_fixes(profile) -> list[Finding]:
+    """The profile's findings on the pipeline that name what to change, in its order."""
+    found = (getattr(profile, "pipeline", None) or {}).get("findings") or []
+    return [Finding(f["code"], f"{f['message']} (found in make_dataset's pipeline by the profile)") for f in found
+            if f.get("code") in PIPELINE_FIXES]
+
+
 def given(args) -> bool:
     return args.target_step_seconds is not None or args.step_time_cv is not None
 

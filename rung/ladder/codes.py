@@ -82,6 +82,12 @@ PROPOSAL_ASYNC_WITHOUT_CAUSE = "PROPOSAL_ASYNC_WITHOUT_CAUSE"  # parameter serve
 LOAD_IMBALANCE = "LOAD_IMBALANCE"  # a synchronous step waits for the replica whose batch (shape) takes longest
 CLOSE_CALL = "CLOSE_CALL"                        # the verdict's margin is inside the measurement's noise
 STEP_TIME_ESTIMATED = "STEP_TIME_ESTIMATED"      # the step time was estimated for the device, not measured
+# rung profile's findings on the input pipeline, carried beside a fix_input_pipeline verdict
+NO_PREFETCH = "NO_PREFETCH"  # no prefetch at the end: the pipeline and the step take turns
+SEQUENTIAL_MAP = "SEQUENTIAL_MAP"  # a map without num_parallel_calls
+SEQUENTIAL_INTERLEAVE = "SEQUENTIAL_INTERLEAVE"  # an interleave without num_parallel_calls
+PYTHON_IN_PIPELINE = "PYTHON_IN_PIPELINE"  # from_generator, py_function, numpy_function
+NO_CACHE = "NO_CACHE"  # a small source read and mapped again every epoch
 MEASURED_ON_THIS_MACHINE = "MEASURED_ON_THIS_MACHINE"  # the plan assumes devices as fast as the one profiled
 STRATEGY_OPTIONS = "STRATEGY_OPTIONS"            # the arguments the strategy is created with, and why
 COORDINATOR_BOUND = "COORDINATOR_BOUND"          # parameter servers: one coordinator's dispatch caps the fleet

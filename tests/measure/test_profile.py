@@ -58,6 +58,37 @@ def test_slow_input_is_input_bound_and_the_fast_one_is_not(profiles):
     assert not {"NO_PREFETCH", "SEQUENTIAL_MAP"} & {f["code"] for f in fast["pipeline"]["findings"]}
 
 
+def test_a_plan_to_fix_the_pipeline_names_what_the_profile_found_in_it(profiles):
+    """rung advise of an input-bound workload said fix_input_pipeline with a generic snippet
+    (interleave, map, cache, batch, prefetch) and left out what the profile had found in
+    the user's own pipeline; a plan that is not about the pipeline does not carry them."""
+    from types import SimpleNamespace
+
+    import rung.examples
+    from rung.cli._decide import decide
+    from rung.model.comm import DEFAULT_LINKS
+    from rung.spec.profile import Profile
+
+    def advised(name, profile):
+        args = SimpleNamespace(workload=f"{name}.py", scenario=None, example=None,
+                               hardware=str(Path(rung.examples.__file__).parent / "hardware.yaml"), device=None,
+                               devices_per_host=None, max_hosts=None, inter_host_gbps=None, target=None,
+                               reproducible=None, preemptible=None, target_step_seconds=None, step_time_cv=None,
+                               keras="keras3")
+        return decide(args, DEFAULT_LINKS, profile=Profile.model_validate(profile))[1]
+
+    slow = advised("slow_input", profiles["slow_input"])
+    found = [f["code"] for f in profiles["slow_input"]["pipeline"]["findings"]
+             if f["code"] in ("NO_PREFETCH", "SEQUENTIAL_MAP", "SEQUENTIAL_INTERLEAVE", "PYTHON_IN_PIPELINE", "NO_CACHE")]
+    assert slow.verdict == "fix_input_pipeline" and {"NO_PREFETCH", "SEQUENTIAL_MAP"} <= set(found)
+    assert [f.code for f in slow.warnings if f.code in found] == found
+    [prefetch] = [f.message for f in slow.warnings if f.code == "NO_PREFETCH"]
+    assert ".prefetch(tf.data.AUTOTUNE)" in prefetch and "make_dataset's pipeline" in prefetch
+    # the same findings on a fed pipeline would be noise beside a plan about devices
+    d = advised("cnn", {**profiles["cnn"], "pipeline": profiles["slow_input"]["pipeline"]})
+    assert d.verdict != "fix_input_pipeline" and not {"NO_PREFETCH", "SEQUENTIAL_MAP"} & set(d.codes)
+
+
 @pytest.mark.parametrize("name,params,embedding", [
     ("cnn", 136_874, 0), ("mlp", 399_370, 0), ("recommender", 4_804_225, 4_800_000),
     ("slow_input", 66_250, 0), ("text", 80_017, 80_000),
