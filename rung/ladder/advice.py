@@ -10,7 +10,8 @@ _CODE = {
         "dataset = (tf.data.Dataset.from_tensor_slices(files)\n"
         "           .interleave(read, num_parallel_calls=tf.data.AUTOTUNE)\n"
         "           .map(parse, num_parallel_calls=tf.data.AUTOTUNE)\n"
-        "           .cache()  # when the data fits in memory\n"
+        "           .cache()  # if it fits in memory; random augmentation only after it\n"
+        "           .map(augment, num_parallel_calls=tf.data.AUTOTUNE)\n"
         "           .batch(batch_size, drop_remainder=True)\n"
         "           .prefetch(tf.data.AUTOTUNE))"),
     "single_device": 'strategy = tf.distribute.OneDeviceStrategy("/gpu:0")',
