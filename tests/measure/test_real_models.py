@@ -340,6 +340,36 @@ def test_a_model_that_cannot_run_under_a_strategy_is_told_what_to_do(name, said)
 
 
 @pytest.mark.parallel  # asserts nothing on speed
+def test_a_one_device_run_keras_3_cannot_build_hands_the_basis_to_tf_keras():
+    """keras.io's VAE (no call()) from tf.keras: Keras 3 cannot build it under a strategy,
+    tf-keras can, and multi-worker and parameter servers run on tf-keras. Before, the one-
+    device run on Keras 3 failing ended the bench, and the runs rung advise plans for it
+    (on tf-keras) were never tried; now the one-device run on tf-keras is their basis and
+    the runs on Keras 3 fail alone, with what to change."""
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", str(HERE / "vae_tf_keras.py"), "--runs",
+                        "single_device,mirrored:2,multi_worker_mirrored:2", "--steps", "4", "--warmup", "1", "--json"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1, r.stderr[-1500:]  # runs failed; the bench finished
+    b = json.loads(r.stdout)
+    assert [(x["strategy"], x["keras"]) for x in b["runs"]] == \
+        [("single_device", "tf_keras"), ("multi_worker_mirrored", "tf_keras")], b["runs"]
+    one, mw = b["runs"]
+    assert one["basis_for_keras"] == "tf_keras" and mw["predicted_step_seconds"] > 0
+    assert [f["run"] for f in b["failed"]] == ["single_device", "mirrored:2"]
+    assert all("model.built = True" in f["error"] for f in b["failed"])
+    assert any(n.startswith("the one-device run on keras3 failed") for n in b["notes"])
+    # keras.io's GAN fails on tf-keras too (a loss that averages under a strategy): nothing
+    # compares without a one-device run, and the one line gives both reasons
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", str(HERE / "gan.py"), "--runs",
+                        "single_device,multi_worker_mirrored:2,mirrored:2", "--steps", "4", "--warmup", "1"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1 and r.stdout == ""
+    [line] = r.stderr.strip().splitlines()[-1:]
+    assert "model.built = True" in line and "and single_device@tf_keras, the basis of the runs on tf-keras" in line
+    assert "reduction=NONE" in line
+
+
+@pytest.mark.parallel  # asserts nothing on speed
 def test_a_bench_of_a_model_marked_built_whose_layers_are_not_names_them(tmp_path):
     # the hint's "mark it built" was all the bench said to a model that was marked built
     seq = "keras.Sequential([keras.Input(shape=(SIZE, SIZE, 3)), layers.Rescaling(1 / 255),"
