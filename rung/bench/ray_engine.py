@@ -106,6 +106,11 @@ def _with_source(cfg: dict) -> dict:
     return dict(cfg, workload_source=Path(cfg["workload"]).read_text(), workload_name=Path(cfg["workload"]).name)
 
 
+class TaskFailed(Exception):
+    """A bench task's failure on a Ray worker, in the line a local run's error file holds
+    (`rung.bench.task.error_line`: what to change first, where rung knows the failure)."""
+
+
 def _run_task(cfg: dict) -> dict:
     """In a Ray worker: write the workload where the task can import it, run the bench task."""
     import shutil
@@ -123,9 +128,12 @@ def _run_task(cfg: dict) -> dict:
         path = os.path.join(folder, cfg.pop("workload_name"))
         with open(path, "w") as f:
             f.write(cfg.pop("workload_source"))
-        from rung.bench.task import run
+        from rung.bench.task import error_line, run
 
-        return run(dict(cfg, workload=path, progress=None, result=None, error=None))
+        try:
+            return run(dict(cfg, workload=path, progress=None, result=None, error=None))
+        except Exception as e:  # noqa: BLE001 - said as a local run says it
+            raise TaskFailed(error_line(e)) from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)  # the task's copy of the workload, not left in /tmp
 
@@ -136,9 +144,15 @@ def execute_on_ray(cluster: RayCluster, strategy: str, replicas: int, cfg: dict,
     except RunError:
         raise
     except Exception as e:  # noqa: BLE001 - a task failed on the cluster: a failed run, said in one line
+        from rung.bench.run import BenchError
         from rung.measure.workload import one_line
 
-        raise RunError(f"{strategy}:{replicas} on Ray failed: {type(e).__name__}: {one_line(e)}") from None
+        # the task's own line (RayTaskError's cause); a failure outside it (Ray Train's, the
+        # cluster's) as one line of its own. A BenchError, as a local run's: this run fails
+        # alone and the bench goes on (before, any failed run on Ray ended the bench)
+        cause = getattr(e, "cause", None)
+        why = str(cause) if isinstance(cause, TaskFailed) else f"{type(e).__name__}: {one_line(e)}"
+        raise BenchError(f"{strategy}:{replicas} on Ray failed: {why}") from None
 
 
 def _execute(cluster: RayCluster, strategy: str, replicas: int, cfg: dict, ps_tasks: int) -> RayOutcome:

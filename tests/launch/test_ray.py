@@ -281,6 +281,27 @@ def test_bench_on_ray_refuses_what_only_local_runs_do():
     assert r.returncode == 2 and "--engine local" in r.stderr
 
 
+def test_a_run_that_fails_on_ray_fails_alone_with_what_to_change(no_ray_left):
+    """keras.io's VAE (no call()) from tf.keras: Keras 3 cannot build it under a strategy.
+    On Ray a failed run raised rung's plain RunError, so the first one ended the bench (the
+    local runner's failures are the run's alone), and it said Ray's wrapper and TensorFlow's
+    words ("RayTaskError(RuntimeError): Unable to automatically build the model") where a
+    local run says what to change. Now the one-device run on tf-keras is the basis, as
+    locally, and the multi-worker run on Ray Train runs."""
+    vae = Path(__file__).parents[1] / "measure" / "workloads" / "vae_tf_keras.py"
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", str(vae), "--engine", "ray", "--runs",
+                        "single_device,mirrored:2,multi_worker_mirrored:2", "--steps", "3", "--warmup", "1", "--json"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 1, r.stderr[-1500:]
+    b = json.loads(r.stdout)
+    assert [(x["strategy"], x["keras"], x["engine"]) for x in b["runs"]] == \
+        [("single_device", "tf_keras", "ray"), ("multi_worker_mirrored", "tf_keras", "ray")], b["runs"]
+    assert [f["run"] for f in b["failed"]] == ["single_device", "mirrored:2"]
+    for f in b["failed"]:
+        assert "on Ray failed: under a tf.distribute strategy Keras 3 builds the model" in f["error"], f["error"]
+        assert "model.built = True" in f["error"] and "RayTaskError" not in f["error"]
+
+
 def test_a_workload_every_ray_train_worker_stops_on_is_said_at_once_without_ray_trains_retries(tmp_path, no_ray_left):
     """keras.io's VAE imports Keras 3 itself; launch_ray.py's workers run tf-keras, and
     train.py stops on it in each. Before, each worker raised the line, and Ray Train

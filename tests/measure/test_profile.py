@@ -282,6 +282,7 @@ def test_cli_bad_workload_exits_2_with_one_line(tmp_path):
     assert len(lines) == 1 and str(path) in lines[0] and "ModuleNotFoundError" in lines[0]
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_what_the_workload_prints_goes_to_stderr_and_json_on_stdout_stays_json(tmp_path):
     """A build_model() that calls model.summary() and print(), as keras.io's examples do:
     `rung profile --json` wrote them on stdout before the JSON, so `| jq` failed, and so did
@@ -498,6 +499,7 @@ def test_python_in_a_pipeline_is_found_and_carried_to_the_plan():
     assert "INPUT_NOT_SHARDED" in {f["code"] for f in p["pipeline"]["findings"]}
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_a_dataset_made_outside_make_dataset_is_found_where_a_parameter_server_cluster_fails_on_it():
     """The oracle is a real cluster (tests/measure/ps_captured.py: one ps task, one worker,
     the coordinator here): a pipeline built on a dataset made at import fails there, with
