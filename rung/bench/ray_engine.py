@@ -132,8 +132,8 @@ def _run_task(cfg: dict) -> dict:
 
         try:
             return run(dict(cfg, workload=path, progress=None, result=None, error=None))
-        except Exception as e:  # noqa: BLE001 - said as a local run says it
-            raise TaskFailed(error_line(e)) from None
+        except Exception as e:  # noqa: BLE001 - said as a local run says it, of the user's file
+            raise TaskFailed(error_line(e).replace(path, cfg["workload"])) from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)  # the task's copy of the workload, not left in /tmp
 

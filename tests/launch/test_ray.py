@@ -302,6 +302,18 @@ def test_a_run_that_fails_on_ray_fails_alone_with_what_to_change(no_ray_left):
         assert "model.built = True" in f["error"] and "RayTaskError" not in f["error"]
 
 
+def test_a_file_that_does_not_import_on_ray_is_bad_input_named_by_its_own_path(tmp_path, no_ray_left):
+    # as a local bench says it (exit 2, one line); before, exit 1 with Ray's wrapper, and
+    # then the path of the task's copy of the file on the Ray worker
+    bad = tmp_path / "bad.py"
+    bad.write_text("import not_a_module_rung\n")
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", str(bad), "--engine", "ray", "--runs", "single_device"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and r.stdout == "", r.stderr[-1500:]
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"rung: error: {bad}: cannot be imported: ModuleNotFoundError"), line
+
+
 def test_a_workload_every_ray_train_worker_stops_on_is_said_at_once_without_ray_trains_retries(tmp_path, no_ray_left):
     """keras.io's VAE imports Keras 3 itself; launch_ray.py's workers run tf-keras, and
     train.py stops on it in each. Before, each worker raised the line, and Ray Train
