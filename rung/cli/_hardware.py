@@ -29,10 +29,21 @@ def given(args) -> bool:
 
 
 def defaulted(args) -> list[str]:
-    """The sizes of the offer neither --hardware nor a flag gave (each then 1)."""
+    """The sizes of the offer neither --hardware nor a flag gave (each then 1; a TPU host's
+    devices are the catalog's, so not counted)."""
     hw = (load_hardware(args.hardware).get("hardware") or {}) if getattr(args, "hardware", None) else {}
+    tpu_host = _host_devices(getattr(args, "device", None) or hw.get("device"))
     return [key for key in ("devices_per_host", "max_hosts")
-            if key not in hw and getattr(args, key, None) is None]
+            if key not in hw and getattr(args, key, None) is None and not (key == "devices_per_host" and tpu_host)]
+
+
+def _host_devices(device) -> int:
+    """The devices one host of a TPU catalog slice exposes (TPU-v4-8: its 4 chips); 0 for
+    anything else: a TPU host comes whole, where a GPU offer may be one device a host."""
+    from rung.spec.catalog import lookup
+
+    found = lookup(device) if isinstance(device, str) else None
+    return found.host_devices if found is not None else 0
 
 
 def this_machine() -> dict[str, Any]:
@@ -70,7 +81,7 @@ def blocks(args, measured_eps: Optional[float] = None, require: bool = True):
                                                  "--hardware HW.yaml or --device NAME (see `rung catalog`)"
                                                  + goal_too)
         hw = {**this_machine(), **hw}
-    hw.setdefault("devices_per_host", 1)
+    hw.setdefault("devices_per_host", _host_devices(hw.get("device")) or 1)
     if "target_examples_per_second" not in goal:
         if require or measured_eps is None:
             raise InputError("--target", None, "planning needs a goal: --target EXAMPLES_PER_SECOND "

@@ -135,7 +135,8 @@ def job_from(args) -> Job:
         d = advise(s)
         from rung.spec.catalog import slice_name
 
-        tpu_slice = slice_name(s.device, d.hosts or 1) if d.verdict == "tpu" and s.device.slice_hosts else ""
+        tpu_slice = slice_name(s.device, d.hosts or 1, s.hardware.devices_per_host) \
+            if d.verdict == "tpu" and s.device.slice_hosts else ""
         job = Job(d.verdict, workers=d.hosts or 1, ps_tasks=d.ps_tasks, batch=s.workload.per_device_batch,
                   tpu_slice=tpu_slice,
                   devices_per_host=s.hardware.devices_per_host, takes_on=list(d.takes_on),

@@ -152,10 +152,11 @@ def _proposal_warnings(ctx: Context) -> list[Finding]:
     if prop.strategy == "tpu" and ctx.tpu and offered and prop.hosts not in offered:
         below = [h for h in offered if h < prop.hosts]
         above = [h for h in offered if h > prop.hosts]
-        near = " and ".join(f"{catalog.slice_name(s.device, h)} ({h} host{'s' if h > 1 else ''})"
+        per_host = s.hardware.devices_per_host
+        near = " and ".join(f"{catalog.slice_name(s.device, h, per_host)} ({h} host{'s' if h > 1 else ''})"
                             for h in (below[-1:] + above[:1]))
         out.append(Finding(C.PROPOSAL_NOT_A_SLICE,
-            f"there is no {catalog.slice_name(s.device, prop.hosts)} slice ({prop.hosts} hosts): TPUStrategy runs "
+            f"there is no {catalog.slice_name(s.device, prop.hosts, per_host)} slice ({prop.hosts} hosts): TPUStrategy runs "
             "on one slice, "
             f"whose hosts share its ICI, and the nearest are {near}; the review predicts the {prop.hosts} hosts "
             "asked for"))

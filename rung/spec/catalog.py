@@ -49,6 +49,9 @@ class Device:
     # TPUs: the host counts of the slices Cloud TPU offers of this generation (a slice's
     # hosts share one ICI domain; `slice_name` names one)
     slice_hosts: tuple[int, ...] = ()
+    # TPUs: the devices one host of the catalog's slice exposes to TensorFlow (v3: 8 cores;
+    # v4 and v5p: 4 chips; v5e: 8 chips), what `devices_per_host` is unless given
+    host_devices: int = 0
 
 
 def _gpu(name, memory_gib, default_link, source, nvlink=None, pcie=PCIE_GEN4_GBPS, peak=None):
@@ -58,20 +61,30 @@ def _gpu(name, memory_gib, default_link, source, nvlink=None, pcie=PCIE_GEN4_GBP
     return Device(name, memory_gib, links, default_link, source, throughput=peak)
 
 
-def _tpu(name, memory_gib, ici_gbps, source, slice_hosts, peak=None):
+def _tpu(name, memory_gib, ici_gbps, source, slice_hosts, host_devices, peak=None):
     return Device(name, memory_gib, {"ici": ici_gbps}, "ici", source, is_tpu=True, throughput=peak,
-                  slice_hosts=tuple(slice_hosts))
+                  slice_hosts=tuple(slice_hosts), host_devices=host_devices)
 
 
 def _powers_of_two(top: int) -> tuple[int, ...]:
     return tuple(2 ** i for i in range(top.bit_length()) if 2 ** i <= top)
 
 
-def slice_name(device: Device, hosts: int) -> str:
+def slice_name(device: Device, hosts: int, devices_per_host: int | None = None) -> str:
     """The Cloud TPU accelerator type of `hosts` hosts of a one-host slice (TPU-v4-8 x 2 hosts:
-    TPU-v4-16): the catalog's one-host name with its count times the hosts."""
+    TPU-v4-16): the catalog's one-host name with its count times the hosts, counted by the
+    devices when a host holds fewer than the catalog's (`devices_per_host`; 8 hosts of one
+    v4 chip are 8 chips, a TPU-v4-16's count, not a TPU-v4-64's)."""
     stem, _, count = device.name.rpartition("-")
-    return f"{stem}-{int(count) * hosts}" if count.isdigit() else f"{hosts} x {device.name}"
+    if not count.isdigit():
+        return f"{hosts} x {device.name}"
+    total = int(count) * hosts
+    if devices_per_host and device.host_devices and devices_per_host != device.host_devices:
+        scaled = int(count) * hosts * devices_per_host
+        if scaled % device.host_devices:
+            return f"{hosts} x {devices_per_host} device(s) of a {device.name}"
+        total = scaled // device.host_devices
+    return f"{stem}-{total}"
 
 
 def _peak(fp32, tf32, half, memory_gb_per_s, source):
@@ -128,16 +141,16 @@ _DEVICES = [
     # trains on up to 256 chips, 8 to a host: 1 to 32 hosts.
     _tpu("TPU-v3-8", 16, 656.0,
          "Cloud TPU v3: 8 cores, 16 GiB HBM per core; ICI figure is an estimate (not published per chip)",
-         (1,) + tuple(h for h in _powers_of_two(256) if h >= 4),
+         (1,) + tuple(h for h in _powers_of_two(256) if h >= 4), 8,
          peak=_tpu_peak(61.5, 450, "Cloud TPU v3: 123 TFLOPS BF16 and 900 GB/s per chip of 2 cores; per core")),
     _tpu("TPU-v4-8", 32, 2400.0, "Cloud TPU v4: 4 chips, 32 GiB HBM each; ICI 2400 Gb/s per chip",
-         _powers_of_two(1024),
+         _powers_of_two(1024), 4,
          peak=_tpu_peak(275, 1228, "Cloud TPU v4: 275 TFLOPS BF16, 1,228 GB/s per chip")),
     _tpu("TPU-v5e-8", 16, 1600.0, "Cloud TPU v5e: 8 chips, 16 GB HBM2 each; ICI 1600 Gb/s per chip",
-         _powers_of_two(32),
+         _powers_of_two(32), 8,
          peak=_tpu_peak(197, 819, "Cloud TPU v5e: 197 TFLOPS BF16, 819 GB/s per chip")),
     _tpu("TPU-v5p-8", 95, 4800.0, "Cloud TPU v5p: 4 chips, 95 GB HBM2e each; ICI 4800 Gb/s per chip",
-         _powers_of_two(1024),
+         _powers_of_two(1024), 4,
          peak=_tpu_peak(459, 2765, "Cloud TPU v5p: 459 TFLOPS BF16, 2,765 GB/s per chip")),
 ]
 

@@ -210,6 +210,33 @@ def test_a_tpu_proposal_on_no_slice_is_named():
     assert "PROPOSAL_NOT_A_SLICE" not in four.codes
 
 
+def test_a_slice_is_named_by_the_devices_it_holds():
+    """A TPU-v4-8 host exposes 4 chips. Planned from a workload with --device TPU-v4-8 and no
+    --devices-per-host, the offer was 1 chip a host, predicted for 8 chips on 8 hosts and
+    named a TPU-v4-64 (32 chips, 4x the devices predicted). Now the host's devices are the
+    catalog's unless given, and a slice's name counts the devices it holds."""
+    from types import SimpleNamespace
+
+    from rung.cli._hardware import blocks, defaulted
+    from rung.spec.catalog import lookup, slice_name
+
+    v4, v3 = lookup("TPU-v4-8"), lookup("TPU-v3-8")
+    assert (v4.host_devices, v3.host_devices, lookup("TPU-v5e-8").host_devices, lookup("TPU-v5p-8").host_devices) \
+        == (4, 8, 8, 4)
+    # 8 hosts of a v4-8's 4 chips: 32 chips, 64 TensorCores; of one chip each: 8 chips, a v4-16's
+    assert slice_name(v4, 8) == slice_name(v4, 8, 4) == "TPU-v4-64" and slice_name(v4, 8, 1) == "TPU-v4-16"
+    assert slice_name(v3, 4, 8) == "TPU-v3-32" and slice_name(v3, 4, 4) == "TPU-v3-16"
+    args = SimpleNamespace(hardware=None, device="tpu-v4-8", devices_per_host=None, max_hosts=8,
+                           inter_host_gbps=None, target=1e5, reproducible=None, preemptible=None)
+    hw, _, _ = blocks(args)
+    assert hw["devices_per_host"] == 4 and defaulted(args) == []
+    gpu = SimpleNamespace(**{**vars(args), "device": "A100-80GB", "max_hosts": None})
+    assert blocks(gpu)[0]["devices_per_host"] == 1 and defaulted(gpu) == ["devices_per_host", "max_hosts"]
+    # a scenario that says 1 chip a host gets the slice its 8 chips make
+    one_chip = decide(hardware={**TPU_V4, "devices_per_host": 1, "max_hosts": 8}, goal={"target_examples_per_second": 1e9})
+    assert one_chip.verdict == "tpu" and one_chip.hosts == 8 and "a TPU-v4-16 slice" in one_chip.reasons[0].message
+
+
 def test_input_bound_outlook_after_the_fix():
     d = decide(workload={"step_seconds": 0.5, "input_wait_seconds": 0.3})
     assert d.verdict == "fix_input_pipeline"
