@@ -156,8 +156,8 @@ def _proposal_warnings(ctx: Context) -> list[Finding]:
         near = " and ".join(f"{catalog.slice_name(s.device, h, per_host)} ({h} host{'s' if h > 1 else ''})"
                             for h in (below[-1:] + above[:1]))
         out.append(Finding(C.PROPOSAL_NOT_A_SLICE,
-            f"there is no {catalog.slice_name(s.device, prop.hosts, per_host)} slice ({prop.hosts} hosts): TPUStrategy runs "
-            "on one slice, "
+            f"there is no {catalog.slice_name(s.device, prop.hosts, per_host)} slice ({prop.hosts} hosts): "
+            "TPUStrategy runs on one slice, "
             f"whose hosts share its ICI, and the nearest are {near}; the review predicts the {prop.hosts} hosts "
             "asked for"))
     return out

@@ -683,8 +683,8 @@ def _tpu(ctx: Context) -> Decision:
     p = c.prediction
     plan = f"{u.plan(p.hosts, p.devices_per_host)} predicted at {u.rate(p.examples_per_second)}"
     if p.hosts > 1 and s.device.slice_hosts:
-        plan = (f"a {catalog.slice_name(s.device, p.hosts, p.devices_per_host)} slice, {plan}; a slice's chips are joined by ICI "
-                "across its hosts, so the gradients never cross the data-centre network")
+        plan = (f"a {catalog.slice_name(s.device, p.hosts, p.devices_per_host)} slice, {plan}; a slice's chips "
+                "are joined by ICI across its hosts, so the gradients never cross the data-centre network")
     reasons = [Finding(C.TPU_HARDWARE,
         f"the hardware on offer is {s.device.name}: TPUStrategy is chosen by the hardware, "
         f"not by preference ({plan})")]

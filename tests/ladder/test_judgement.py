@@ -233,7 +233,8 @@ def test_a_slice_is_named_by_the_devices_it_holds():
     gpu = SimpleNamespace(**{**vars(args), "device": "A100-80GB", "max_hosts": None})
     assert blocks(gpu)[0]["devices_per_host"] == 1 and defaulted(gpu) == ["devices_per_host", "max_hosts"]
     # a scenario that says 1 chip a host gets the slice its 8 chips make
-    one_chip = decide(hardware={**TPU_V4, "devices_per_host": 1, "max_hosts": 8}, goal={"target_examples_per_second": 1e9})
+    one_chip = decide(hardware={**TPU_V4, "devices_per_host": 1, "max_hosts": 8},
+                      goal={"target_examples_per_second": 1e9})
     assert one_chip.verdict == "tpu" and one_chip.hosts == 8 and "a TPU-v4-16 slice" in one_chip.reasons[0].message
 
 
