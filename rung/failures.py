@@ -274,7 +274,9 @@ SHARED_FILE_CACHE_PROBLEM = shared_file_cache_problem()
 KERAS3_API_ON_TF_KERAS = (
     "the model calls keras.ops or keras.random, Keras 3's alone, and tf-keras, where multi-worker and "
     "parameter-server fit run, has neither: use TensorFlow's op (tf.not_equal for keras.ops.not_equal, "
-    "tf.random.* with a seed for keras.random.*), which tf-keras's layers and functional models take")
+    "tf.random.* with a seed for keras.random.*), which tf-keras's layers and functional models take; in a "
+    "layer's compute_mask, which Keras 3 calls on symbolic tensors that no TensorFlow op takes, compare with "
+    "Python's operators (inputs != 0), which both Kerases take")
 
 _HINTS = (
     (("cache lockfile already exists",), SHARED_FILE_CACHE_PROBLEM),

@@ -1373,6 +1373,43 @@ def test_variables_tf_keras_wraps_for_mixed_precision_are_known_as_made_in_build
 
 
 @pytest.mark.parallel  # asserts nothing on speed
+def test_what_keras_ops_in_compute_mask_becomes_on_both_kerases():
+    """keras.io's sequence-to-sequence Transformer masks padding in its embedding's
+    compute_mask with keras.ops.not_equal, which tf-keras (multi-worker, parameter servers)
+    lacks. rung's hint said to use the TensorFlow op, and tf.not_equal there fails Keras 3's
+    functional build ("A KerasTensor cannot be used as input to a TensorFlow function");
+    Python's != builds on both. The hint's words, against both Kerases."""
+    from rung.failures import KERAS3_API_ON_TF_KERAS
+
+    script = textwrap.dedent("""\
+        import sys
+        import tensorflow as tf
+        class Embed(tf.keras.layers.Layer):
+            def __init__(self):
+                super().__init__()
+                self.table = tf.keras.layers.Embedding(50, 4)
+            def call(self, x):
+                return self.table(x)
+            def compute_mask(self, x, mask=None):
+                return tf.not_equal(x, 0) if sys.argv[1] == "tf" else x != 0
+        x = tf.keras.Input((6,), dtype="int64")
+        m = tf.keras.Model(x, tf.keras.layers.GlobalAveragePooling1D()(Embed()(x)))
+        print(m(tf.constant([[1, 2, 0, 0, 0, 0]])).shape)
+        """)
+    built = {}
+    for keras, env in (("keras3", {}), ("tf_keras", {"TF_USE_LEGACY_KERAS": "1"})):
+        for how in ("tf", "python"):
+            r = subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, timeout=300,
+                               env={**os.environ, **env})
+            built[keras, how] = r.returncode == 0
+            if keras == "keras3" and how == "tf":
+                assert "KerasTensor cannot be used as input to a TensorFlow function" in r.stderr, r.stderr[-800:]
+    assert built == {("keras3", "tf"): False, ("keras3", "python"): True,
+                     ("tf_keras", "tf"): True, ("tf_keras", "python"): True}
+    assert "in a layer's compute_mask" in KERAS3_API_ON_TF_KERAS and "(inputs != 0)" in KERAS3_API_ON_TF_KERAS
+
+
+@pytest.mark.parallel  # asserts nothing on speed
 def test_a_text_vectorization_layer_is_profiled_on_tf_keras(tmp_path):
     """tf-keras's TextVectorization lists a VocabWeightHandler among the model's weights (no
     variable, no name, no shape): profiling on tf-keras stopped with "internal error:
