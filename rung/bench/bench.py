@@ -259,6 +259,14 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                         on_run(f"{label} failed; going on")
                     return None
 
+            def one_device_on(keras: str) -> tuple[RunSpec, Optional[dict]]:
+                """A one-device run on the Keras named: the basis of the runs on it."""
+                s = RunSpec("single_device", 1, keras=keras)
+                if on_run:
+                    on_run(s.label)
+                return s, attempt(s, s.label, base, work, net, link, None, None, None, deadline_seconds,
+                                  on_progress, steps + warmup, cluster=cluster, warm=warm)
+
             for spec in runs:
                 multi = spec.strategy in ("multi_worker_mirrored", "parameter_server")
                 if spec.option == "nccl" and out_runs and not any(
@@ -292,11 +300,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                               logged_value=measured_by.get("logged_value_seconds"), warm=warm)
                 if run is None and basis is None and falls_back(spec):
                     first = failed[-1]
-                    spec = RunSpec("single_device", 1, keras="tf_keras")
-                    if on_run:
-                        on_run(spec.label)
-                    run = attempt(spec, spec.label, base, work, net, link, None, None, None, deadline_seconds,
-                                  on_progress, steps + warmup, cluster=cluster, warm=warm)
+                    spec, run = one_device_on("tf_keras")
                     if run is None:  # nothing compares without a one-device run: both reasons
                         raise BenchError(f"{first['run']}: {first['error']}; and {spec.label}, the basis of the "
                                          f"runs on tf-keras: {failed[-1]['error']}")
@@ -343,11 +347,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                                          "fails there); a model built from tf.keras there runs, and its step can "
                                          "differ 2-3x between the two Kerases (docs/bench.md)")
                             continue
-                        extra_spec = RunSpec("single_device", 1, keras=flavour)
-                        if on_run:
-                            on_run(extra_spec.label)
-                        extra = attempt(extra_spec, extra_spec.label, base, work, net, link, None, None, None,
-                                        deadline_seconds, on_progress, steps + warmup, cluster=cluster, warm=warm)
+                        _, extra = one_device_on(flavour)
                         if extra is None:
                             notes.append(f"the runs on {flavour} are predicted from the one-device step on "
                                          f"{r0.get('keras')}: the one-device run on {flavour} failed")
