@@ -10,12 +10,15 @@ from typing import Optional
 STRING_INPUTS = "STRING_INPUTS"
 STEPS_PER_EXECUTION = "STEPS_PER_EXECUTION"
 RAGGED_OR_SPARSE_INPUTS = "RAGGED_OR_SPARSE_INPUTS"
+CLIPPING_PER_REPLICA = "CLIPPING_PER_REPLICA"
 
 
 def keras3_mirrored_failures(string_inputs: bool = False, steps_per_execution: int = 1,
-                             ragged_or_sparse_inputs: bool = False) -> list[tuple[str, str]]:
+                             ragged_or_sparse_inputs: bool = False,
+                             gradient_clipping: Optional[str] = None) -> list[tuple[str, str]]:
     """(code, what fails) for each reason Keras 3's fit fails on this model under
-    MirroredStrategy; empty when it runs."""
+    MirroredStrategy, or trains it otherwise than one device does (its optimizer's
+    clipping); empty when it runs as one device would."""
     out = []
     if string_inputs:
         out.append((STRING_INPUTS, "the model takes string features, and Keras 3's model.fit under "
@@ -30,7 +33,30 @@ def keras3_mirrored_failures(string_inputs: bool = False, steps_per_execution: i
         out.append((RAGGED_OR_SPARSE_INPUTS, "the model takes ragged or sparse features, and Keras 3's model.fit "
                                              "under MirroredStrategy fails on them as it splits the batch across "
                                              "replicas (\"'RaggedTensor' object has no attribute 'device'\")"))
+    if gradient_clipping:
+        out.append((CLIPPING_PER_REPLICA, clipping_problem(gradient_clipping)))
     return out
+
+
+def clipping_problem(clipping: str) -> str:
+    """What Keras 3 does with an optimizer's clipping under MirroredStrategy. Its
+    `optimizer.apply` clips the gradients before `_backend_update_step` all-reduces them
+    (keras 3.15, base_optimizer.py and backend/tensorflow/optimizer.py): each replica's
+    share is clipped, then the shares are summed. Measured here (one step of SGD, clipping
+    that bites, one device against 2 logical CPU devices, the same global batch): Keras 3
+    took 2.00x one device's update with clipnorm, global_clipnorm and clipvalue alike;
+    tf-keras, which all-reduces first and clips the sum, 1.00x."""
+    return (f"the model's optimizer clips its gradients ({clipping}), and Keras 3 under MirroredStrategy clips "
+            "each replica's share of the gradient before the all-reduce sums them: once clipping bites, an "
+            "update is up to N times one device's under N replicas (2.00x under 2 on rung's machine; tf-keras "
+            "clips the sum, 1.00x)")
+
+
+def clipping_moves_to_tf_keras(gradient_clipping: Optional[str], keras3_import: bool) -> Optional[str]:
+    """The clipping that sends a mirrored plan to tf-keras (which clips the sum): the
+    model's, unless the file builds it from Keras 3 itself, which tf-keras cannot train
+    (then CLIPPING_PER_REPLICA tells how to scale the threshold instead)."""
+    return None if keras3_import else gradient_clipping
 
 
 # What Keras 3's fit cannot run at all, so rung runs them on tf-keras (DESIGN.md):
@@ -39,8 +65,17 @@ def keras3_mirrored_failures(string_inputs: bool = False, steps_per_execution: i
 TF_KERAS_STRATEGIES = ("multi_worker_mirrored", "parameter_server")
 
 
+def keras3_facts(w) -> dict:
+    """What `keras3_mirrored_failures` and `runs_on_tf_keras` read of a scenario's workload
+    block, as their keyword arguments."""
+    return {"string_inputs": w.string_inputs, "steps_per_execution": w.steps_per_execution,
+            "ragged_or_sparse_inputs": w.ragged_or_sparse_inputs,
+            "gradient_clipping": clipping_moves_to_tf_keras(w.gradient_clipping, w.keras3_import)}
+
+
 def runs_on_tf_keras(verdict: str, string_inputs: bool = False, steps_per_execution: int = 1,
-                     ragged_or_sparse_inputs: bool = False, step_keras: str | None = None) -> bool:
+                     ragged_or_sparse_inputs: bool = False, step_keras: str | None = None,
+                     gradient_clipping: Optional[str] = None) -> bool:
     """Whether rung init's train.py runs `verdict` on tf-keras for a file written on tf.keras:
     the strategy needs it, a mirrored model Keras 3's fit cannot run, or the plan's step was
     measured on tf-keras (`step_keras`; rung advise measures it there when a plan on tf-keras
@@ -49,7 +84,8 @@ def runs_on_tf_keras(verdict: str, string_inputs: bool = False, steps_per_execut
     return verdict in TF_KERAS_STRATEGIES or (verdict in ("single_device", "mirrored", "fix_input_pipeline")
                                               and step_keras == "tf_keras") or (
         verdict == "mirrored"
-        and bool(keras3_mirrored_failures(string_inputs, steps_per_execution, ragged_or_sparse_inputs)))
+        and bool(keras3_mirrored_failures(string_inputs, steps_per_execution, ragged_or_sparse_inputs,
+                                          gradient_clipping)))
 
 
 def source_of(path) -> str:
@@ -255,6 +291,23 @@ def accumulation_calls(source: str, folder=None) -> list[str]:
         return None
 
     return _calls(source, accumulates, folder)
+
+
+def clipping_calls(source: str, folder=None) -> list[str]:
+    """The calls of a workload file that pass `clipnorm`, `global_clipnorm` or `clipvalue` a
+    positive literal, as "AdamW(clipnorm=1.0) (line 9)": Keras 3 clips each replica's share
+    under MirroredStrategy (CLIPPING_PER_REPLICA). Read as `jit_compile_calls`."""
+    import ast  # noqa: PLC0415 - only here
+
+    def clips(node, name):
+        for kw in node.keywords:
+            v = kw.value
+            if kw.arg in ("clipnorm", "global_clipnorm", "clipvalue") and isinstance(v, ast.Constant) \
+                    and isinstance(v.value, (int, float)) and not isinstance(v.value, bool) and v.value > 0:
+                return f"{name or 'a call'}({kw.arg}={v.value}) (line {node.lineno})"
+        return None
+
+    return _calls(source, clips, folder)
 
 
 def stateful_calls(source: str, folder=None) -> list[str]:

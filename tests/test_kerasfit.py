@@ -153,6 +153,27 @@ def test_ragged_or_sparse_inputs_put_a_mirrored_run_on_tf_keras():
     assert keras_for("mirrored", {"ragged_or_sparse_inputs": False}) == "keras3"
 
 
+def test_clipping_puts_a_mirrored_run_on_tf_keras_unless_the_file_is_keras_3s():
+    """Keras 3 clips each replica's share under MirroredStrategy; tf-keras clips the sum
+    (tests/measure/test_profile.py measures both). The calls are read with their lines."""
+    from rung.bench.plan import keras_for
+    from rung.kerasfit import clipping_calls, clipping_moves_to_tf_keras, keras3_mirrored_failures
+
+    source = "\n".join([
+        "opt = keras.optimizers.AdamW(1e-3,",
+        "                             clipnorm=1.0)",                   # the call starts on line 1
+        "sgd = SGD(clipvalue=0)",                                       # 0: no clipping
+        "sgd = SGD(global_clipnorm=limit)",                             # a variable: not claimed
+        "m.compile(optimizer=Adam(global_clipnorm=2))",
+    ])
+    assert clipping_calls(source) == ["AdamW(clipnorm=1.0) (line 1)", "Adam(global_clipnorm=2) (line 5)"]
+    [(code, what)] = keras3_mirrored_failures(gradient_clipping="clipnorm=1")
+    assert code == "CLIPPING_PER_REPLICA" and "clipnorm=1" in what and "2.00x" in what
+    assert keras_for("mirrored", {"gradient_clipping": "clipnorm=1"}) == "tf_keras"
+    assert keras_for("single_device", {"gradient_clipping": "clipnorm=1"}) == "keras3"
+    assert clipping_moves_to_tf_keras("clipnorm=1", keras3_import=True) is None
+
+
 def test_calls_that_divide_the_batch_by_the_replicas_are_found_with_their_lines():
     from rung.kerasfit import per_replica_batch_calls
 

@@ -325,8 +325,10 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                 if spec.strategy == "single_device" and basis is None:
                     r0 = out_runs[-1]
                     facts = {k: r0["_grads"].get(k) for k in ("string_inputs", "steps_per_execution",
-                                                              "ragged_or_sparse_inputs")
+                                                              "ragged_or_sparse_inputs", "gradient_clipping")
                              if r0["_grads"].get(k) is not None}
+                    if keras3_imports(source, folder):  # tf-keras cannot train it: clipping stays on Keras 3
+                        facts.pop("gradient_clipping", None)
                     base["model"] = {**base.get("model", {}), **facts}
                     failures = keras3_mirrored_failures(**facts)
                     if failures and not legacy and any(r.strategy == "mirrored" for r in runs):

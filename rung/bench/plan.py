@@ -125,8 +125,9 @@ def keras_for(strategy: str, model: Optional[dict] = None) -> str:
     cannot run under MirroredStrategy (rung.kerasfit; rung init does the same), and every
     run of a file that imports tf_keras itself, and the single-device run of a bench whose
     other runs all use tf-keras; the one-host runs on `keras_asked` (`rung bench --keras`)
-    when given. `model`: the single-device run's `string_inputs`, `steps_per_execution` and
-    `ragged_or_sparse_inputs`, `tf_keras_import`, `tf_keras_runs` and `keras_asked`."""
+    when given. `model`: the single-device run's `string_inputs`, `steps_per_execution`,
+    `ragged_or_sparse_inputs` and `gradient_clipping` (left out for a file that imports Keras
+    3), `tf_keras_import`, `tf_keras_runs` and `keras_asked`."""
     from rung.kerasfit import keras3_mirrored_failures
 
     m = model or {}
@@ -136,9 +137,9 @@ def keras_for(strategy: str, model: Optional[dict] = None) -> str:
         return m["keras_asked"]
     if m.get("tf_keras_runs"):  # every other run of the bench is on tf-keras: its basis is too
         return "tf_keras"
-    if strategy == "mirrored" and keras3_mirrored_failures(m.get("string_inputs", False),
-                                                          m.get("steps_per_execution", 1),
-                                                          m.get("ragged_or_sparse_inputs", False)):
+    if strategy == "mirrored" and keras3_mirrored_failures(
+            m.get("string_inputs", False), m.get("steps_per_execution", 1), m.get("ragged_or_sparse_inputs", False),
+            m.get("gradient_clipping")):
         return "tf_keras"
     return KERAS_FOR[strategy]
 

@@ -331,6 +331,7 @@ def run(cfg) -> dict:
                  "string_inputs": bool(shapes.string_inputs(tf, one.element_spec)),
                  "ragged_or_sparse_inputs": bool(shapes.ragged_or_sparse_inputs(tf, one.element_spec)),
                  "steps_per_execution": counts.steps_per_execution(counted),
+                 "gradient_clipping": counts.gradient_clipping(counted),
                  "sync_batch_norm_layers": counts.synchronized_batch_norms(tf, counted),
                  "sparse_tensors": g.sparse_tensors}
         if g.sparse_tensors:  # as rung profile times it: the step under mirrored variables against without

@@ -107,7 +107,7 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
     say) cannot run the plan at all: STRATEGY_FAILS, first, in place of the step's warning."""
     from rung.cli._common import Progress
     from rung.cli.profile import FailsOnKeras, measure_apart
-    from rung.kerasfit import TF_KERAS_DEFINES, runs_on_tf_keras
+    from rung.kerasfit import TF_KERAS_DEFINES, keras3_facts, runs_on_tf_keras
     from rung.ladder import advise
     from rung.ladder import codes as C
     from rung.ladder.decision import Finding
@@ -141,15 +141,14 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
     second = u.seconds(other.step_seconds)
     before = ("" if decision2.verdict == decision.verdict and decision2.hosts == decision.hosts
               else f" (with the Keras 3 step the plan was {decision.verdict} on {decision.hosts} host(s))")
-    if runs_on_tf_keras(decision2.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs):
+    if runs_on_tf_keras(decision2.verdict, **keras3_facts(w)):
         decision2.warnings.append(Finding(C.STEP_REMEASURED,
             f"{decision2.verdict} runs on tf-keras (rung init's train.py sets TF_USE_LEGACY_KERAS=1), so the step was "
             f"measured there too: {second} a step, against {first} on Keras 3. The plan rests on the tf-keras step"
             + before))
         return scenario2, decision2, other, caveats2
     if other.step_seconds < profile.step_seconds and runs_on_tf_keras(
-            decision2.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs,
-            scenario2.workload.step_keras):
+            decision2.verdict, step_keras=scenario2.workload.step_keras, **keras3_facts(w)):
         # the tf-keras step is the faster one, and with it the plan needs no strategy that
         # requires tf-keras: it runs on tf-keras anyway, where its step is that one
         decision2.warnings.append(Finding(C.STEP_REMEASURED,

@@ -145,6 +145,7 @@ def job_from(args) -> Job:
                   ragged_or_sparse_inputs=bool(s.workload.ragged_or_sparse_inputs),
                   divides_batch=bool(s.workload.divides_batch), stateful_rnn=bool(s.workload.stateful_rnn_layers),
                   accumulates=s.workload.optimizer_accumulation_steps > 1,
+                  gradient_clipping=s.workload.gradient_clipping,
                   strategy_failure=s.workload.strategy_failure, step_keras=s.workload.step_keras,
                   strategy_fails_on_one_device=s.workload.strategy_fails_on_one_device,
                   run_eagerly=bool(s.workload.run_eagerly), python_in_pipeline=bool(s.workload.python_in_pipeline),
@@ -166,7 +167,7 @@ def job_from(args) -> Job:
     # (tf-keras cannot train it), its literal run_eagerly=True (fit runs without a graph;
     # train.py turns it off under parameter servers), its literal jit_compile=True (parameter servers run it
     # without XLA) and its literal mixed_float16 (parameter servers refuse it): read once, here
-    from rung.kerasfit import (accumulation_calls, jit_compile_calls, keras3_imports, mixed_float16_calls,
+    from rung.kerasfit import (accumulation_calls, clipping_calls, jit_compile_calls, keras3_imports, mixed_float16_calls,
                                own_step_defs, per_replica_batch_calls, python_input_calls, run_eagerly_calls,
                                stateful_calls, tf_keras_imports, workload_text)
 
@@ -185,6 +186,7 @@ def job_from(args) -> Job:
     job.per_replica_batch_calls = per_replica_batch_calls(source, folder)
     job.stateful_calls = stateful_calls(source, folder)
     job.accumulation_calls = accumulation_calls(source, folder)
+    job.clipping_calls = clipping_calls(source, folder)
     job.own_step_defs = own_step_defs(source, folder)
     if args.batch:
         job.batch = args.batch

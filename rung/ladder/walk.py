@@ -270,11 +270,13 @@ def _loss_not_scaled(ctx: Context, d: Decision):
 
 
 def _keras3_cannot_run(ctx: Context, d: Decision) -> list:
-    """STRING_INPUTS, STEPS_PER_EXECUTION: the plan runs where the model fails: Keras 3's
-    fit under MirroredStrategy (rung.kerasfit; tf-keras runs it), or strings on a TPU (no
-    string tensors on the device). KERAS3_IMPORT: the plan needs tf-keras, and the model
+    """STRING_INPUTS, STEPS_PER_EXECUTION, RAGGED_OR_SPARSE_INPUTS: the plan runs where the
+    model fails: Keras 3's fit under MirroredStrategy (rung.kerasfit; tf-keras runs it), or
+    strings on a TPU (no string tensors on the device). CLIPPING_PER_REPLICA: Keras 3 under
+    MirroredStrategy clips each replica's share of the gradient (tf-keras clips the sum).
+    KERAS3_IMPORT: the plan needs tf-keras, and the model
     is built from Keras 3's own `import keras`, which tf-keras cannot train."""
-    from rung.kerasfit import KERAS3_FIX, TF_KERAS_STRATEGIES, TF_KERAS_WHY, keras3_mirrored_failures
+    from rung.kerasfit import KERAS3_FIX, TF_KERAS_STRATEGIES, TF_KERAS_WHY, keras3_facts, keras3_mirrored_failures
 
     w, p = ctx.s.workload, d.prediction
     if p is None:
@@ -285,17 +287,48 @@ def _keras3_cannot_run(ctx: Context, d: Decision) -> list:
                                          "(`import keras` or `from keras import ...`): tf-keras cannot train a "
                                          f"model built from it: {KERAS3_FIX}, before launching")]
     layers = "map TextVectorization / StringLookup over the tf.data pipeline (dataset.map) so the model takes integers"
-    if d.verdict == "tpu" and w.string_inputs:
-        return [Finding(C.STRING_INPUTS, f"the model takes string features, and a TPU takes no string tensors: {layers}")]
+    if d.verdict == "tpu":
+        return ([Finding(C.STRING_INPUTS, f"the model takes string features, and a TPU takes no string tensors: "
+                                          f"{layers}")] if w.string_inputs else []) + _clipping_on_keras3(w, p, "tpu")
     if d.verdict != "mirrored" or p.devices < 2:
         return []
     fixes = {C.STRING_INPUTS: f", or {layers}", C.STEPS_PER_EXECUTION: ", or compile with steps_per_execution=1",
              C.RAGGED_OR_SPARSE_INPUTS: ", or make them dense in the pipeline (RaggedTensor.to_tensor(), "
                                         "tf.sparse.to_dense) so the model takes dense tensors"}
+    if w.gradient_clipping:
+        fixes[C.CLIPPING_PER_REPLICA] = f", which clips the sum as one device does; or, {_clip_scaled(w, p)}"
     return [Finding(code, f"{what}. Run it on tf-keras (TF_USE_LEGACY_KERAS=1 before TensorFlow starts; rung "
                           f"init's train.py sets it){fixes[code]}")
-            for code, what in keras3_mirrored_failures(w.string_inputs, w.steps_per_execution,
-                                                       w.ragged_or_sparse_inputs)]
+            for code, what in keras3_mirrored_failures(**keras3_facts(w))] + _clipping_on_keras3(w, p, "mirrored")
+
+
+def _clip_scaled(w, p) -> str:
+    """Keras 3's own fix for per-replica clipping: each replica's share of the gradient is
+    about 1/N of the whole, so a threshold N times smaller clips about where one device
+    does (exactly when the replicas' gradients are alike)."""
+    return (f"on Keras 3, divide the threshold by the {p.devices} replicas ({w.gradient_clipping} becomes "
+            + ", ".join(f"{k}={float(v) / p.devices:.3g}" for k, v in
+                        (part.split("=") for part in w.gradient_clipping.split(", ")))
+            + "), which clips about where one device does while the replicas' gradients are alike")
+
+
+def _clipping_on_keras3(w, p, verdict: str) -> list:
+    """CLIPPING_PER_REPLICA for a plan of several replicas that stays on Keras 3, which clips
+    each replica's share (rung.kerasfit.clipping_problem): a mirrored plan of a file that
+    builds its model from Keras 3 itself (tf-keras cannot train it), and a TPU plan (rung's
+    train.py runs TPUStrategy on Keras 3, whose optimizer clips before the all-reduce there
+    too; not measured: no TPU here). The threshold scaled is the fix."""
+    from rung.kerasfit import clipping_problem
+
+    if not w.gradient_clipping or p.devices < 2 or (verdict == "mirrored" and not w.keras3_import):
+        return []
+    where = "" if verdict == "mirrored" else (" The same optimizer code runs under TPUStrategy (read in Keras's "
+                                              "source; not measured on this machine, which has no TPU).")
+    return [Finding(C.CLIPPING_PER_REPLICA, f"{clipping_problem(w.gradient_clipping)}.{where} The fix: "
+                                           f"{_clip_scaled(w, p)}"
+                                           + (", or build the model from tf.keras and run it on tf-keras "
+                                              "(TF_USE_LEGACY_KERAS=1), which clips the sum"
+                                              if verdict == "mirrored" else ""))]
 
 
 def _step_on_other_keras(ctx: Context, d: Decision) -> Finding | None:
@@ -306,11 +339,11 @@ def _step_on_other_keras(ctx: Context, d: Decision) -> Finding | None:
     step (one estimated for another device or declared is not this Keras's), and for an
     estimated one of a model with embeddings on a plan with mirrored variables, whose extra
     under them (`strategy_step_extra_seconds`) is the measured Keras's."""
-    from rung.kerasfit import runs_on_tf_keras
+    from rung.kerasfit import keras3_facts, runs_on_tf_keras
 
     w = ctx.s.workload
     if w.step_keras != "keras3" or w.keras3_import or d.prediction is None \
-            or not runs_on_tf_keras(d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs):
+            or not runs_on_tf_keras(d.verdict, **keras3_facts(w)):
         return None
     if w.step_seconds_source == "estimated" and w.embedding_params > 0 and d.prediction.devices > 1 \
             and d.verdict in ("mirrored", "multi_worker_mirrored"):
@@ -393,14 +426,13 @@ def _strategy_fails(ctx: Context, d: Decision):
     from the model that Keras 3's mirrored fit fails (optimizers of its own, not built, that
     keep slots); a plan of one device too when fit fails under every strategy
     (`strategy_fails_on_one_device`)."""
-    from rung.kerasfit import runs_on_tf_keras
+    from rung.kerasfit import keras3_facts, runs_on_tf_keras
 
     w, p = ctx.s.workload, d.prediction
     one_device = w.strategy_fails_on_one_device
     if not w.strategy_failure or p is None or (p.devices < 2 and not one_device) or w.step_keras is None:
         return None
-    on_tf_keras = runs_on_tf_keras(d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs,
-                                   w.step_keras)
+    on_tf_keras = runs_on_tf_keras(d.verdict, step_keras=w.step_keras, **keras3_facts(w))
     if on_tf_keras != (w.step_keras == "tf_keras"):
         return None
     keras = "tf-keras" if on_tf_keras else "Keras 3"
@@ -432,11 +464,11 @@ def _stateful_rnn(ctx: Context, d: Decision):
     """STATEFUL_RNN: the plan runs on tf-keras (rung.kerasfit.runs_on_tf_keras), which refuses
     to build a stateful RNN under any tf.distribute strategy: the job fails before its
     first step. (Keras 3 builds one under MirroredStrategy and OneDeviceStrategy.)"""
-    from rung.kerasfit import STATEFUL_RNN_PROBLEM, runs_on_tf_keras
+    from rung.kerasfit import STATEFUL_RNN_PROBLEM, keras3_facts, runs_on_tf_keras
 
     w = ctx.s.workload
     if not w.stateful_rnn_layers or d.prediction is None or not runs_on_tf_keras(
-            d.verdict, w.string_inputs, w.steps_per_execution, w.ragged_or_sparse_inputs, w.step_keras):
+            d.verdict, step_keras=w.step_keras, **keras3_facts(w)):
         return None
     return Finding(C.STATEFUL_RNN, f"rung init's train.py runs {d.verdict} on tf-keras, and {STATEFUL_RNN_PROBLEM}")
 

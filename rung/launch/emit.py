@@ -74,6 +74,11 @@ class Job:
     # or the scenario's measured optimizer_accumulation_steps: GRADIENT_ACCUMULATION
     accumulation_calls: list[str] = field(default_factory=list)
     accumulates: bool = False
+    # its optimizers built with clipping (rung.kerasfit.clipping_calls), or the scenario's
+    # measured gradient_clipping: Keras 3 clips each replica's share (CLIPPING_PER_REPLICA),
+    # so a mirrored train.py runs on tf-keras, which clips the sum
+    clipping_calls: list[str] = field(default_factory=list)
+    gradient_clipping: Optional[str] = None
     # the scenario's strategy_failure and the Keras it was seen on (step_keras): STRATEGY_FAILS
     strategy_failure: Optional[str] = None
     strategy_fails_on_one_device: bool = False
@@ -127,7 +132,13 @@ class Job:
 
     @property
     def keras3_failures(self) -> list[tuple[str, str]]:
-        return keras3_mirrored_failures(self.string_inputs, self.steps_per_execution, self.ragged_or_sparse_inputs)
+        return keras3_mirrored_failures(self.string_inputs, self.steps_per_execution, self.ragged_or_sparse_inputs,
+                                        None if self.keras3_imports or self.keras_asked == "keras3" else self.clipping)
+
+    @property
+    def clipping(self) -> Optional[str]:
+        """The model's clipping: the scenario's measured one, else the file's calls."""
+        return self.gradient_clipping or (", ".join(c.rsplit(" (line", 1)[0] for c in self.clipping_calls) or None)
 
     @property
     def script_verdict(self) -> str:
@@ -388,6 +399,22 @@ def accumulation_note(job: Job) -> Optional[str]:
     return f"GRADIENT_ACCUMULATION{where}: train.py runs {job.script_verdict}, and {ACCUMULATION_PROBLEM}"
 
 
+def clipping_note(job: Job) -> Optional[str]:
+    """CLIPPING_PER_REPLICA: train.py runs mirrored or TPUStrategy on Keras 3 (the file builds
+    its model from Keras 3, or --keras keras3 asked for it), and the model's optimizer clips:
+    Keras 3 clips each replica's share before the all-reduce. None when that cannot happen."""
+    from rung.kerasfit import clipping_problem
+
+    if job.script_verdict not in ("mirrored", "tpu") or not job.clipping or job.legacy_keras:
+        return None
+    where = _where(job.clipping_calls, "the profile read it")
+    return (f"CLIPPING_PER_REPLICA{where}: train.py runs {job.script_verdict} on Keras 3, and "
+            f"{clipping_problem(job.clipping)}. Divide the threshold by the number of replicas, which clips about "
+            "where one device does while the replicas' gradients are alike"
+            + (", or build the model from tf.keras: train.py then runs on tf-keras, which clips the sum"
+               if job.script_verdict == "mirrored" else ""))
+
+
 def strategy_fails_note(job: Job) -> Optional[str]:
     """STRATEGY_FAILS: the scenario says the step failed under MirroredStrategy on the Keras
     this train.py runs (rung profile's replica check). None when that cannot happen."""
@@ -445,7 +472,8 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
 
 def notes(job: Job) -> list[str]:
     """What rung init says about the job before anything runs (stderr, and the README)."""
-    found = (strategy_fails_note(job), mixed_float16_note(job), loss_not_scaled_note(job), accumulation_note(job), stateful_rnn_note(job),
+    found = (strategy_fails_note(job), mixed_float16_note(job), loss_not_scaled_note(job), accumulation_note(job), clipping_note(job),
+             stateful_rnn_note(job),
              keras3_import_note(job), python_pipeline_note(job), captured_dataset_note(job), run_eagerly_note(job),
              jit_compile_note(job), batch_divided_note(job))
     return [n for n in found if n]

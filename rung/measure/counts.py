@@ -419,6 +419,21 @@ def optimizer_accumulation_steps(model) -> int:
     return max(ks, default=1)
 
 
+def gradient_clipping(model) -> Optional[str]:
+    """The clipping the model's optimizers apply to their gradients, as they were built:
+    "clipnorm=1.0", "global_clipnorm=1.0", "clipvalue=0.5" (several joined by ", "), or None.
+    Keras 3 clips each replica's gradients before the all-reduce under MirroredStrategy;
+    tf-keras clips their sum (rung.kerasfit.CLIPPING_PER_REPLICA)."""
+    found = []
+    for opt in optimizers_of(model):
+        inner = getattr(opt, "inner_optimizer", None) or opt  # a LossScaleOptimizer's own
+        for name in ("clipnorm", "global_clipnorm", "clipvalue"):
+            v = getattr(inner, name, None)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+                found.append(f"{name}={v:g}")
+    return ", ".join(dict.fromkeys(found)) or None
+
+
 _NOT_ACTIVATIONS = {"ReadVariableOp", "Const", "VarHandleOp", "Shape", "Size", "Rank",
                     "ResourceGather", "NoOp"}
 # Training FLOPs per forward FLOP (rung.model.estimate.TRAINING_FLOPS_PER_FORWARD).

@@ -395,6 +395,7 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         "ragged_or_sparse_input_details": composite,
         "steps_per_execution": counts.steps_per_execution(model),
         "optimizer_accumulation_steps": counts.optimizer_accumulation_steps(model),
+        "gradient_clipping": counts.gradient_clipping(model),
         "jit_compile": timing.jit_compiled(model),
         "python_in_pipeline": any(f["code"] == "PYTHON_IN_PIPELINE" for f in pipe.get("findings", [])),
         "captured_dataset": captured,

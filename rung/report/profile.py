@@ -108,6 +108,10 @@ def render(p: dict, console: Console | None = None) -> None:
         t.add_row("accumulation", f"the optimizer accumulates gradients over {p['optimizer_accumulation_steps']} steps "
                                   "(gradient_accumulation_steps): no replicated strategy runs it "
                                   "(GRADIENT_ACCUMULATION)")
+    if p.get("gradient_clipping"):
+        t.add_row("clipping", f"the optimizer clips its gradients ({p['gradient_clipping']}): Keras 3 under "
+                              "MirroredStrategy clips each replica's share before summing them, tf-keras the sum "
+                              "(CLIPPING_PER_REPLICA)")
     if p.get("stateful_rnn_layers"):
         t.add_row("stateful RNN", f"{p['stateful_rnn_layers']} recurrent layer(s) with stateful=True: tf-keras builds "
                                   "them under no tf.distribute strategy, so multi-worker and parameter servers "

@@ -137,6 +137,12 @@ class Workload(_Block):
     # `rung profile` reads it. (Not `gradient_accumulation_steps`, which a step that
     # accumulates on its own runs under any strategy.)
     optimizer_accumulation_steps: Count = 1
+    # v1 extension (optional): the clipping the model's optimizers apply, as built:
+    # "clipnorm=1", "global_clipnorm=1", "clipvalue=0.5". Under MirroredStrategy Keras 3
+    # clips each replica's share of the gradient before the all-reduce (an update up to N
+    # times one device's once clipping bites); tf-keras clips the sum, as one device does:
+    # CLIPPING_PER_REPLICA, and tf-keras in init and bench. `rung profile` reads it.
+    gradient_clipping: Optional[str] = None
     # v1 extension (optional): why the model's step failed under a MirroredStrategy of two
     # replicas on the Keras it was measured on (`step_keras`), in one line: `rung profile`'s
     # replica check ran it there. STRATEGY_FAILS on plans of several replicas on that Keras.

@@ -555,6 +555,19 @@ def test_steps_per_execution_is_timed_per_step_and_mirrored_runs_on_tf_keras():
     assert any("steps_per_execution=4" in n and "STEPS_PER_EXECUTION" in n for n in b["notes"])
 
 
+def test_a_model_whose_optimizer_clips_runs_mirrored_on_tf_keras():
+    # Keras 3 clips each replica's share of the gradient under MirroredStrategy, tf-keras the
+    # sum (tests/measure/test_profile.py measures both): the mirrored run is tf-keras's, and
+    # predicted from the one-device step there
+    path = os.path.join(os.path.dirname(__file__), "clipped_mlp.py")
+    r, b = bench(path, "--runs", "single_device,mirrored:2", "--steps", "4", "--warmup", "1")
+    assert r.returncode == 0, r.stderr[-800:]
+    single, single_tf, mirrored = b["runs"]
+    assert (single["keras"], single_tf["keras"], mirrored["keras"]) == ("keras3", "tf_keras", "tf_keras")
+    assert single_tf["basis_for_keras"] == "tf_keras"
+    assert any("clipnorm=1" in n and "CLIPPING_PER_REPLICA" in n for n in b["notes"]), b["notes"]
+
+
 def test_a_file_on_tf_keras_itself_runs_every_strategy_on_tf_keras():
     keras2 = os.path.join(os.path.dirname(__file__), "..", "measure", "workloads", "keras2.py")
     r, b = bench(keras2, "--runs", "single_device,mirrored:2", "--steps", "4", "--warmup", "1")

@@ -573,6 +573,44 @@ def test_ragged_or_sparse_inputs_warn_a_mirrored_plan_only():
                                                    goal={"target_examples_per_second": 5000}).codes
 
 
+def test_an_optimizer_that_clips_warns_a_mirrored_plan_with_its_fix():
+    """CLIPPING_PER_REPLICA: Keras 3 clips each replica's share of the gradient under
+    MirroredStrategy. A file on tf.keras runs mirrored on tf-keras (which clips the sum); a
+    file that imports Keras 3 stays there, and the fix is the threshold over the replicas."""
+    from rung.kerasfit import keras3_facts, runs_on_tf_keras
+
+    one_host = {"hardware": {"devices_per_host": 8}, "goal": {"target_examples_per_second": 5000}}
+    d = decide(workload={"gradient_clipping": "clipnorm=1"}, **one_host)
+    [f] = [f for f in d.warnings if f.code == "CLIPPING_PER_REPLICA"]
+    assert d.verdict == "mirrored" and "TF_USE_LEGACY_KERAS=1" in f.message
+    n = d.prediction.devices
+    assert n > 2 and f"clipnorm=1 becomes clipnorm={1 / n:.3g}" in f.message
+    assert runs_on_tf_keras(d.verdict, **keras3_facts(workload(gradient_clipping="clipnorm=1")))
+    # Keras 3's own file: no tf-keras, so the threshold is the fix (two clippings, both scaled)
+    k3 = decide(workload={"gradient_clipping": "global_clipnorm=2, clipvalue=0.5", "keras3_import": True}, **one_host)
+    [f] = [f for f in k3.warnings if f.code == "CLIPPING_PER_REPLICA"]
+    n = k3.prediction.devices
+    assert k3.verdict == "mirrored" and "TF_USE_LEGACY_KERAS=1 before" not in f.message
+    assert f"global_clipnorm={2 / n:.3g}, clipvalue={0.5 / n:.3g}" in f.message
+    assert not runs_on_tf_keras(k3.verdict, **keras3_facts(workload(gradient_clipping="clipnorm=1",
+                                                                     keras3_import=True)))
+    # one device clips what it sums; multi-worker runs on tf-keras; no clipping, nothing said
+    assert "CLIPPING_PER_REPLICA" not in decide(workload={"gradient_clipping": "clipnorm=1"},
+                                                goal={"target_examples_per_second": ONE / 2}).codes
+    multi = decide(workload={"gradient_clipping": "clipnorm=1"}, goal={"target_examples_per_second": ONE * 20})
+    assert multi.verdict == "multi_worker_mirrored" and "CLIPPING_PER_REPLICA" not in multi.codes
+    assert "CLIPPING_PER_REPLICA" not in decide(**one_host).codes
+    # a TPU plan runs Keras 3: the threshold
+    tpu = decide(workload={"gradient_clipping": "clipvalue=1"},
+                 hardware={"device": "TPU-v4-8", "devices_per_host": 4, "intra_host": None})
+    [f] = [f for f in tpu.warnings if f.code == "CLIPPING_PER_REPLICA"]
+    assert tpu.verdict == "tpu" and "TPUStrategy" in f.message and "clipvalue=" in f.message
+
+
+def workload(**fields):
+    return parse_scenario(valid_scenario(workload=fields)).workload
+
+
 def test_a_pipeline_that_divides_its_batch_again_warns_where_the_context_has_replicas():
     """BATCH_DIVIDED: make_dataset(32, ctx) batches by ctx.get_per_replica_batch_size(32).
     The context counts every replica under multi-worker, a worker's own devices under

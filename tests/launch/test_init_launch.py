@@ -1041,6 +1041,36 @@ def test_an_optimizer_that_accumulates_is_warned_by_init_where_train_py_replicat
     assert not any("GRADIENT_ACCUMULATION" in n for n in notes(Job("single_device", accumulates=True)))
 
 
+def test_an_optimizer_that_clips_runs_mirrored_on_tf_keras_or_is_warned_on_keras_3(tmp_path):
+    """CLIPPING_PER_REPLICA: a file on tf.keras whose optimizer clips runs mirrored on
+    tf-keras, which clips the sum; a file of Keras 3's own stays there, and init says what to
+    scale. One device and parameter servers (each worker applies its own) say nothing."""
+    from rung.launch.emit import Job, notes
+
+    body = ("\n\ndef build_model():\n    m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])\n"
+            "    m.compile(optimizer=keras.optimizers.Adam(clipnorm=1.0), loss='mse')\n    return m\n\n\n"
+            "def make_dataset(batch_size):\n    import tensorflow as tf\n"
+            "    return tf.data.Dataset.from_tensors(([[0.0] * 4], [0.0])).repeat().batch(batch_size)\n")
+    for head, legacy in (("from tensorflow import keras", True), ("import keras", False)):
+        (tmp_path / "w.py").write_text(head + body)
+        out = tmp_path / ("tfk" if legacy else "k3")
+        r = rung("init", str(tmp_path / "w.py"), "--strategy", "mirrored", "--out", str(out))
+        assert r.returncode == 0, r.stderr
+        train = (out / "train.py").read_text()
+        assert ('os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in train) == legacy
+        said = [line for line in r.stderr.splitlines() if "CLIPPING_PER_REPLICA" in line]
+        if legacy:
+            assert not said and "clips each replica's share" in (out / "README.md").read_text()
+        else:
+            [line] = said
+            assert "Adam(clipnorm=1.0) (line 5)" in line and "Divide the threshold by the number of replicas" in line
+    assert not any("CLIPPING" in n for n in notes(Job("single_device", gradient_clipping="clipnorm=1")))
+    assert not any("CLIPPING" in n for n in notes(Job("parameter_server", workers=2, ps_tasks=1,
+                                                      gradient_clipping="clipnorm=1")))
+    assert Job("mirrored", gradient_clipping="clipnorm=1").legacy_keras
+    assert not Job("mirrored", gradient_clipping="clipnorm=1", keras_asked="keras3").legacy_keras
+
+
 @pytest.mark.tf
 def test_train_py_where_rung_is_not_installed_trains_and_says_what_it_did_not_check(tmp_path):
     # a cluster's image often has TensorFlow and not rung: train.py's checks (TF_CONFIG, the

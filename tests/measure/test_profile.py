@@ -1410,6 +1410,47 @@ def test_what_keras_ops_in_compute_mask_becomes_on_both_kerases():
 
 
 @pytest.mark.parallel  # asserts nothing on speed
+def test_keras_3_clips_each_replicas_share_and_tf_keras_the_sum():
+    """CLIPPING_PER_REPLICA's premise, against one device: one SGD step (learning rate 1) of
+    clipping that bites (threshold 0.01), the same 64 examples on one device and on two
+    logical CPU devices. Keras 3 clips each replica's half before summing: twice one
+    device's update, for each kind of clipping. tf-keras sums, then clips: the same update.
+    The profile's reading of the optimizer's clipping, on both Kerases."""
+    script = textwrap.dedent("""\
+        import sys
+        import numpy as np
+        import tensorflow as tf
+        from rung.measure.counts import gradient_clipping
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+        keras = tf.keras
+        x = np.random.RandomState(0).rand(64, 8).astype("float32")
+        y = np.random.RandomState(1).rand(64, 1).astype("float32")
+        def update(strategy, kind):
+            with strategy.scope():
+                keras.utils.set_random_seed(0)
+                m = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
+                m.compile(optimizer=keras.optimizers.SGD(1.0, **{kind: 0.01}), loss="mse")
+            before = [v.numpy() for v in m.weights]
+            m.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(64), epochs=1, verbose=0)
+            return np.linalg.norm(np.concatenate([(v.numpy() - b).ravel() for v, b in zip(m.weights, before)])), m
+        for kind in ("clipnorm", "global_clipnorm", "clipvalue"):
+            one, m = update(tf.distribute.OneDeviceStrategy("/cpu:0"), kind)
+            two, _ = update(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]), kind)
+            print(kind, two / one, gradient_clipping(m))
+        """)
+    for keras, env, ratio in (("keras3", {}, 2.0), ("tf_keras", {"TF_USE_LEGACY_KERAS": "1"}, 1.0)):
+        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, **env})
+        assert r.returncode == 0, r.stderr[-1500:]
+        rows = [line.split() for line in r.stdout.splitlines()]
+        assert [k for k, _, _ in rows] == ["clipnorm", "global_clipnorm", "clipvalue"], r.stdout
+        for kind, measured, read in rows:
+            assert float(measured) == pytest.approx(ratio, rel=0.01), (keras, kind, measured)
+            assert read == f"{kind}=0.01"
+
+
+@pytest.mark.parallel  # asserts nothing on speed
 def test_a_text_vectorization_layer_is_profiled_on_tf_keras(tmp_path):
     """tf-keras's TextVectorization lists a VocabWeightHandler among the model's weights (no
     variable, no name, no shape): profiling on tf-keras stopped with "internal error:
