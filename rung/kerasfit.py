@@ -477,6 +477,56 @@ def own_step_defs(source: str, folder=None) -> list[str]:
     return _read(source, folder, defs)
 
 
+# the TensorFlow and Keras calls that clip gradients (a train_step's own clipping)
+CLIP_CALLS = ("clip_by_global_norm", "clip_by_norm", "clip_by_value", "clip_by_average_norm")
+
+
+def step_clipping_problem(calls: str) -> str:
+    """What a train_step's own clipping does under a synchronous strategy of several
+    replicas. Measured by rung profile's replica check (one step of each replica's batch
+    against the same batches on one device): a step whose loss Keras divides by the global
+    batch (compute_loss) and that clips with tf.clip_by_global_norm(grads, 0.01) gave 2.00x
+    one device's gradients under 2 replicas on Keras 3 and tf-keras alike; with a threshold
+    that did not bite, 1.00x."""
+    return (f"the model's own train_step clips its gradients ({calls}), and it runs once per replica: each "
+            "replica's gradients are clipped on their own before the optimizer sums them (either Keras; measured "
+            "here: 2.00x one device's gradients under 2 replicas with clipping that bites, 1.00x without)")
+
+
+# How to clip the sum instead, from a custom train_step
+STEP_CLIPPING_FIX = ("Clip after the sum: drop the clip from train_step and build the optimizer with "
+                     "global_clipnorm (or clipnorm), which tf-keras applies to the summed gradients (multi-worker "
+                     "runs on tf-keras; for mirrored set TF_USE_LEGACY_KERAS=1: Keras 3 clips each replica's share "
+                     "there too); or divide the threshold by the number of replicas, which clips about where one "
+                     "device does while the replicas' gradients are alike")
+
+
+def step_clipping_calls(source: str, folder=None) -> list[str]:
+    """The clipping calls inside a workload's own `train_step` methods, as
+    "GAN.train_step: tf.clip_by_global_norm (line 18)": the step runs once per replica, so
+    each replica's gradients are clipped before the optimizer sums them, under either Keras
+    (CLIPPING_PER_REPLICA). Read as `own_step_defs`."""
+    import ast  # noqa: PLC0415 - only here
+
+    def name(f) -> str:
+        parts = []
+        while isinstance(f, ast.Attribute):
+            parts.append(f.attr)
+            f = f.value
+        if isinstance(f, ast.Name):
+            parts.append(f.id)
+        return ".".join(reversed(parts))
+
+    def calls(tree) -> list:
+        return [(node.lineno, f"{c.name}.train_step: {name(node.func)} (line {node.lineno})")
+                for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+                for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "train_step"
+                for node in ast.walk(f) if isinstance(node, ast.Call)
+                and name(node.func).rsplit(".", 1)[-1] in CLIP_CALLS]
+
+    return _read(source, folder, calls)
+
+
 def local_modules(tree, folder, source: str = "") -> list:
     """The modules a workload's syntax tree imports from its own folder, and theirs in turn,
     as the workload's import finds them (`load_workload` puts the folder first on

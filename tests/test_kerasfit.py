@@ -174,6 +174,25 @@ def test_clipping_puts_a_mirrored_run_on_tf_keras_unless_the_file_is_keras_3s():
     assert clipping_moves_to_tf_keras("clipnorm=1", keras3_import=True) is None
 
 
+def test_clipping_calls_in_a_train_step_are_found_with_their_lines():
+    from rung.kerasfit import step_clipping_calls
+
+    source = "\n".join([
+        "class GAN(keras.Model):",
+        "    def train_step(self, data):",
+        "        grads = [tf.clip_by_value(g, -1, 1) for g in grads]",       # line 3
+        "        preds = keras.ops.clip(preds, 0, 1)",                          # not a gradient clip's name
+        "        grads, _ = clip_by_global_norm(grads, 5.0)",                   # line 5, imported bare
+        "    def test_step(self, data):",
+        "        tf.clip_by_norm(g, 1.0)",                                      # not the train step
+        "def train_step(model):",
+        "    tf.clip_by_norm(g, 1.0)",                                          # not a method
+    ])
+    assert step_clipping_calls(source) == ["GAN.train_step: tf.clip_by_value (line 3)",
+                                           "GAN.train_step: clip_by_global_norm (line 5)"]
+    assert step_clipping_calls("def broken(:") == []
+
+
 def test_calls_that_divide_the_batch_by_the_replicas_are_found_with_their_lines():
     from rung.kerasfit import per_replica_batch_calls
 

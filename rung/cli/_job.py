@@ -145,7 +145,7 @@ def job_from(args) -> Job:
                   ragged_or_sparse_inputs=bool(s.workload.ragged_or_sparse_inputs),
                   divides_batch=bool(s.workload.divides_batch), stateful_rnn=bool(s.workload.stateful_rnn_layers),
                   accumulates=s.workload.optimizer_accumulation_steps > 1,
-                  gradient_clipping=s.workload.gradient_clipping,
+                  gradient_clipping=s.workload.gradient_clipping, step_clipping=s.workload.step_clipping,
                   strategy_failure=s.workload.strategy_failure, step_keras=s.workload.step_keras,
                   strategy_fails_on_one_device=s.workload.strategy_fails_on_one_device,
                   run_eagerly=bool(s.workload.run_eagerly), python_in_pipeline=bool(s.workload.python_in_pipeline),
@@ -169,7 +169,7 @@ def job_from(args) -> Job:
     # without XLA) and its literal mixed_float16 (parameter servers refuse it): read once, here
     from rung.kerasfit import (accumulation_calls, clipping_calls, jit_compile_calls, keras3_imports, mixed_float16_calls,
                                own_step_defs, per_replica_batch_calls, python_input_calls, run_eagerly_calls,
-                               stateful_calls, tf_keras_imports, workload_text)
+                               stateful_calls, step_clipping_calls, tf_keras_imports, workload_text)
 
     # (and in the modules it imports from its own folder, where a team keeps its model)
     source, folder = workload_text(args.workload)
@@ -187,6 +187,7 @@ def job_from(args) -> Job:
     job.stateful_calls = stateful_calls(source, folder)
     job.accumulation_calls = accumulation_calls(source, folder)
     job.clipping_calls = clipping_calls(source, folder)
+    job.step_clipping_calls = step_clipping_calls(source, folder)
     job.own_step_defs = own_step_defs(source, folder)
     if args.batch:
         job.batch = args.batch

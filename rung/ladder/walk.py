@@ -262,11 +262,35 @@ def _loss_not_scaled(ctx: Context, d: Decision):
     if ctx.s.workload.loss_scaled_for_replicas is not False or d.verdict not in SYNCHRONOUS_REPLICAS \
             or p is None or p.devices < 2:
         return None
+    clipped = ctx.s.workload.step_clipping
+    if clipped:  # the check compares the clipped gradients: clipping that bit gives N x alone
+        from rung.kerasfit import step_clipping_problem
+
+        return Finding(C.LOSS_NOT_SCALED,
+            f"the replica check found the replicas' gradients summed to N times one device's under N replicas "
+            f"({p.devices} times the update under the {p.devices} of this plan), and "
+            f"{step_clipping_problem(clipped)}: that alone gives N times once clipping bites, as it may have in "
+            "the check, so the loss may be divided by the global batch after all. Clip after the sum "
+            f"(CLIPPING_PER_REPLICA) and check again (rung profile); if it stays: {LOSS_NOT_SCALED_FIX}")
     return Finding(C.LOSS_NOT_SCALED,
         f"the model's own train_step (or compute_loss) does not divide its loss by the global batch (it averages "
         f"over each replica's batch, or sums): the {p.devices} replicas' gradients are summed, so every update "
         f"would be {p.devices} times what one device takes, and training "
         f"diverges or needs a different learning rate. {LOSS_NOT_SCALED_FIX}")
+
+
+def _step_clips(ctx: Context, d: Decision):
+    """CLIPPING_PER_REPLICA of the model's own train_step: it runs once per replica, so
+    under any synchronous plan of several replicas, on either Keras, each replica's
+    gradients are clipped before the optimizer sums them."""
+    from rung.kerasfit import STEP_CLIPPING_FIX, step_clipping_problem
+
+    p, clipped = d.prediction, ctx.s.workload.step_clipping
+    if not clipped or d.verdict not in SYNCHRONOUS_REPLICAS or p is None or p.devices < 2:
+        return None
+    return Finding(C.CLIPPING_PER_REPLICA,
+        f"{step_clipping_problem(clipped)}: once clipping bites, an update is up to {p.devices} times one device's "
+        f"under the {p.devices} replicas of this plan. {STEP_CLIPPING_FIX}")
 
 
 def _keras3_cannot_run(ctx: Context, d: Decision) -> list:
@@ -375,7 +399,8 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     d.reasons.extend(why)
     # each finder's warnings, in this order; those that stop a job or change its numbers go
     # to the front (the last of them found ends up first)
-    for find, first in ((_heavy_tails, False), (_loss_not_scaled, True), (_keras3_cannot_run, False),
+    for find, first in ((_heavy_tails, False), (_loss_not_scaled, True), (_step_clips, False),
+                        (_keras3_cannot_run, False),
                         (_step_on_other_keras, False), (_run_eagerly, True), (_worker_input, True),
                         (_divides_batch, True), (_dense_embedding_gradients, False), (_sync_batch_norm, False),
                         (_strategy_step_slower, False),

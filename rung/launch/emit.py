@@ -79,6 +79,10 @@ class Job:
     # so a mirrored train.py runs on tf-keras, which clips the sum
     clipping_calls: list[str] = field(default_factory=list)
     gradient_clipping: Optional[str] = None
+    # clipping calls in its own train_step (rung.kerasfit.step_clipping_calls), or the
+    # scenario's step_clipping: each replica's gradients clipped alone (CLIPPING_PER_REPLICA)
+    step_clipping_calls: list[str] = field(default_factory=list)
+    step_clipping: Optional[str] = None
     # the scenario's strategy_failure and the Keras it was seen on (step_keras): STRATEGY_FAILS
     strategy_failure: Optional[str] = None
     strategy_fails_on_one_device: bool = False
@@ -415,6 +419,18 @@ def clipping_note(job: Job) -> Optional[str]:
                if job.script_verdict == "mirrored" else ""))
 
 
+def step_clipping_note(job: Job) -> Optional[str]:
+    """CLIPPING_PER_REPLICA: train.py sums several replicas' gradients, and the model's own
+    train_step clips them, once per replica. None when that cannot happen."""
+    from rung.kerasfit import STEP_CLIPPING_FIX, step_clipping_problem
+
+    calls = "; ".join(job.step_clipping_calls) or job.step_clipping
+    if synchronous_replicas(job) is None or not calls:
+        return None
+    return (f"CLIPPING_PER_REPLICA: train.py runs {job.strategy_class}, and {step_clipping_problem(calls)}. "
+            f"{STEP_CLIPPING_FIX}")
+
+
 def strategy_fails_note(job: Job) -> Optional[str]:
     """STRATEGY_FAILS: the scenario says the step failed under MirroredStrategy on the Keras
     this train.py runs (rung profile's replica check). None when that cannot happen."""
@@ -458,6 +474,11 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
     summed = (f"the gradients of its {n} replicas, so every update is {n} times" if n else
               "the gradients of its replicas, so under N replicas every update is N times")
     if job.loss_scaled_for_replicas is False:
+        if job.step_clipping_calls or job.step_clipping:  # the check compares clipped gradients
+            return (f"LOSS_NOT_SCALED ({job.loss_checked_by or 'the scenario says so'}): {job.strategy_class} sums "
+                    f"{summed} what one device takes; the train_step's own clipping alone gives that once it "
+                    "bites (CLIPPING_PER_REPLICA, below), so the loss may be divided by the global batch after "
+                    f"all: clip after the sum and check again. If it stays: {LOSS_NOT_SCALED_FIX}")
         return (f"LOSS_NOT_SCALED ({job.loss_checked_by or 'the scenario says so'}): the model's own train_step (or "
                 f"compute_loss) does not divide its loss by the global batch, and {job.strategy_class} sums "
                 f"{summed} what one device takes. {LOSS_NOT_SCALED_FIX}")
@@ -473,6 +494,7 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
 def notes(job: Job) -> list[str]:
     """What rung init says about the job before anything runs (stderr, and the README)."""
     found = (strategy_fails_note(job), mixed_float16_note(job), loss_not_scaled_note(job), accumulation_note(job), clipping_note(job),
+             step_clipping_note(job),
              stateful_rnn_note(job),
              keras3_import_note(job), python_pipeline_note(job), captured_dataset_note(job), run_eagerly_note(job),
              jit_compile_note(job), batch_divided_note(job))

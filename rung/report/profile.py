@@ -129,6 +129,12 @@ def render(p: dict, console: Console | None = None) -> None:
     rc = p.get("replica_check")
     if rc:
         t.add_row("loss under replicas", replica_line(rc))
+    if p.get("step_clipping"):
+        t.add_row("clipping in step", f"{p['step_clipping']}: the step runs once per replica, so each replica's "
+                                      "gradients are clipped before they are summed"
+                                      + (", which alone gives N times once clipping bites (the check above may "
+                                         "be that)" if (rc or {}).get("verdict") == "not_scaled" else "")
+                                      + " (CLIPPING_PER_REPLICA)")
     if p.get("worker_input") or p.get("worker_input_detail"):
         t.add_row("across workers", worker_input_line(p.get("worker_input"), p.get("worker_input_detail")))
     if p.get("ps_worker_input"):

@@ -143,6 +143,12 @@ class Workload(_Block):
     # times one device's once clipping bites); tf-keras clips the sum, as one device does:
     # CLIPPING_PER_REPLICA, and tf-keras in init and bench. `rung profile` reads it.
     gradient_clipping: Optional[str] = None
+    # v1 extension (optional): clipping calls in the model's own train_step,
+    # "Clipped.train_step: tf.clip_by_global_norm (line 18)". The step runs once per replica,
+    # so under any synchronous strategy of several replicas, on either Keras, each
+    # replica's gradients are clipped before the optimizer sums them: CLIPPING_PER_REPLICA,
+    # and a LOSS_NOT_SCALED that the clipping alone may explain. `rung profile` reads the file.
+    step_clipping: Optional[str] = None
     # v1 extension (optional): why the model's step failed under a MirroredStrategy of two
     # replicas on the Keras it was measured on (`step_keras`), in one line: `rung profile`'s
     # replica check ran it there. STRATEGY_FAILS on plans of several replicas on that Keras.

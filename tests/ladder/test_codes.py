@@ -607,6 +607,30 @@ def test_an_optimizer_that_clips_warns_a_mirrored_plan_with_its_fix():
     assert tpu.verdict == "tpu" and "TPUStrategy" in f.message and "clipvalue=" in f.message
 
 
+def test_a_train_step_that_clips_warns_every_synchronous_plan_and_tempers_loss_not_scaled():
+    """The step runs once per replica: under mirrored, multi-worker or a TPU, on either Keras,
+    each replica's gradients are clipped alone. Parameter-server workers apply their own."""
+    clipped = {"step_clipping": "Clipped.train_step: tf.clip_by_global_norm (line 20)"}
+    one_host = {"hardware": {"devices_per_host": 8}, "goal": {"target_examples_per_second": 5000}}
+    d = decide(workload=clipped, **one_host)
+    [f] = [f for f in d.warnings if f.code == "CLIPPING_PER_REPLICA"]
+    assert d.verdict == "mirrored" and "tf.clip_by_global_norm (line 20)" in f.message
+    assert f"up to {d.prediction.devices} times one device's" in f.message and "global_clipnorm" in f.message
+    multi = decide(workload=clipped, goal={"target_examples_per_second": ONE * 20})
+    assert multi.verdict == "multi_worker_mirrored" and "CLIPPING_PER_REPLICA" in warnings(multi)
+    assert "CLIPPING_PER_REPLICA" not in decide(workload=clipped, goal={"target_examples_per_second": ONE / 2}).codes
+    ps = decide(workload={**PREEMPTIBLE_SMALL_MODEL["workload"], "step_time_cv": 0.3, **clipped},
+                **{k: v for k, v in PREEMPTIBLE_SMALL_MODEL.items() if k != "workload"})
+    assert ps.verdict == "parameter_server" and "CLIPPING_PER_REPLICA" not in ps.codes
+    # a check that found N x may be the clipping alone: LOSS_NOT_SCALED says so
+    both = decide(workload={**clipped, "loss_scaled_for_replicas": False}, **one_host)
+    [f] = [f for f in both.warnings if f.code == "LOSS_NOT_SCALED"]
+    assert "may be divided by the global batch after all" in f.message
+    [f] = [f for f in decide(workload={"loss_scaled_for_replicas": False}, **one_host).warnings
+           if f.code == "LOSS_NOT_SCALED"]
+    assert "after all" not in f.message and "does not divide its loss" in f.message
+
+
 def workload(**fields):
     return parse_scenario(valid_scenario(workload=fields)).workload
 

@@ -1071,6 +1071,22 @@ def test_an_optimizer_that_clips_runs_mirrored_on_tf_keras_or_is_warned_on_keras
     assert not Job("mirrored", gradient_clipping="clipnorm=1", keras_asked="keras3").legacy_keras
 
 
+def test_a_train_step_that_clips_is_warned_by_init_where_replicas_are_summed():
+    from rung.launch.emit import Job, notes
+
+    calls = ["Clipped.train_step: tf.clip_by_global_norm (line 20)"]
+    for job in (Job("mirrored", step_clipping_calls=calls), Job("multi_worker_mirrored", workers=2,
+                                                                 step_clipping=calls[0])):
+        [note] = [n for n in notes(job) if n.startswith("CLIPPING_PER_REPLICA")]
+        assert calls[0] in note and "global_clipnorm" in note
+    for job in (Job("single_device", step_clipping_calls=calls),
+                Job("parameter_server", workers=2, ps_tasks=1, step_clipping_calls=calls)):
+        assert not any("CLIPPING" in n for n in notes(job))
+    [note] = [n for n in notes(Job("mirrored", step_clipping_calls=calls, loss_scaled_for_replicas=False))
+              if n.startswith("LOSS_NOT_SCALED")]
+    assert "clipping alone gives that" in note
+
+
 @pytest.mark.tf
 def test_train_py_where_rung_is_not_installed_trains_and_says_what_it_did_not_check(tmp_path):
     # a cluster's image often has TensorFlow and not rung: train.py's checks (TF_CONFIG, the

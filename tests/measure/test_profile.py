@@ -1451,6 +1451,32 @@ def test_keras_3_clips_each_replicas_share_and_tf_keras_the_sum():
 
 
 @pytest.mark.parallel  # asserts nothing on speed
+def test_a_train_step_that_clips_doubles_the_replica_checks_gradients_on_both_kerases():
+    """A train_step that divides its loss as Keras does and clips with
+    tf.clip_by_global_norm: the replica check sees 2x one device's gradients under 2
+    replicas while clipping bites (0.01), on Keras 3 and tf-keras alike, and 1x when it
+    does not (1e6). So a not_scaled verdict of such a step may be the clipping alone, and
+    rung says so (CLIPPING_PER_REPLICA); the file's clipping call is read with its line."""
+    from rung.kerasfit import step_clipping_calls
+    from rung.measure import replicas
+
+    path = HERE / "workloads" / "clipped_step.py"
+    assert step_clipping_calls(path.read_text()) == ["Clipped.train_step: tf.clip_by_global_norm (line 20)"]
+    seen = {}
+    for clip in ("0.01", "1e6"):
+        for keras in ("keras3", "tf_keras"):
+            os.environ["RUNG_TEST_CLIP"] = clip
+            try:
+                found = replicas.check(path, 32, keras)
+            finally:
+                del os.environ["RUNG_TEST_CLIP"]
+            assert found.get("checked"), found
+            seen[clip, keras] = (round(found["gradient_ratio"], 2), found["verdict"])
+    assert seen == {("0.01", "keras3"): (2.0, "not_scaled"), ("0.01", "tf_keras"): (2.0, "not_scaled"),
+                    ("1e6", "keras3"): (1.0, "scaled"), ("1e6", "tf_keras"): (1.0, "scaled")}
+
+
+@pytest.mark.parallel  # asserts nothing on speed
 def test_a_text_vectorization_layer_is_profiled_on_tf_keras(tmp_path):
     """tf-keras's TextVectorization lists a VocabWeightHandler among the model's weights (no
     variable, no name, no shape): profiling on tf-keras stopped with "internal error:
