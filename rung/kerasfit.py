@@ -493,6 +493,20 @@ def step_clipping_problem(calls: str) -> str:
             "here: 2.00x one device's gradients under 2 replicas with clipping that bites, 1.00x without)")
 
 
+def logged_loss_problem(replicas: str = "N") -> str:
+    """What a train_step that logs its loss as divided for the sum of gradients shows under
+    several replicas. Measured by rung profile's replica check (the mean of the loss the
+    replicas' steps logged against one device's steps on the same batches): 0.50 under 2
+    replicas for a step that divides with compute_loss or tf.nn.compute_average_loss and logs
+    it as it is, on Keras 3 and tf-keras; fit showed the same half."""
+    return (f"the loss the model's own train_step logs is each replica's share of the global batch's loss (it "
+            f"divides the loss for the sum of gradients, rightly, and logs it as it is): under {replicas} replicas "
+            f"fit, its callbacks and rung launch show 1/{replicas} of the loss one device shows for the same "
+            "model, though the training is right (the replica check read 0.50x under 2 replicas, both Kerases). "
+            "Log the loss times tf.distribute.get_strategy().num_replicas_in_sync, as Keras's own train_step "
+            "does, to compare runs")
+
+
 # How to clip the sum instead, from a custom train_step
 STEP_CLIPPING_FIX = ("Clip after the sum: drop the clip from train_step and build the optimizer with "
                      "global_clipnorm (or clipnorm), which tf-keras applies to the summed gradients (multi-worker "

@@ -95,13 +95,12 @@ def run(args) -> int:
     if args.out and Path(args.out).is_dir() and any(Path(args.out).iterdir()):
         raise InputError(args.out, None, "is not empty; choose another --out")
     check_loss_scale(job, workload, skip=args.no_replica_check)
-    from rung.launch.emit import loss_not_scaled_note
+    from rung.launch.emit import logged_loss_note, loss_not_scaled_note
 
     # what the check found, said before training (the rest of init's notes train.py says,
     # or stops on, itself)
-    note = loss_not_scaled_note(job)
-    warned = [note] if note else []
-    if note:
+    warned = [n for n in (loss_not_scaled_note(job), logged_loss_note(job)) if n]
+    for note in warned:
         print(f"rung launch: warning: {note}", file=sys.stderr, flush=True)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="rung-launch-"))
     try:
@@ -142,6 +141,8 @@ def check_loss_scale(job, workload: Path, skip: bool = False) -> None:
           "(--no-replica-check skips it)", file=sys.stderr, flush=True)
     found = replicas.check(workload, job.batch, keras)
     v = found.get("verdict") if found.get("checked") else None
+    if found.get("logged_loss_divided") is not None:
+        job.logged_loss_divided = found["logged_loss_divided"]
     if v in ("scaled", "not_scaled"):
         job.loss_scaled_for_replicas = v == "scaled"
         job.loss_checked_by = (f"rung launch's check: the gradients summed under {found['replicas']} replicas were "

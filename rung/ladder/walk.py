@@ -279,6 +279,18 @@ def _loss_not_scaled(ctx: Context, d: Decision):
         f"diverges or needs a different learning rate. {LOSS_NOT_SCALED_FIX}")
 
 
+def _logged_loss_divided(ctx: Context, d: Decision):
+    """LOGGED_LOSS_DIVIDED: the plan has several synchronous replicas, and the model's own
+    train_step logs its replica's share of the loss (the replica check measured it)."""
+    from rung.kerasfit import logged_loss_problem
+
+    p = d.prediction
+    if not ctx.s.workload.logged_loss_divided or d.verdict not in SYNCHRONOUS_REPLICAS or p is None \
+            or p.devices < 2:
+        return None
+    return Finding(C.LOGGED_LOSS_DIVIDED, logged_loss_problem(str(p.devices)))
+
+
 def _step_clips(ctx: Context, d: Decision):
     """CLIPPING_PER_REPLICA of the model's own train_step: it runs once per replica, so
     under any synchronous plan of several replicas, on either Keras, each replica's
@@ -400,6 +412,7 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     # each finder's warnings, in this order; those that stop a job or change its numbers go
     # to the front (the last of them found ends up first)
     for find, first in ((_heavy_tails, False), (_loss_not_scaled, True), (_step_clips, False),
+                        (_logged_loss_divided, False),
                         (_keras3_cannot_run, False),
                         (_step_on_other_keras, False), (_run_eagerly, True), (_worker_input, True),
                         (_divides_batch, True), (_dense_embedding_gradients, False), (_sync_batch_norm, False),

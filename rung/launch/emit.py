@@ -83,6 +83,8 @@ class Job:
     # scenario's step_clipping: each replica's gradients clipped alone (CLIPPING_PER_REPLICA)
     step_clipping_calls: list[str] = field(default_factory=list)
     step_clipping: Optional[str] = None
+    # the scenario's logged_loss_divided, or rung launch's replica check: LOGGED_LOSS_DIVIDED
+    logged_loss_divided: Optional[bool] = None
     # the scenario's strategy_failure and the Keras it was seen on (step_keras): STRATEGY_FAILS
     strategy_failure: Optional[str] = None
     strategy_fails_on_one_device: bool = False
@@ -419,6 +421,17 @@ def clipping_note(job: Job) -> Optional[str]:
                if job.script_verdict == "mirrored" else ""))
 
 
+def logged_loss_note(job: Job) -> Optional[str]:
+    """LOGGED_LOSS_DIVIDED: train.py sums several replicas' gradients, and the model's own
+    train_step logs its replica's share of the loss. None when that cannot happen."""
+    from rung.kerasfit import logged_loss_problem
+
+    n = synchronous_replicas(job)
+    if n is None or not job.logged_loss_divided:
+        return None
+    return f"LOGGED_LOSS_DIVIDED: train.py runs {job.strategy_class}, and {logged_loss_problem(str(n) if n else 'N')}"
+
+
 def step_clipping_note(job: Job) -> Optional[str]:
     """CLIPPING_PER_REPLICA: train.py sums several replicas' gradients, and the model's own
     train_step clips them, once per replica. None when that cannot happen."""
@@ -494,7 +507,7 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
 def notes(job: Job) -> list[str]:
     """What rung init says about the job before anything runs (stderr, and the README)."""
     found = (strategy_fails_note(job), mixed_float16_note(job), loss_not_scaled_note(job), accumulation_note(job), clipping_note(job),
-             step_clipping_note(job),
+             step_clipping_note(job), logged_loss_note(job),
              stateful_rnn_note(job),
              keras3_import_note(job), python_pipeline_note(job), captured_dataset_note(job), run_eagerly_note(job),
              jit_compile_note(job), batch_divided_note(job))

@@ -165,6 +165,11 @@ def add_replica_check(out: dict, check: dict) -> None:
     out["strategy_failure"] = check.get("fails")
     v = check.get("verdict")
     out["loss_scaled_for_replicas"] = {"scaled": True, "not_scaled": False, "over_scaled": False}.get(v)
+    out["logged_loss_divided"] = check.get("logged_loss_divided")
+    if check.get("logged_loss_divided"):
+        from rung.kerasfit import logged_loss_problem
+
+        out["notes"].append(f"{logged_loss_problem()} (LOGGED_LOSS_DIVIDED)")
     if check.get("keras_train_step"):
         return
     if not check.get("checked"):

@@ -46,6 +46,8 @@ TIMEOUT_SECONDS = 600
 # the joined-batch step names a mean (gradient 1x the batches' average) or a sum (N x) only
 # this close: a name for the message, not a verdict
 JOINED_TOLERANCE = 0.1
+# the replicas' logged loss is called the replica's share (1/N of one device's) this close
+LOGGED_TOLERANCE = 0.1
 _MARK = "RUNG_REPLICA_CHECK "
 
 
@@ -158,11 +160,13 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
         # of the same model, moving its verdict, before
         states = _seed_states(one)
         start = [v.numpy() for v in states]
+        logged = []  # the loss each batch's step logs, its metrics reset before it
         with counts.optimizer_calls(one, passthrough=False) as calls:
             for part in parts:
                 for v, s in zip(states, start):
                     v.assign(s)
-                one.train_step(part)
+                one.reset_metrics()
+                logged.append(_logged_loss(tf, one.train_step(part)))
     if not calls:
         return {"checked": False, "why": "the model's train_step handed no gradients to its optimizer"}
     single = {k: g / REPLICAS for k, g in _gradients(tf, one, calls).items()}  # the global batch's mean
@@ -204,8 +208,52 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
     for v, s in zip(states, start):  # the joined step draws from them too
         v.assign(s)
     over_batch = _loss_over_batch(tf, one, parts, single, devices[0])
+    logged_ratio = _logged_ratio(tf, strategy, _replicas_logs(tf, strategy, many, values), logged)
     return {"checked": True, "replicas": REPLICAS, "gradient_ratio": ratio, "verdict": verdict(ratio),
-            "keras": tfenv.keras_flavor(tf), "loss_over_batch": over_batch}
+            "keras": tfenv.keras_flavor(tf), "loss_over_batch": over_batch, "logged_loss_ratio": logged_ratio,
+            "logged_loss_divided": None if logged_ratio is None else
+            abs(logged_ratio * REPLICAS - 1) <= LOGGED_TOLERANCE}
+
+
+def _logged_loss(tf, logs) -> Optional[float]:
+    """The "loss" a train_step returns among its logs, as a number (None without one)."""
+    v = logs.get("loss") if isinstance(logs, dict) else None
+    try:
+        return float(tf.reduce_mean(tf.cast(v, tf.float64))) if v is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _replicas_logs(tf, strategy, model, values):
+    """What the replicas' train_step logs, run as fit runs it: in a tf.function (an eager
+    strategy.run read a tf-keras Mean tracker as neither replica's value: 0.98 against
+    0.74 and 0.75), its metrics reset first, the update skipped. None if it fails."""
+    from rung.measure import counts
+
+    try:
+        model.reset_metrics()
+        with counts.optimizer_calls(model, passthrough=False):
+            return tf.function(lambda v: strategy.run(model.train_step, args=(v,)))(values)
+    except Exception:  # noqa: BLE001 - the user's step in a graph: no answer, not a failure
+        return None
+
+
+def _logged_ratio(tf, strategy, logs, logged: list) -> Optional[float]:
+    """The loss the replicas' steps logged (their mean) over the one-device steps' on the same
+    batches: 1 when the logged loss is each batch's, 1/N when it is the replica's share of
+    the global batch's (a loss divided for the sum of gradients, logged as it is: what
+    keras.io's custom train_step does with compute_loss or compute_average_loss). Keras's
+    own train_step logs the loss multiplied back (`unscale_loss_for_distribution`)."""
+    if any(x is None for x in logged) or not isinstance(logs, dict) or logs.get("loss") is None:
+        return None
+    try:
+        theirs = [_logged_loss(tf, {"loss": x}) for x in strategy.experimental_local_results(logs["loss"])]
+    except (TypeError, ValueError):
+        return None
+    ours = sum(logged) / len(logged)
+    if not ours or any(x is None for x in theirs):
+        return None
+    return (sum(theirs) / len(theirs)) / ours
 
 
 def _loss_over_batch(tf, model, parts, single: dict, device: str) -> Optional[str]:

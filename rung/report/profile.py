@@ -129,6 +129,9 @@ def render(p: dict, console: Console | None = None) -> None:
     rc = p.get("replica_check")
     if rc:
         t.add_row("loss under replicas", replica_line(rc))
+    if p.get("logged_loss_divided"):
+        t.add_row("logged loss", "the train_step logs its replica's share of the loss: 1/N of one device's under N "
+                                 "replicas, though training is right (LOGGED_LOSS_DIVIDED)")
     if p.get("step_clipping"):
         t.add_row("clipping in step", f"{p['step_clipping']}: the step runs once per replica, so each replica's "
                                       "gradients are clipped before they are summed"

@@ -149,6 +149,11 @@ class Workload(_Block):
     # replica's gradients are clipped before the optimizer sums them: CLIPPING_PER_REPLICA,
     # and a LOSS_NOT_SCALED that the clipping alone may explain. `rung profile` reads the file.
     step_clipping: Optional[str] = None
+    # v1 extension (optional): the model's own train_step logs its loss as divided for the
+    # sum of gradients (compute_loss, tf.nn.compute_average_loss), so under N synchronous
+    # replicas fit shows 1/N of one device's loss though training is right:
+    # LOGGED_LOSS_DIVIDED. `rung profile`'s replica check measures it; absent: not checked.
+    logged_loss_divided: Optional[bool] = None
     # v1 extension (optional): why the model's step failed under a MirroredStrategy of two
     # replicas on the Keras it was measured on (`step_keras`), in one line: `rung profile`'s
     # replica check ran it there. STRATEGY_FAILS on plans of several replicas on that Keras.

@@ -631,6 +631,19 @@ def test_a_train_step_that_clips_warns_every_synchronous_plan_and_tempers_loss_n
     assert "after all" not in f.message and "does not divide its loss" in f.message
 
 
+def test_a_step_that_logs_its_replicas_share_warns_every_synchronous_plan():
+    one_host = {"hardware": {"devices_per_host": 8}, "goal": {"target_examples_per_second": 5000}}
+    d = decide(workload={"logged_loss_divided": True}, **one_host)
+    [f] = [f for f in d.warnings if f.code == "LOGGED_LOSS_DIVIDED"]
+    n = d.prediction.devices
+    assert d.verdict == "mirrored" and f"1/{n} of the loss one device shows" in f.message
+    multi = decide(workload={"logged_loss_divided": True}, goal={"target_examples_per_second": ONE * 20})
+    assert multi.verdict == "multi_worker_mirrored" and "LOGGED_LOSS_DIVIDED" in warnings(multi)
+    assert "LOGGED_LOSS_DIVIDED" not in decide(workload={"logged_loss_divided": True},
+                                               goal={"target_examples_per_second": ONE / 2}).codes
+    assert "LOGGED_LOSS_DIVIDED" not in decide(workload={"logged_loss_divided": False}, **one_host).codes
+
+
 def workload(**fields):
     return parse_scenario(valid_scenario(workload=fields)).workload
 

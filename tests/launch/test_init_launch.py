@@ -1087,6 +1087,17 @@ def test_a_train_step_that_clips_is_warned_by_init_where_replicas_are_summed():
     assert "clipping alone gives that" in note
 
 
+def test_a_step_that_logs_its_replicas_share_is_said_by_init_where_replicas_are_summed():
+    from rung.launch.emit import Job, notes
+
+    [note] = [n for n in notes(Job("multi_worker_mirrored", workers=4, logged_loss_divided=True))
+              if n.startswith("LOGGED_LOSS_DIVIDED")]
+    assert "1/4 of the loss one device shows" in note and "num_replicas_in_sync" in note
+    for job in (Job("single_device", logged_loss_divided=True), Job("mirrored", logged_loss_divided=False),
+                Job("parameter_server", workers=2, ps_tasks=1, logged_loss_divided=True)):
+        assert not any("LOGGED_LOSS" in n for n in notes(job))
+
+
 @pytest.mark.tf
 def test_train_py_where_rung_is_not_installed_trains_and_says_what_it_did_not_check(tmp_path):
     # a cluster's image often has TensorFlow and not rung: train.py's checks (TF_CONFIG, the

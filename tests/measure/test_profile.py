@@ -1477,6 +1477,24 @@ def test_a_train_step_that_clips_doubles_the_replica_checks_gradients_on_both_ke
 
 
 @pytest.mark.parallel  # asserts nothing on speed
+def test_a_train_step_that_logs_its_replicas_share_of_the_loss_is_found_on_both_kerases():
+    """TensorFlow's distributed-training guide divides the loss by the global batch
+    (compute_average_loss) and feeds that to a Mean tracker: right gradients, and under 2
+    replicas a logged loss of half one device's on the same batches (fit shows the same
+    half). A step whose loss is a per-replica mean logs what one device does (and is
+    LOSS_NOT_SCALED instead)."""
+    from rung.measure import replicas
+
+    seen = {}
+    for name, keras in (("logged_share", "keras3"), ("logged_share", "tf_keras"), ("custom_step", "keras3")):
+        found = replicas.check(HERE / "workloads" / f"{name}.py", 16, keras)
+        assert found.get("checked"), found
+        seen[name, keras] = (found["verdict"], round(found["logged_loss_ratio"], 2), found["logged_loss_divided"])
+    assert seen == {("logged_share", "keras3"): ("scaled", 0.5, True), ("logged_share", "tf_keras"): ("scaled", 0.5, True),
+                    ("custom_step", "keras3"): ("not_scaled", 1.0, False)}
+
+
+@pytest.mark.parallel  # asserts nothing on speed
 def test_a_text_vectorization_layer_is_profiled_on_tf_keras(tmp_path):
     """tf-keras's TextVectorization lists a VocabWeightHandler among the model's weights (no
     variable, no name, no shape): profiling on tf-keras stopped with "internal error:
