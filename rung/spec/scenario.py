@@ -34,6 +34,9 @@ NonNegative = Annotated[float, Field(ge=0)]
 Count = Annotated[int, Field(ge=1)]
 T = TypeVar("T")
 Interval = Annotated[list[T], Field(min_length=2, max_length=2)]  # [low, high]
+# an optimizer's clipping as rung profile writes it: "clipnorm=1", "global_clipnorm=2, clipvalue=0.5"
+_CLIP = r"(clipnorm|global_clipnorm|clipvalue)=[0-9][0-9.eE+-]*"
+Clipping = Annotated[str, Field(pattern=rf"^{_CLIP}(, {_CLIP})*$")]
 
 # Contract default: preemptible hosts without a stated rate are taken away 0.1 times an hour.
 DEFAULT_PREEMPTIONS_PER_HOST_HOUR = 0.1
@@ -142,7 +145,7 @@ class Workload(_Block):
     # clips each replica's share of the gradient before the all-reduce (an update up to N
     # times one device's once clipping bites); tf-keras clips the sum, as one device does:
     # CLIPPING_PER_REPLICA, and tf-keras in init and bench. `rung profile` reads it.
-    gradient_clipping: Optional[str] = None
+    gradient_clipping: Optional[Clipping] = None
     # v1 extension (optional): clipping calls in the model's own train_step,
     # "Clipped.train_step: tf.clip_by_global_norm (line 18)". The step runs once per replica,
     # so under any synchronous strategy of several replicas, on either Keras, each

@@ -600,6 +600,11 @@ def test_an_optimizer_that_clips_warns_a_mirrored_plan_with_its_fix():
     multi = decide(workload={"gradient_clipping": "clipnorm=1"}, goal={"target_examples_per_second": ONE * 20})
     assert multi.verdict == "multi_worker_mirrored" and "CLIPPING_PER_REPLICA" not in multi.codes
     assert "CLIPPING_PER_REPLICA" not in decide(**one_host).codes
+    # what rung profile writes, and nothing else (the threshold is divided from it)
+    from rung.errors import InputError
+
+    with pytest.raises(InputError, match="workload.gradient_clipping"):
+        workload(gradient_clipping="yes")
     # a TPU plan runs Keras 3: the threshold
     tpu = decide(workload={"gradient_clipping": "clipvalue=1"},
                  hardware={"device": "TPU-v4-8", "devices_per_host": 4, "intra_host": None})
