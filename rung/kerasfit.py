@@ -494,15 +494,17 @@ def step_clipping_problem(calls: str) -> str:
 
 
 def logged_loss_problem(replicas: str = "N") -> str:
-    """What a train_step that logs its loss as divided for the sum of gradients shows under
-    several replicas. Measured by rung profile's replica check (the mean of the loss the
-    replicas' steps logged against one device's steps on the same batches): 0.50 under 2
-    replicas for a step that divides with compute_loss or tf.nn.compute_average_loss and logs
-    it as it is, on Keras 3 and tf-keras; fit showed the same half."""
+    """What fit shows for a train_step that logs its loss as divided for the sum of
+    gradients, under several replicas. Measured by rung profile's replica check (one fit step
+    of 2 replicas against one device's steps on the same batches): 0.50 for a step that
+    divides with compute_loss or tf.nn.compute_average_loss and feeds a Mean metric, on
+    Keras 3 and tf-keras; returned as it is, 0.50 on Keras 3 and 1.00 on tf-keras (its fit
+    sums the replicas' logs). Said only for a plan on the Keras the check ran on."""
     return (f"the loss the model's own train_step logs is each replica's share of the global batch's loss (it "
-            f"divides the loss for the sum of gradients, rightly, and logs it as it is): under {replicas} replicas "
-            f"fit, its callbacks and rung launch show 1/{replicas} of the loss one device shows for the same "
-            "model, though the training is right (the replica check read 0.50x under 2 replicas, both Kerases). "
+            f"divides the loss for the sum of gradients, rightly, and logs it so that fit does not add the shares "
+            f"back): under {replicas} replicas fit, its callbacks and rung launch show 1/{replicas} of the loss one "
+            "device shows for the same model, though the training is right (the replica check's fit step read "
+            "0.50x under 2 replicas). "
             "Log the loss times tf.distribute.get_strategy().num_replicas_in_sync, as Keras's own train_step "
             "does, to compare runs")
 

@@ -146,7 +146,7 @@ def job_from(args) -> Job:
                   divides_batch=bool(s.workload.divides_batch), stateful_rnn=bool(s.workload.stateful_rnn_layers),
                   accumulates=s.workload.optimizer_accumulation_steps > 1,
                   gradient_clipping=s.workload.gradient_clipping, step_clipping=s.workload.step_clipping,
-                  logged_loss_divided=s.workload.logged_loss_divided,
+                  logged_loss_divided=s.workload.logged_loss_divided, logged_loss_keras=s.workload.step_keras,
                   strategy_failure=s.workload.strategy_failure, step_keras=s.workload.step_keras,
                   strategy_fails_on_one_device=s.workload.strategy_fails_on_one_device,
                   run_eagerly=bool(s.workload.run_eagerly), python_in_pipeline=bool(s.workload.python_in_pipeline),

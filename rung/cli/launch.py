@@ -142,7 +142,7 @@ def check_loss_scale(job, workload: Path, skip: bool = False) -> None:
     found = replicas.check(workload, job.batch, keras)
     v = found.get("verdict") if found.get("checked") else None
     if found.get("logged_loss_divided") is not None:
-        job.logged_loss_divided = found["logged_loss_divided"]
+        job.logged_loss_divided, job.logged_loss_keras = found["logged_loss_divided"], keras
     if v in ("scaled", "not_scaled"):
         job.loss_scaled_for_replicas = v == "scaled"
         job.loss_checked_by = (f"rung launch's check: the gradients summed under {found['replicas']} replicas were "

@@ -281,12 +281,15 @@ def _loss_not_scaled(ctx: Context, d: Decision):
 
 def _logged_loss_divided(ctx: Context, d: Decision):
     """LOGGED_LOSS_DIVIDED: the plan has several synchronous replicas, and the model's own
-    train_step logs its replica's share of the loss (the replica check measured it)."""
-    from rung.kerasfit import logged_loss_problem
+    train_step logs its replica's share of the loss (the replica check measured it on the
+    step's Keras; a plan on the other Keras is not told: what fit shows there can differ)."""
+    from rung.kerasfit import keras3_facts, logged_loss_problem, runs_on_tf_keras
 
-    p = d.prediction
-    if not ctx.s.workload.logged_loss_divided or d.verdict not in SYNCHRONOUS_REPLICAS or p is None \
-            or p.devices < 2:
+    w, p = ctx.s.workload, d.prediction
+    if not w.logged_loss_divided or d.verdict not in SYNCHRONOUS_REPLICAS or p is None or p.devices < 2:
+        return None
+    plan_keras = "tf_keras" if runs_on_tf_keras(d.verdict, step_keras=w.step_keras, **keras3_facts(w)) else "keras3"
+    if w.step_keras and w.step_keras != plan_keras:
         return None
     return Finding(C.LOGGED_LOSS_DIVIDED, logged_loss_problem(str(p.devices)))
 

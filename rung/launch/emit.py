@@ -83,8 +83,10 @@ class Job:
     # scenario's step_clipping: each replica's gradients clipped alone (CLIPPING_PER_REPLICA)
     step_clipping_calls: list[str] = field(default_factory=list)
     step_clipping: Optional[str] = None
-    # the scenario's logged_loss_divided, or rung launch's replica check: LOGGED_LOSS_DIVIDED
+    # the scenario's logged_loss_divided, or rung launch's replica check, and the Keras it was
+    # read on (what fit shows differs between them): LOGGED_LOSS_DIVIDED
     logged_loss_divided: Optional[bool] = None
+    logged_loss_keras: Optional[str] = None
     # the scenario's strategy_failure and the Keras it was seen on (step_keras): STRATEGY_FAILS
     strategy_failure: Optional[str] = None
     strategy_fails_on_one_device: bool = False
@@ -427,7 +429,8 @@ def logged_loss_note(job: Job) -> Optional[str]:
     from rung.kerasfit import logged_loss_problem
 
     n = synchronous_replicas(job)
-    if n is None or not job.logged_loss_divided:
+    if n is None or not job.logged_loss_divided or \
+            job.logged_loss_keras not in (None, "tf_keras" if job.legacy_keras else "keras3"):
         return None
     return f"LOGGED_LOSS_DIVIDED: train.py runs {job.strategy_class}, and {logged_loss_problem(str(n) if n else 'N')}"
 

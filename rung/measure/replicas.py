@@ -208,7 +208,7 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
     for v, s in zip(states, start):  # the joined step draws from them too
         v.assign(s)
     over_batch = _loss_over_batch(tf, one, parts, single, devices[0])
-    logged_ratio = _logged_ratio(tf, strategy, _replicas_logs(tf, strategy, many, values), logged)
+    logged_ratio = _logged_ratio(_fit_logged_loss(tf, many, parts), logged)
     return {"checked": True, "replicas": REPLICAS, "gradient_ratio": ratio, "verdict": verdict(ratio),
             "keras": tfenv.keras_flavor(tf), "loss_over_batch": over_batch, "logged_loss_ratio": logged_ratio,
             "logged_loss_divided": None if logged_ratio is None else
@@ -224,36 +224,36 @@ def _logged_loss(tf, logs) -> Optional[float]:
         return None
 
 
-def _replicas_logs(tf, strategy, model, values):
-    """What the replicas' train_step logs, run as fit runs it: in a tf.function (an eager
-    strategy.run read a tf-keras Mean tracker as neither replica's value: 0.98 against
-    0.74 and 0.75), its metrics reset first, the update skipped. None if it fails."""
+def _fit_logged_loss(tf, model, parts) -> Optional[float]:
+    """The loss `fit` shows for one step of the replicas, each on its batch (the batches
+    joined into one global batch, which the strategy splits in order), the update skipped.
+    fit, not the step: what it shows depends on the Keras and on how the step logs (a
+    divided loss returned as it is reads 0.50 on Keras 3 and 1.00 on tf-keras, whose fit
+    sums the replicas' logs; fed to a Mean tracker, 0.50 on both). None if it fails."""
     from rung.measure import counts
 
     try:
+        joined = tf.nest.map_structure(lambda *xs: tf.concat(xs, axis=0), *parts)
+        size = int(tf.nest.flatten(joined)[0].shape[0])
+        ds = tf.data.Dataset.from_tensor_slices(joined).batch(size)
         model.reset_metrics()
         with counts.optimizer_calls(model, passthrough=False):
-            return tf.function(lambda v: strategy.run(model.train_step, args=(v,)))(values)
-    except Exception:  # noqa: BLE001 - the user's step in a graph: no answer, not a failure
+            history = model.fit(ds, epochs=1, verbose=0)
+        return float(history.history["loss"][-1]) if "loss" in history.history else None
+    except Exception:  # noqa: BLE001 - the user's model in fit at this batch: no answer, not a failure
         return None
 
 
-def _logged_ratio(tf, strategy, logs, logged: list) -> Optional[float]:
-    """The loss the replicas' steps logged (their mean) over the one-device steps' on the same
-    batches: 1 when the logged loss is each batch's, 1/N when it is the replica's share of
-    the global batch's (a loss divided for the sum of gradients, logged as it is: what
-    keras.io's custom train_step does with compute_loss or compute_average_loss). Keras's
-    own train_step logs the loss multiplied back (`unscale_loss_for_distribution`)."""
-    if any(x is None for x in logged) or not isinstance(logs, dict) or logs.get("loss") is None:
-        return None
-    try:
-        theirs = [_logged_loss(tf, {"loss": x}) for x in strategy.experimental_local_results(logs["loss"])]
-    except (TypeError, ValueError):
+def _logged_ratio(theirs: Optional[float], logged: list) -> Optional[float]:
+    """The loss fit showed for the replicas' step over the mean the one-device steps logged on
+    the same batches: 1 when fit shows each batch's loss, 1/N when it shows the replica's
+    share of the global batch's (a loss divided for the sum of gradients, as keras.io's and
+    TensorFlow's custom steps divide it, and logged so that fit does not add it back).
+    Keras's own train_step logs the loss multiplied back."""
+    if theirs is None or any(x is None for x in logged):
         return None
     ours = sum(logged) / len(logged)
-    if not ours or any(x is None for x in theirs):
-        return None
-    return (sum(theirs) / len(theirs)) / ours
+    return theirs / ours if ours else None
 
 
 def _loss_over_batch(tf, model, parts, single: dict, device: str) -> Optional[str]:

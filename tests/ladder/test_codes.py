@@ -644,6 +644,11 @@ def test_a_step_that_logs_its_replicas_share_warns_every_synchronous_plan():
     assert d.verdict == "mirrored" and f"1/{n} of the loss one device shows" in f.message
     multi = decide(workload={"logged_loss_divided": True}, goal={"target_examples_per_second": ONE * 20})
     assert multi.verdict == "multi_worker_mirrored" and "LOGGED_LOSS_DIVIDED" in warnings(multi)
+    # read on Keras 3, where multi-worker does not run: what tf-keras's fit shows can differ
+    for keras, told in (("keras3", False), ("tf_keras", True)):
+        multi = decide(workload={"logged_loss_divided": True, "step_keras": keras},
+                       goal={"target_examples_per_second": ONE * 20})
+        assert multi.verdict == "multi_worker_mirrored" and ("LOGGED_LOSS_DIVIDED" in warnings(multi)) == told
     assert "LOGGED_LOSS_DIVIDED" not in decide(workload={"logged_loss_divided": True},
                                                goal={"target_examples_per_second": ONE / 2}).codes
     assert "LOGGED_LOSS_DIVIDED" not in decide(workload={"logged_loss_divided": False}, **one_host).codes

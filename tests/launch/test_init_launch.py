@@ -1093,8 +1093,11 @@ def test_a_step_that_logs_its_replicas_share_is_said_by_init_where_replicas_are_
     [note] = [n for n in notes(Job("multi_worker_mirrored", workers=4, logged_loss_divided=True))
               if n.startswith("LOGGED_LOSS_DIVIDED")]
     assert "1/4 of the loss one device shows" in note and "num_replicas_in_sync" in note
+    assert any(n.startswith("LOGGED_LOSS_DIVIDED") for n in notes(
+        Job("multi_worker_mirrored", workers=4, logged_loss_divided=True, logged_loss_keras="tf_keras")))
     for job in (Job("single_device", logged_loss_divided=True), Job("mirrored", logged_loss_divided=False),
-                Job("parameter_server", workers=2, ps_tasks=1, logged_loss_divided=True)):
+                Job("parameter_server", workers=2, ps_tasks=1, logged_loss_divided=True),
+                Job("multi_worker_mirrored", workers=4, logged_loss_divided=True, logged_loss_keras="keras3")):
         assert not any("LOGGED_LOSS" in n for n in notes(job))
 
 
