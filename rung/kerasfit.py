@@ -509,12 +509,14 @@ def logged_loss_problem(replicas: str = "N") -> str:
             "does, to compare runs")
 
 
+# Why a threshold divided by the replicas is the fix where the clipping stays per replica:
+# each replica's share of the gradient is about 1/N of the whole
+SCALED_THRESHOLD = "which clips about where one device does while the replicas' gradients are alike"
 # How to clip the sum instead, from a custom train_step
 STEP_CLIPPING_FIX = ("Clip after the sum: drop the clip from train_step and build the optimizer with "
                      "global_clipnorm (or clipnorm), which tf-keras applies to the summed gradients (multi-worker "
                      "runs on tf-keras; for mirrored set TF_USE_LEGACY_KERAS=1: Keras 3 clips each replica's share "
-                     "there too); or divide the threshold by the number of replicas, which clips about where one "
-                     "device does while the replicas' gradients are alike")
+                     f"there too); or divide the threshold by the number of replicas, {SCALED_THRESHOLD}")
 
 
 def step_clipping_calls(source: str, folder=None) -> list[str]:

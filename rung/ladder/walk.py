@@ -345,10 +345,12 @@ def _clip_scaled(w, p) -> str:
     """Keras 3's own fix for per-replica clipping: each replica's share of the gradient is
     about 1/N of the whole, so a threshold N times smaller clips about where one device
     does (exactly when the replicas' gradients are alike)."""
+    from rung.kerasfit import SCALED_THRESHOLD
+
     return (f"on Keras 3, divide the threshold by the {p.devices} replicas ({w.gradient_clipping} becomes "
             + ", ".join(f"{k}={float(v) / p.devices:.3g}" for k, v in
                         (part.split("=") for part in w.gradient_clipping.split(", ")))
-            + "), which clips about where one device does while the replicas' gradients are alike")
+            + f"), {SCALED_THRESHOLD}")
 
 
 def _clipping_on_keras3(w, p, verdict: str) -> list:

@@ -411,14 +411,13 @@ def clipping_note(job: Job) -> Optional[str]:
     """CLIPPING_PER_REPLICA: train.py runs mirrored or TPUStrategy on Keras 3 (the file builds
     its model from Keras 3, or --keras keras3 asked for it), and the model's optimizer clips:
     Keras 3 clips each replica's share before the all-reduce. None when that cannot happen."""
-    from rung.kerasfit import clipping_problem
+    from rung.kerasfit import SCALED_THRESHOLD, clipping_problem
 
     if job.script_verdict not in ("mirrored", "tpu") or not job.clipping or job.legacy_keras:
         return None
     where = _where(job.clipping_calls, "the profile read it")
     return (f"CLIPPING_PER_REPLICA{where}: train.py runs {job.script_verdict} on Keras 3, and "
-            f"{clipping_problem(job.clipping)}. Divide the threshold by the number of replicas, which clips about "
-            "where one device does while the replicas' gradients are alike"
+            f"{clipping_problem(job.clipping)}. Divide the threshold by the number of replicas, {SCALED_THRESHOLD}"
             + (", or build the model from tf.keras: train.py then runs on tf-keras, which clips the sum"
                if job.script_verdict == "mirrored" else ""))
 
