@@ -310,6 +310,49 @@ def clipping_calls(source: str, folder=None) -> list[str]:
     return _calls(source, clips, folder)
 
 
+def compiled_loss_calls(source: str, folder=None) -> list[str]:
+    """The `compile` calls of a workload file whose `loss=` is a function or Loss class the
+    file itself defines (alone, or in a list or dict of losses), as "compile(loss=smooth_l1)
+    (line 26)": Keras 3 leaves such a loss undivided across replicas when it returns one
+    number (`compiled_loss_problem`), so `rung launch` runs the replica check for it. Keras's
+    own losses, by name or class, are not found. Read as `jit_compile_calls`."""
+    import ast  # noqa: PLC0415 - only here
+
+    defined = {n.name for _, tree in _trees(source, folder) for n in ast.walk(tree)
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+    def own(v) -> list[str]:
+        if isinstance(v, (ast.List, ast.Tuple)):
+            return [x for e in v.elts for x in own(e)]
+        if isinstance(v, ast.Dict):
+            return [x for e in v.values for x in own(e)]
+        if isinstance(v, ast.Call):  # a Loss class of the file's, constructed: SmoothL1()
+            v = v.func
+        return [v.id] if isinstance(v, ast.Name) and v.id in defined else []
+
+    def compiles(node, name):
+        if name != "compile":
+            return None
+        found = [x for kw in node.keywords if kw.arg == "loss" for x in own(kw.value)]
+        return f"compile(loss={', '.join(dict.fromkeys(found))}) (line {node.lineno})" if found else None
+
+    return _calls(source, compiles, folder)
+
+
+def compiled_loss_problem(losses, replicas: str = "N") -> str:
+    """LOSS_NOT_SCALED of a compiled loss of the file's own on Keras 3, and the fix. Measured
+    by the replica check: 2.00x one device's gradients under 2 replicas for a loss function
+    that returns its own `tf.reduce_mean`, 1.00x for the same function returning the
+    per-example losses, and 1.00x on tf-keras either way."""
+    names = ", ".join(losses) if not isinstance(losses, str) else losses
+    return (f"the compiled loss {names} returns one number (its own mean over the batch), which Keras 3 leaves "
+            "undivided across replicas (it divides the per-example losses it reduces itself), so under "
+            f"{replicas} replicas every update is {replicas} times one device's, and fit shows {replicas} times the "
+            "loss. Return the per-example losses "
+            "(drop the final mean over the batch, tf.reduce_mean or ops.mean, or take it over the last axis only) and "
+            "Keras averages them over the global batch, on either Keras; tf-keras divides the loss as it is")
+
+
 def stateful_calls(source: str, folder=None) -> list[str]:
     """The calls of a workload file that pass `stateful=True` (a recurrent layer that keeps
     its state from batch to batch), as "GRU(stateful=True) (line 7)": tf-keras builds none

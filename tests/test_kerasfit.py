@@ -193,6 +193,27 @@ def test_clipping_calls_in_a_train_step_are_found_with_their_lines():
     assert step_clipping_calls("def broken(:") == []
 
 
+def test_compiled_losses_the_file_defines_are_found_and_keras_own_are_not():
+    from rung.kerasfit import compiled_loss_calls
+
+    source = "\n".join([
+        "import keras",
+        "class Focal(keras.losses.Loss):",
+        "    def call(self, y, p): return y",
+        "def smooth_l1(y, p): return y",
+        "mse = keras.losses.MeanSquaredError()",
+        "a.compile(optimizer='adam', loss=smooth_l1)",                            # line 6
+        "b.compile(loss={'box': smooth_l1, 'cls': Focal(gamma=2), 'aux': 'mse'})",  # line 7
+        "c.compile(loss=['mse', keras.losses.Huber()])",                        # Keras's own
+        "d.compile(loss=mse)",                                                  # a Keras loss by a name
+        "e.compile(loss=keras.losses.mean_squared_error)",
+        "f.fit(x, loss=smooth_l1)",                                             # not compile
+    ])
+    assert compiled_loss_calls(source) == ["compile(loss=smooth_l1) (line 6)",
+                                           "compile(loss=smooth_l1, Focal) (line 7)"]
+    assert compiled_loss_calls("def broken(:") == []
+
+
 def test_calls_that_divide_the_batch_by_the_replicas_are_found_with_their_lines():
     from rung.kerasfit import per_replica_batch_calls
 

@@ -153,6 +153,7 @@ def job_from(args) -> Job:
                   captured_dataset=bool(s.workload.captured_dataset),
                   mixed_float16=s.workload.mixed_precision_policy == "mixed_float16",
                   loss_scaled_for_replicas=s.workload.loss_scaled_for_replicas,
+                  compiled_loss_not_scaled=s.workload.compiled_loss_not_scaled,
                   loss_checked_by="the scenario's workload.loss_scaled_for_replicas: false"
                   if s.workload.loss_scaled_for_replicas is not None else "")
         if args.workers:
@@ -168,7 +169,7 @@ def job_from(args) -> Job:
     # (tf-keras cannot train it), its literal run_eagerly=True (fit runs without a graph;
     # train.py turns it off under parameter servers), its literal jit_compile=True (parameter servers run it
     # without XLA) and its literal mixed_float16 (parameter servers refuse it): read once, here
-    from rung.kerasfit import (accumulation_calls, clipping_calls, jit_compile_calls, keras3_imports, mixed_float16_calls,
+    from rung.kerasfit import (accumulation_calls, clipping_calls, compiled_loss_calls, jit_compile_calls, keras3_imports, mixed_float16_calls,
                                own_step_defs, per_replica_batch_calls, python_input_calls, run_eagerly_calls,
                                stateful_calls, step_clipping_calls, tf_keras_imports, workload_text)
 
@@ -190,6 +191,7 @@ def job_from(args) -> Job:
     job.clipping_calls = clipping_calls(source, folder)
     job.step_clipping_calls = step_clipping_calls(source, folder)
     job.own_step_defs = own_step_defs(source, folder)
+    job.compiled_loss_calls = compiled_loss_calls(source, folder)
     if args.batch:
         job.batch = args.batch
     job.keras_asked = getattr(args, "keras", None)

@@ -40,8 +40,8 @@ def add_measurement_arguments(parser, title: str = "measurement (with WORKLOAD.p
 def add_replica_check_argument(group) -> None:
     group.add_argument("--no-replica-check", dest="replica_check", action="store_false",
                        help="skip the check that the model's train_step scales its loss for several replicas "
-                            "(with its own train_step: one step on 2 logical CPU devices in a fresh process, "
-                            "about 5 s here; Keras' own train_step needs none)")
+                            "(with its own train_step, or a compiled loss of its own: one step on 2 logical CPU "
+                            "devices in a fresh process, about 5 s here; Keras' own step and losses need none)")
 
 
 def links(calibration_path):

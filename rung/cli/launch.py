@@ -46,7 +46,8 @@ def register(sub) -> None:
     r.add_argument("--json", action="store_true", help="print rung/launch/v1 JSON on stdout")
     r.add_argument("--no-replica-check", action="store_true",
                    help="do not check, before a synchronous job of several replicas, that a model with its own "
-                        "train_step divides its loss by the global batch (LOSS_NOT_SCALED; a few seconds)")
+                        "train_step, or on Keras 3 a compiled loss of its own, divides its loss by the global batch "
+                        "(LOSS_NOT_SCALED; a few seconds)")
     p.set_defaults(run=run)
 
 
@@ -130,19 +131,26 @@ def check_loss_scale(job, workload: Path, skip: bool = False) -> None:
     from rung.launch.emit import synchronous_replicas
     from rung.measure import replicas
 
-    if job.loss_scaled_for_replicas is not None or not job.own_step_defs or synchronous_replicas(job) is None:
+    # a compiled loss of the file's own is left undivided by Keras 3 alone (tf-keras divides it)
+    own_loss = bool(job.compiled_loss_calls) and not job.legacy_keras
+    if job.loss_scaled_for_replicas is not None or not (job.own_step_defs or own_loss) \
+            or synchronous_replicas(job) is None:
         return
     if skip or (job.keras3_imports and job.legacy_keras):  # KERAS3_IMPORT: train.py stops before fit
         job.loss_check_quiet = True
         return
     keras = "tf_keras" if job.legacy_keras else "keras3"
-    print(f"rung launch: checking that the model's own step divides its loss across replicas: one step under "
+    what = "the model's own step divides its loss" if job.own_step_defs else \
+        f"Keras 3 divides the model's own compiled loss ({', '.join(job.compiled_loss_calls[:2])})"
+    print(f"rung launch: checking that {what} across replicas: one step under "
           f"{replicas.REPLICAS} logical CPU devices against one device, on {keras.replace('_', '-')} "
           "(--no-replica-check skips it)", file=sys.stderr, flush=True)
     found = replicas.check(workload, job.batch, keras)
     v = found.get("verdict") if found.get("checked") else None
     if found.get("logged_loss_divided") is not None:
         job.logged_loss_divided, job.logged_loss_keras = found["logged_loss_divided"], keras
+    if v == "not_scaled" and found.get("compiled_losses") and keras == "keras3":
+        job.compiled_loss_not_scaled = ", ".join(found["compiled_losses"])
     if v in ("scaled", "not_scaled"):
         job.loss_scaled_for_replicas = v == "scaled"
         job.loss_checked_by = (f"rung launch's check: the gradients summed under {found['replicas']} replicas were "

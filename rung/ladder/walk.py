@@ -262,7 +262,16 @@ def _loss_not_scaled(ctx: Context, d: Decision):
     if ctx.s.workload.loss_scaled_for_replicas is not False or d.verdict not in SYNCHRONOUS_REPLICAS \
             or p is None or p.devices < 2:
         return None
-    clipped = ctx.s.workload.step_clipping
+    w = ctx.s.workload
+    if w.compiled_loss_not_scaled:  # Keras's step, the file's loss: Keras 3 alone leaves it undivided
+        from rung.kerasfit import compiled_loss_problem, keras3_facts, runs_on_tf_keras
+
+        if runs_on_tf_keras(d.verdict, step_keras=w.step_keras, **keras3_facts(w)):
+            return None  # tf-keras divides it (the check read 1.00x there)
+        return Finding(C.LOSS_NOT_SCALED,
+            f"the replica check found the replicas' gradients summed to N times one device's under N replicas "
+            f"on Keras 3, where this plan runs: {compiled_loss_problem(w.compiled_loss_not_scaled, str(p.devices))}")
+    clipped = w.step_clipping
     if clipped:  # the check compares the clipped gradients: clipping that bit gives N x alone
         from rung.kerasfit import step_clipping_problem
 

@@ -99,6 +99,10 @@ class Job:
     # rung launch's replica check (None: not checked), with where that came from
     own_step_defs: list[str] = field(default_factory=list)
     loss_scaled_for_replicas: Optional[bool] = None
+    # the file's compile(loss=...) of a loss it defines (rung.kerasfit.compiled_loss_calls),
+    # and the losses the scenario's or rung launch's check found Keras 3 leaves undivided
+    compiled_loss_calls: list[str] = field(default_factory=list)
+    compiled_loss_not_scaled: Optional[str] = None
     loss_checked_by: str = ""
     # nothing to say of a loss nobody checked: the check was skipped by --no-replica-check, or
     # the step cannot run under the strategy at all (train.py stops on that, in its words)
@@ -488,6 +492,15 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
         return None
     summed = (f"the gradients of its {n} replicas, so every update is {n} times" if n else
               "the gradients of its replicas, so under N replicas every update is N times")
+    keras3 = not job.legacy_keras
+    if job.compiled_loss_not_scaled:  # Keras's step, the file's loss: undivided on Keras 3 alone
+        if not keras3:
+            return None  # tf-keras divides it
+        from rung.kerasfit import compiled_loss_problem
+
+        return (f"LOSS_NOT_SCALED ({job.loss_checked_by or 'the scenario says so'}): {job.strategy_class} sums the "
+                f"gradients of its replicas on Keras 3, and "
+                f"{compiled_loss_problem(job.compiled_loss_not_scaled, str(n) if n else 'N')}")
     if job.loss_scaled_for_replicas is False:
         if job.step_clipping_calls or job.step_clipping:  # the check compares clipped gradients
             return (f"LOSS_NOT_SCALED ({job.loss_checked_by or 'the scenario says so'}): {job.strategy_class} sums "
@@ -503,6 +516,13 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
                 "(rung init runs nothing): `rung launch` and `rung profile` check it (LOSS_NOT_SCALED)")
         return (f"the model has its own step ({defs}), and whether it divides its loss by the global batch under "
                 f"{job.strategy_class} is not known {said}")
+    if job.loss_scaled_for_replicas is None and job.compiled_loss_calls and keras3 and not job.loss_check_quiet:
+        calls = ", ".join(job.compiled_loss_calls[:2]) + (", ..." if len(job.compiled_loss_calls) > 2 else "")
+        said = (f"({job.loss_checked_by})" if job.loss_checked_by else
+                "(rung init runs nothing): `rung launch` and `rung profile` check it (LOSS_NOT_SCALED)")
+        return (f"the model compiles a loss of its own ({calls}); Keras 3 divides it across the replicas of "
+                f"{job.strategy_class} only if it returns per-example losses (one number, its own mean, is left "
+                f"undivided: every update N times one device's), and which it returns is not known {said}")
     return None
 
 

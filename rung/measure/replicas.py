@@ -8,8 +8,10 @@ device. A custom train_step that takes `tf.reduce_mean` of its per-example losse
 N times the update under N replicas, silently: measured 2x with 2 replicas in Keras 3
 and tf-keras alike (docs/measurement.md).
 
-Keras' own train_step and compute_loss always scale, so only a model that overrides one of
-them is checked. The
+Keras' own train_step and compute_loss scale the losses Keras defines, so only a model that
+overrides one of them, or compiles a loss of its own, is checked: Keras 3 leaves a compiled
+loss that returns one number (a function ending in `tf.reduce_mean`) undivided, 2x the
+update under 2 replicas, where tf-keras divides it (`own_losses`). The
 check runs the model's own train_step on two batches, from the same weights: on one
 device, once per batch, and under a MirroredStrategy of two logical CPU devices, one
 batch per replica, so each replica sees exactly what one of the one-device steps saw
@@ -120,11 +122,41 @@ def keras_own_train_step(model) -> bool:
 
 
 def keras_scales_the_loss(model) -> bool:
-    """Whether Keras's own code makes the loss: its train_step and its compute_loss. A
-    model that overrides compute_loss (the Keras 3 idiom for a custom loss, tf-keras has the
-    hook too) under Keras's train_step takes whatever it returns: a `tf.reduce_mean` there
-    is a per-replica mean, 2x the update under 2 replicas (measured: gradient ratio 2.00)."""
-    return keras_own_train_step(model) and _keras_defines(model, "compute_loss")
+    """Whether Keras's own code makes the loss: its train_step and its compute_loss, from
+    losses Keras defines. A model that overrides compute_loss (the Keras 3 idiom for a
+    custom loss, tf-keras has the hook too) under Keras's train_step takes whatever it
+    returns: a `tf.reduce_mean` there is a per-replica mean, 2x the update under 2 replicas
+    (measured: gradient ratio 2.00). So is a compiled loss of the file's own that returns
+    one number on Keras 3 (`own_losses`)."""
+    return keras_own_train_step(model) and _keras_defines(model, "compute_loss") and not own_losses(model)
+
+
+def own_losses(model) -> list[str]:
+    """The names of the compiled losses that are not Keras's own (functions and Loss classes
+    of the workload's, in the order compile took them). Keras 3 divides a loss across
+    replicas in its reduction of the per-example values (`reduce_values`), which leaves a
+    loss that returns one number as it is: a function ending in `tf.reduce_mean` is then a
+    per-replica mean, and the replicas' summed gradients are N times one device's (measured
+    2.00x under 2 replicas; tf-keras divides whatever the loss returns, 1.00x). Whether the
+    file's loss returns one number the replica check measures."""
+    found: list[str] = []
+
+    def visit(x) -> None:
+        if isinstance(x, dict):
+            for v in x.values():
+                visit(v)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                visit(v)
+        elif x is not None and not isinstance(x, str):
+            fn = getattr(x, "fn", None)  # a LossFunctionWrapper of the file's function
+            inner = fn if callable(fn) and not isinstance(fn, str) else x
+            where = getattr(inner, "__module__", None) or type(inner).__module__
+            if str(where).split(".")[0] not in ("keras", "tf_keras", "tensorflow"):
+                found.append(getattr(inner, "__name__", None) or type(inner).__name__)
+
+    visit(getattr(model, "loss", None))
+    return list(dict.fromkeys(found))
 
 
 def _norm(tf, grads: dict, keys) -> float:
@@ -209,10 +241,13 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
         v.assign(s)
     over_batch = _loss_over_batch(tf, one, parts, single, devices[0])
     logged_ratio = _logged_ratio(_fit_logged_loss(tf, many, parts), logged)
-    return {"checked": True, "replicas": REPLICAS, "gradient_ratio": ratio, "verdict": verdict(ratio),
-            "keras": tfenv.keras_flavor(tf), "loss_over_batch": over_batch, "logged_loss_ratio": logged_ratio,
-            "logged_loss_divided": None if logged_ratio is None else
-            abs(logged_ratio * REPLICAS - 1) <= LOGGED_TOLERANCE}
+    out = {"checked": True, "replicas": REPLICAS, "gradient_ratio": ratio, "verdict": verdict(ratio),
+           "keras": tfenv.keras_flavor(tf), "loss_over_batch": over_batch, "logged_loss_ratio": logged_ratio,
+           "logged_loss_divided": None if logged_ratio is None else
+           abs(logged_ratio * REPLICAS - 1) <= LOGGED_TOLERANCE}
+    if keras_own_train_step(one) and _keras_defines(one, "compute_loss"):
+        out["compiled_losses"] = own_losses(one)  # Keras's step: what was checked is the file's compiled loss
+    return out
 
 
 def _logged_loss(tf, logs) -> Optional[float]:

@@ -144,9 +144,11 @@ def render(p: dict, console: Console | None = None) -> None:
         t.add_row("across PS workers", PS_WORKER_INPUT[p["ps_worker_input"]])
     items = [t]
     if p.get("loss_scaled_for_replicas") is False:
+        what = (f"the compiled loss {p['compiled_loss_not_scaled']} is not divided across replicas on Keras 3"
+                if p.get("compiled_loss_not_scaled") else
+                "the train_step's (or compute_loss's) loss is not divided across replicas as Keras' own is")
         items.append(Text.assemble(("  • ", "yellow"), ("LOSS_NOT_SCALED", "bold yellow"),
-                                   ": the train_step's (or compute_loss's) loss is not divided across replicas as Keras' own is "
-                                   "(see the note below)"))
+                                   f": {what} (see the note below)"))
     if p.get("strategy_failure"):
         where = ("under every tf.distribute strategy, OneDeviceStrategy included" if p.get("strategy_fails_on_one_device")
                  else "under a MirroredStrategy of two replicas")
@@ -206,6 +208,11 @@ def replica_line(rc: dict) -> str:
         return "scaled: Keras' own train_step (not run under replicas)"
     if not rc.get("checked"):
         return "not checked (see the notes)"
+    own = rc.get("compiled_losses")
+    if own and rc["verdict"] == "not_scaled" and rc.get("keras") == "keras3":
+        return (f"NOT scaled: the compiled loss {', '.join(own)} returns one number, which Keras 3 leaves undivided: "
+                f"N times the update under N replicas (summed gradients of {rc['replicas']} replicas "
+                f"{rc['gradient_ratio']:.2f}x one device's)")
     what = {"scaled": "scaled for replicas as Keras' own loss is",
             "not_scaled": "NOT scaled: " + {"sum": "a sum over the batch, ", "mean": "a per-replica mean, "}.get(
                 rc.get("loss_over_batch"), "not divided by the global batch: ") + "N times the update under N replicas",

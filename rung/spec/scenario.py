@@ -152,6 +152,12 @@ class Workload(_Block):
     # replica's gradients are clipped before the optimizer sums them: CLIPPING_PER_REPLICA,
     # and a LOSS_NOT_SCALED that the clipping alone may explain. `rung profile` reads the file.
     step_clipping: Optional[str] = None
+    # v1 extension (optional): the compiled losses of the file's own that the replica check
+    # found undivided across replicas on Keras 3 ("smooth_l1"): a loss function that returns
+    # one number (its own tf.reduce_mean) is left as it is by Keras 3's reduction, so under N
+    # replicas the update is N times one device's (tf-keras divides it). With
+    # loss_scaled_for_replicas false: LOSS_NOT_SCALED for synchronous plans on Keras 3 alone.
+    compiled_loss_not_scaled: Optional[str] = None
     # v1 extension (optional): the model's own train_step logs its loss as divided for the
     # sum of gradients (compute_loss, tf.nn.compute_average_loss), so under N synchronous
     # replicas fit shows 1/N of one device's loss though training is right:
@@ -436,6 +442,11 @@ def _check(s: Scenario, where: str) -> None:
         raise InputError(where, "workload.input_wait_seconds",
                          f"{w.input_wait_seconds:g} s is not shorter than workload.step_seconds "
                          f"({w.step_seconds:g} s); the wait is part of the step")
+    if w.compiled_loss_not_scaled and w.loss_scaled_for_replicas is not False:
+        raise InputError(where, "workload.compiled_loss_not_scaled",
+                         f"{w.compiled_loss_not_scaled!r} names losses left undivided across replicas, but "
+                         f"workload.loss_scaled_for_replicas is {w.loss_scaled_for_replicas}; expected false with "
+                         "it (rung profile writes both)")
     _check_hardware(h, "hardware", where)
     names = set()
     for i, o in enumerate(s.offers):

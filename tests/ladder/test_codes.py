@@ -898,3 +898,27 @@ def test_a_proposal_set_beside_the_verdict():
     d, found = proposed("single_device", hardware={"max_hosts": 1})
     assert not d.meets_goal and "nothing on offer meets it, the verdict's best is mirrored" in \
         found["PROPOSAL_BELOW_TARGET"]
+
+
+def test_a_compiled_loss_keras_3_leaves_undivided_warns_plans_on_keras_3_alone():
+    """The replica check read 2.00x on Keras 3 for a compiled loss function of the file's own
+    that returns its own mean, and 1.00x on tf-keras: mirrored (Keras 3) and TPU plans warn
+    with the loss's name and the fix; multi-worker runs on tf-keras and does not."""
+    from rung.errors import InputError
+
+    own = {"loss_scaled_for_replicas": False, "compiled_loss_not_scaled": "smooth_l1", "step_keras": "keras3"}
+    d = decide(workload=own, goal={"target_examples_per_second": ONE * 5})  # mirrored, 8 devices
+    assert d.verdict == "mirrored" and "LOSS_NOT_SCALED" in warnings(d)
+    said = next(w.message for w in d.warnings if w.code == "LOSS_NOT_SCALED")
+    assert "compiled loss smooth_l1" in said and "8 times one device's" in said and "per-example losses" in said
+    multi = decide(workload=own, goal={"target_examples_per_second": ONE * 20})
+    assert multi.verdict == "multi_worker_mirrored" and "LOSS_NOT_SCALED" not in multi.codes
+    # a mirrored plan that runs on tf-keras for another reason (Keras 3's fit cannot loop
+    # steps_per_execution under it) is divided there too
+    looped = decide(workload={**own, "steps_per_execution": 4}, goal={"target_examples_per_second": ONE * 5})
+    assert looped.verdict == "mirrored" and "LOSS_NOT_SCALED" not in looped.codes
+    tpu = decide(workload=own, hardware={"device": "TPU-v4-8", "devices_per_host": 4, "intra_host": None})
+    assert tpu.verdict == "tpu" and "LOSS_NOT_SCALED" in warnings(tpu)
+    # the name without the verdict contradicts itself: one line, exit 2
+    with pytest.raises(InputError, match="compiled_loss_not_scaled"):
+        decide(workload={**own, "loss_scaled_for_replicas": True})

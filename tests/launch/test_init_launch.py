@@ -1087,6 +1087,40 @@ def test_a_train_step_that_clips_is_warned_by_init_where_replicas_are_summed():
     assert "clipping alone gives that" in note
 
 
+def test_a_compiled_loss_of_the_files_own_is_said_by_init_where_keras_3_sums_replicas():
+    """Keras 3 leaves a compiled loss that returns one number undivided across replicas
+    (tf-keras divides it): init says so for a mirrored job on Keras 3, unchecked or checked,
+    and says nothing where train.py runs on tf-keras or nothing is summed."""
+    from rung.launch.emit import Job, notes, train_time_warnings
+
+    calls = ["compile(loss=smooth_l1) (line 25)"]
+    [note] = [n for n in notes(Job("mirrored", compiled_loss_calls=calls)) if "compiles a loss of its own" in n]
+    assert calls[0] in note and "rung launch" in note and "per-example losses" in note
+    for job in (Job("multi_worker_mirrored", workers=2, compiled_loss_calls=calls),  # tf-keras
+                Job("mirrored", compiled_loss_calls=calls, keras_asked="tf_keras"),
+                Job("single_device", compiled_loss_calls=calls)):
+        assert not any("loss of its own" in n or "LOSS_NOT_SCALED" in n for n in notes(job)), job.verdict
+    found = Job("mirrored", compiled_loss_calls=calls, loss_scaled_for_replicas=False,
+                compiled_loss_not_scaled="smooth_l1", loss_checked_by="the scenario says so")
+    [warned] = train_time_warnings(found)
+    assert warned.startswith("LOSS_NOT_SCALED") and "the compiled loss smooth_l1 returns one number" in warned
+    found.keras_asked = "tf_keras"
+    assert train_time_warnings(found) == []
+
+
+def test_launch_checks_a_compiled_loss_of_the_files_own_on_keras_3():
+    """A loss function that returns its own tf.reduce_mean, compiled into a model on Keras's
+    train_step: rung launch runs the replica check for it (before, no model on Keras's own
+    step was checked) and says LOSS_NOT_SCALED, naming the loss, before training."""
+    path = HERE.parent / "measure" / "workloads" / "scalar_loss.py"
+    r = rung("launch", str(path), "--strategy", "mirrored", "--engine", "local", "--steps", "3", "--json")
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert "checking that Keras 3 divides the model's own compiled loss (compile(loss=smooth_l1)" in r.stderr
+    [warned] = [x for x in r.stderr.splitlines() if x.startswith("rung launch: warning: LOSS_NOT_SCALED")]
+    assert "were 2.00x one device's" in warned and "the compiled loss smooth_l1 returns one number" in warned
+    assert json.loads(r.stdout)["steps_completed"] == 3
+
+
 def test_a_step_that_logs_its_replicas_share_is_said_by_init_where_replicas_are_summed():
     from rung.launch.emit import Job, notes
 

@@ -121,3 +121,36 @@ def test_random_augmentation_in_the_step_draws_the_same_numbers_on_one_device_an
     r = check(HERE / "simclr.py", 16, "keras3")
     assert r["checked"] and r["verdict"] == "not_scaled", r
     assert r["gradient_ratio"] == pytest.approx(2.0, abs=1e-3)
+
+
+@pytest.mark.tf
+def test_a_compiled_loss_that_returns_one_number_is_left_undivided_on_keras_3(monkeypatch):
+    """Keras's own train_step, a loss function of the file's own that ends in tf.reduce_mean:
+    Keras 3 divides a loss across replicas in its reduction of the per-example values, which
+    leaves one number as it is, so the replicas' summed gradients are 2x one device's (and fit
+    logs 2x the loss); tf-keras divides whatever the loss returns (1x); the same function
+    returning the per-example losses is 1x on Keras 3. Was: every model on Keras's own step
+    passed as scaled without a run."""
+    from rung.measure.profile import add_replica_check
+    from rung.measure.replicas import check
+    from rung.report.profile import replica_line
+
+    path = HERE / "scalar_loss.py"
+    r = check(path, 16, "keras3")
+    assert r["checked"] and r["compiled_losses"] == ["smooth_l1"], r
+    assert r["gradient_ratio"] == pytest.approx(2.0, rel=0.02) and r["verdict"] == "not_scaled"
+    assert r["logged_loss_ratio"] == pytest.approx(2.0, rel=0.02)
+    out = {"notes": []}
+    add_replica_check(out, r)
+    assert out["loss_scaled_for_replicas"] is False and out["compiled_loss_not_scaled"] == "smooth_l1"
+    assert "the compiled loss smooth_l1 returns one number" in out["notes"][-1]
+    assert "Keras 3 leaves undivided" in replica_line(r)
+    legacy = check(path, 16, "tf_keras")
+    assert legacy["checked"] and legacy["gradient_ratio"] == pytest.approx(1.0, rel=0.02), legacy
+    out = {"notes": []}
+    add_replica_check(out, legacy)
+    assert out["loss_scaled_for_replicas"] is True and "compiled_loss_not_scaled" not in out
+    monkeypatch.setenv("RUNG_TEST_PER_EXAMPLE", "1")
+    per_example = check(path, 16, "keras3")
+    assert per_example["checked"] and per_example["verdict"] == "scaled", per_example
+    assert per_example["gradient_ratio"] == pytest.approx(1.0, rel=0.02)
