@@ -919,6 +919,15 @@ def test_a_compiled_loss_keras_3_leaves_undivided_warns_plans_on_keras_3_alone()
     assert looped.verdict == "mirrored" and "LOSS_NOT_SCALED" not in looped.codes
     tpu = decide(workload=own, hardware={"device": "TPU-v4-8", "devices_per_host": 4, "intra_host": None})
     assert tpu.verdict == "tpu" and "LOSS_NOT_SCALED" in warnings(tpu)
+    # what rung profile measured travels to the scenario's workload block as it is
+    from rung.spec.profile import Profile, workload_block
+
+    profile = {"schema": "rung/profile/v1", "workload": "siamese.py", "device": "CPU:0", "device_name": "a laptop",
+               "params": 5e3,
+               "optimizer": "rmsprop", "per_device_batch": 16, "step_seconds": 0.01, "keras": "keras3",
+               "loss_scaled_for_replicas": False, "compiled_loss_not_scaled": "contrastive_loss"}
+    block = workload_block(Profile.model_validate(profile))
+    assert (block["compiled_loss_not_scaled"], block["loss_scaled_for_replicas"]) == ("contrastive_loss", False)
     # the name without the verdict contradicts itself: one line, exit 2
     with pytest.raises(InputError, match="compiled_loss_not_scaled"):
         decide(workload={**own, "loss_scaled_for_replicas": True})
