@@ -157,11 +157,17 @@ def run(args) -> int:
     render(typed)
     if args.html:
         print(f"report written to {args.html}")
-    return _failures(typed)
+    return _failures(typed, said=True)
 
 
-def _failures(result) -> int:
-    """Exit 1 when a run failed (the others' results are above), one line each on stderr."""
+def _failures(result, said: bool = False) -> int:
+    """Exit 1 when a run failed (the others' results are above), one line each on stderr;
+    where the report above already said why (`said`), one line naming them."""
+    if said and result.failed:
+        names = ", ".join(f.name for f in result.failed)
+        print(f"rung bench: {len(result.failed)} run(s) failed ({names}): what to change is in the report above",
+              file=sys.stderr)
+        return 1
     for f in result.failed:
         print(f"rung bench: {f.name} failed: {f.error}", file=sys.stderr)
     return 1 if result.failed else 0

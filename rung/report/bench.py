@@ -10,6 +10,22 @@ from rung import units as u
 from rung.spec.benchresult import BenchResult
 
 
+def failed_groups(failed) -> list[tuple[list[str], str]]:
+    """The failed runs as (their names, the error), runs that failed for the same reason in
+    one group, in the order they ran: a model that does not build on tf-keras fails every
+    run there with the same long line, which was printed once per run. Grouped, each run's
+    own task ("worker:0 failed: ", "single failed: ") is left out of the shared line."""
+    import re
+
+    def reason(error: str) -> str:
+        return re.sub(r"^[\w:.-]+ failed: ", "", error, count=1)
+
+    groups: dict[str, list] = {}
+    for f in failed:
+        groups.setdefault(reason(f.error), []).append(f)
+    return [([f.name for f in fs], reason(fs[0].error) if len(fs) > 1 else fs[0].error) for fs in groups.values()]
+
+
 def render(b: BenchResult, console: Console | None = None) -> None:
     console = console or Console()
     link = b.link
@@ -38,10 +54,11 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                   u.percent(r.scaling_efficiency), u.gib(r.gradient_bytes_per_step),
                   u.seconds(r.predicted_step_seconds), err_cell)
     for f in b.failed:
-        t.add_row(Text(f.name, style="red"), "-", Text("failed", style="red"), *["-"] * 6)
+        label = f.name if console.width >= 100 else f.name.replace("@", "\n@", 1)
+        t.add_row(Text(label, style="red"), "-", Text("failed", style="red"), *["-"] * 6)
     console.print(t)
-    for f in b.failed:
-        console.print(Text(f"{f.name} failed: {f.error}", style="red"))
+    for names, error in failed_groups(b.failed):
+        console.print(Text(f"{', '.join(names)} failed: {error}", style="red"))
     console.print(Text("predicted: rung advise's own model (rung.model.throughput) on this machine's measurements, "
                        "plus the test bed's terms (replicas sharing the cores, CPU spent streaming between test "
                        "hosts), which are zero for real hosts", style="dim"))

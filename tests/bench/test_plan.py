@@ -404,3 +404,34 @@ def test_the_bench_table_keeps_its_headings_and_figures_whole_at_80_columns():
     assert short.replace(" ", "") in "".join(line[:width] for line in lines[1:]).replace(" ", "")
     # and a one-device run's label is whole on its line (at 80 columns, 13 wide at least)
     assert any(line.startswith("single_device ") for line in lines)
+
+
+def test_runs_that_fail_for_one_reason_are_said_once():
+    """A model that does not build on tf-keras fails every run there with the same long line
+    (behind each run's own task: "single failed: ", "worker:0 failed: "); the report printed
+    it once per run, and rung bench then printed every one again on stderr."""
+    import io
+
+    from rich.console import Console
+
+    from rung.report.bench import failed_groups, render
+    from rung.spec.benchresult import BenchResult
+
+    why = "InputError: w.py: build_model() raised TypeError: negative_slope (line 18)"
+    failed = [{"run": "single_device@tf_keras", "strategy": "single_device", "replicas": 1,
+               "error": f"single failed: {why}"},
+              {"run": "multi_worker_mirrored:2", "strategy": "multi_worker_mirrored", "replicas": 2,
+               "error": f"worker:0 failed: {why}"},
+              {"run": "parameter_server:2", "strategy": "parameter_server", "replicas": 2,
+               "error": "coordinator failed: the pipeline runs Python"}]
+    b = BenchResult.model_validate(
+        {"schema": "rung/bench/v1", "workload": "w.py", "per_replica_batch": 8, "steps": 10, "warmup": 2,
+         "cores": 2, "hosts": 1, "link_mbit": None,
+         "link": {"where": "loopback", "bytes_per_second": 1e9, "rtt_seconds": 1e-4},
+         "runs": [], "failed": failed, "calibration": None, "notes": []})
+    assert failed_groups(b.failed) == [(["single_device@tf_keras", "mwms:2"], why),
+                                       (["ps:2"], "coordinator failed: the pipeline runs Python")]
+    out = io.StringIO()
+    render(b, Console(file=out, width=200))
+    assert out.getvalue().count("negative_slope") == 1
+    assert "single_device@tf_keras, mwms:2 failed: InputError" in out.getvalue()
