@@ -179,16 +179,16 @@ def add_replica_check(out: dict, check: dict) -> None:
     seen = (f"under {n} replicas the gradients summed for one update were {r:.2f}x the one-device gradient of the "
             f"same {n} batches")
     own = check.get("compiled_losses")
-    if own:  # Keras's own step, the file's compiled loss
+    if own and v == "not_scaled":  # Keras's own step, the file's compiled loss
         from rung.kerasfit import compiled_loss_problem
 
-        if v == "not_scaled" and check.get("keras") == "keras3":
+        if check.get("keras") == "keras3":
             out["compiled_loss_not_scaled"] = ", ".join(own)
             out["notes"].append(f"{seen}: {compiled_loss_problem(own)} (LOSS_NOT_SCALED)")
-        elif v == "unclear":
-            out["notes"].append(f"{seen} (1 when the compiled loss {', '.join(own)} is divided across replicas, "
-                                f"{n} when it is not): random layers or per-replica statistics blur it; rung draws "
-                                "no conclusion")
+        else:  # tf-keras divides what a loss returns, unless the loss's own reduction opts out
+            out["notes"].append(f"{seen}: the compiled loss {', '.join(own)} is not divided across replicas as "
+                                "Keras's own losses are, likely by a reduction of its own: return per-example losses "
+                                "with the default reduction (LOSS_NOT_SCALED)")
         return
     over = check.get("loss_over_batch")  # one more one-device step, on the batches joined: mean, sum or None
     meaning = {
