@@ -349,8 +349,9 @@ def compiled_loss_problem(losses, replicas: str = "N") -> str:
             "undivided across replicas (it divides the per-example losses it reduces itself), so under "
             f"{replicas} replicas every update is {replicas} times one device's, and fit shows {replicas} times the "
             "loss. Return the per-example losses "
-            "(drop the final mean over the batch, tf.reduce_mean or ops.mean, or take it over the last axis only) and "
-            "Keras averages them over the global batch, on either Keras; tf-keras divides the loss as it is")
+            "(drop the final mean over the batch, tf.reduce_mean or ops.mean, or take it over the last axis only; "
+            "for a Loss class, from its call(), since a __call__ of its own skips Keras's reduction) and Keras "
+            "averages them over the global batch, on either Keras; tf-keras divides the loss as it is")
 
 
 def stateful_calls(source: str, folder=None) -> list[str]:
