@@ -139,23 +139,15 @@ def own_losses(model) -> list[str]:
     per-replica mean, and the replicas' summed gradients are N times one device's (measured
     2.00x under 2 replicas; tf-keras divides whatever the loss returns, 1.00x). Whether the
     file's loss returns one number the replica check measures."""
+    from rung.measure.workload import compiled_leaves
+
     found: list[str] = []
-
-    def visit(x) -> None:
-        if isinstance(x, dict):
-            for v in x.values():
-                visit(v)
-        elif isinstance(x, (list, tuple)):
-            for v in x:
-                visit(v)
-        elif x is not None and not isinstance(x, str):
-            fn = getattr(x, "fn", None)  # a LossFunctionWrapper of the file's function
-            inner = fn if callable(fn) and not isinstance(fn, str) else x
-            where = getattr(inner, "__module__", None) or type(inner).__module__
-            if str(where).split(".")[0] not in ("keras", "tf_keras", "tensorflow"):
-                found.append(getattr(inner, "__name__", None) or type(inner).__name__)
-
-    visit(getattr(model, "loss", None))
+    for x in compiled_leaves(getattr(model, "loss", None)):
+        fn = getattr(x, "fn", None)  # a LossFunctionWrapper of the file's function
+        inner = fn if callable(fn) else x
+        where = getattr(inner, "__module__", None) or type(inner).__module__
+        if str(where).split(".")[0] not in ("keras", "tf_keras", "tensorflow"):
+            found.append(getattr(inner, "__name__", None) or type(inner).__name__)
     return list(dict.fromkeys(found))
 
 

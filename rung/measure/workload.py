@@ -215,21 +215,23 @@ def compiled_metric_objects(model) -> list:
     order: Keras 3 keeps them in `_compile_metrics`, tf-keras in `compiled_metrics`, as given
     (a list, a dict per output, nested)."""
     out: list = []
-
-    def walk(x):
-        if isinstance(x, dict):
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, (list, tuple)):
-            for v in x:
-                walk(v)
-        elif x is not None and not isinstance(x, str) and hasattr(x, "update_state") and all(x is not o for o in out):
-            out.append(x)
-
     for holder in (getattr(model, "_compile_metrics", None), getattr(model, "compiled_metrics", None)):
         for given in ("_user_metrics", "_user_weighted_metrics"):
-            walk(getattr(holder, given, None))
+            for x in compiled_leaves(getattr(holder, given, None)):
+                if hasattr(x, "update_state") and all(x is not o for o in out):
+                    out.append(x)
     return out
+
+
+def compiled_leaves(given) -> list:
+    """What `compile` was given for each output (its `loss=` or `metrics=`), as a flat list in
+    order: the objects and functions in a list, a dict per output, or nested, without names
+    (strings) and Nones."""
+    if isinstance(given, dict):
+        return [x for v in given.values() for x in compiled_leaves(v)]
+    if isinstance(given, (list, tuple)):
+        return [x for v in given for x in compiled_leaves(v)]
+    return [] if given is None or isinstance(given, str) else [given]
 
 
 def made_before(variables: list, made: list) -> list:
