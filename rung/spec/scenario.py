@@ -490,6 +490,12 @@ def _check_hardware(h: Hardware, at: str, where: str) -> None:
         raise InputError(where, f"{at}.intra_host",
                          f"{h.intra_host!r} given for TPU {dev.name}, whose chips are joined by ICI; "
                          "leave it out (or set intra_host_gbps)")
+    if dev is not None and dev.is_tpu and dev.host_devices and h.devices_per_host > dev.host_devices:
+        # Cloud TPU hosts of a generation hold at most this many (v4 and v5p: 4 chips; v3: 8
+        # cores; v5e: 8 chips): more per host is a slice of several hosts
+        raise InputError(where, f"{at}.devices_per_host",
+                         f"{h.devices_per_host} given for {dev.name}, whose hosts hold {dev.host_devices} devices; "
+                         f"expected at most {dev.host_devices} (a slice of more is several hosts: raise max_hosts)")
     links = dev.links_gbps if dev is not None else catalog.CUSTOM_LINKS_GBPS
     if h.intra_host is not None and h.intra_host not in links:
         raise InputError(where, f"{at}.intra_host",

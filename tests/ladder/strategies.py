@@ -31,7 +31,9 @@ def scenarios(draw, proposal: bool = True) -> dict:
     device = draw(st.sampled_from(sorted(CATALOG)))
     hardware = {
         "device": device,
-        "devices_per_host": draw(st.sampled_from([1, 2, 4, 8])),
+        # a TPU host holds at most its generation's count (v4: 4 chips); more is bad input
+        "devices_per_host": draw(st.sampled_from([n for n in (1, 2, 4, 8)
+                                                  if n <= (CATALOG[device].host_devices or n)])),
         "inter_host_gbps": draw(st.sampled_from([1, 10, 25, 100, 400])),
         "max_hosts": draw(st.sampled_from([1, 2, 4, 16, 64])),
         "host_memory_gib": draw(st.sampled_from([64, 256, 1024])),

@@ -84,6 +84,11 @@ BAD = [
     (valid_scenario(hardware={"device": "T4", "intra_host": "nvlink"}), "hardware.intra_host", "no nvlink"),
     (valid_scenario(hardware={"intra_host": "infiniband"}), "hardware.intra_host", "expected one of"),
     (valid_scenario(hardware={"devices_per_host": 0}), "hardware.devices_per_host", "at least 1"),
+    # no Cloud TPU v4 host holds more than 4 chips: 16 on one is a slice of 4 hosts
+    (valid_scenario(hardware={"device": "TPU-v4-8", "intra_host": None, "devices_per_host": 16}),
+     "hardware.devices_per_host", "whose hosts hold 4 devices; expected at most 4"),
+    (valid_scenario(workload={"compiled_loss_not_scaled": "smooth_l1"}), "workload.compiled_loss_not_scaled",
+     "expected false with it"),
     (valid_scenario(hardware={"inter_host_gbps": -1}), "hardware.inter_host_gbps", "greater than 0"),
     (valid_scenario(hardware=[1, 2]), "hardware", "mapping"),
     (valid_scenario(goal={"target_examples_per_second": None}), "goal.target_examples_per_second", "required"),
