@@ -214,6 +214,29 @@ def test_compiled_losses_the_file_defines_are_found_and_keras_own_are_not():
     assert compiled_loss_calls("def broken(:") == []
 
 
+def test_assign_in_a_metrics_update_state_is_found_and_assign_add_is_not():
+    from rung.kerasfit import assigning_metric_calls
+
+    source = "\n".join([
+        "class Top(keras.metrics.Metric):",
+        "    def update_state(self, y, p, sample_weight=None):",
+        "        self.top.assign(tf.maximum(self.top, 1.0))",        # line 3
+        "        self.count.assign_add(1.0)",                        # sums right
+        "    def reset_state(self):",
+        "        self.top.assign(0.0)",                              # not an update
+        "class Averaged(Metric):",
+        "    def __init__(self):",
+        "        self.v = self.add_variable((), 'zeros', aggregation='mean')",
+        "    def update_state(self, y, p):",
+        "        self.v.assign(1.0)",                                # its own aggregation
+        "class Layer(keras.layers.Layer):",
+        "    def update_state(self, x):",
+        "        self.v.assign(x)",                                  # not a metric
+    ])
+    assert assigning_metric_calls(source) == ["Top.update_state: self.top.assign (line 3)"]
+    assert assigning_metric_calls("def broken(:") == []
+
+
 def test_calls_that_divide_the_batch_by_the_replicas_are_found_with_their_lines():
     from rung.kerasfit import per_replica_batch_calls
 

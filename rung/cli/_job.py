@@ -146,6 +146,7 @@ def job_from(args) -> Job:
                   divides_batch=bool(s.workload.divides_batch), stateful_rnn=bool(s.workload.stateful_rnn_layers),
                   accumulates=s.workload.optimizer_accumulation_steps > 1,
                   gradient_clipping=s.workload.gradient_clipping, step_clipping=s.workload.step_clipping,
+                  assigning_metrics=s.workload.assigning_metrics,
                   logged_loss_divided=s.workload.logged_loss_divided, logged_loss_keras=s.workload.step_keras,
                   strategy_failure=s.workload.strategy_failure, step_keras=s.workload.step_keras,
                   strategy_fails_on_one_device=s.workload.strategy_fails_on_one_device,
@@ -169,7 +170,7 @@ def job_from(args) -> Job:
     # (tf-keras cannot train it), its literal run_eagerly=True (fit runs without a graph;
     # train.py turns it off under parameter servers), its literal jit_compile=True (parameter servers run it
     # without XLA) and its literal mixed_float16 (parameter servers refuse it): read once, here
-    from rung.kerasfit import (accumulation_calls, clipping_calls, compiled_loss_calls, jit_compile_calls, keras3_imports, mixed_float16_calls,
+    from rung.kerasfit import (accumulation_calls, assigning_metric_calls, clipping_calls, compiled_loss_calls, jit_compile_calls, keras3_imports, mixed_float16_calls,
                                own_step_defs, per_replica_batch_calls, python_input_calls, run_eagerly_calls,
                                stateful_calls, step_clipping_calls, tf_keras_imports, workload_text)
 
@@ -190,6 +191,7 @@ def job_from(args) -> Job:
     job.accumulation_calls = accumulation_calls(source, folder)
     job.clipping_calls = clipping_calls(source, folder)
     job.step_clipping_calls = step_clipping_calls(source, folder)
+    job.assigning_metric_calls = assigning_metric_calls(source, folder)
     job.own_step_defs = own_step_defs(source, folder)
     job.compiled_loss_calls = compiled_loss_calls(source, folder)
     if args.batch:

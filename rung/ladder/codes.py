@@ -99,6 +99,7 @@ STEPS_PER_EXECUTION = "STEPS_PER_EXECUTION"      # compile(steps_per_execution >
 RAGGED_OR_SPARSE_INPUTS = "RAGGED_OR_SPARSE_INPUTS"  # ragged or sparse features: Keras 3 mirrored fit fails
 LOGGED_LOSS_DIVIDED = "LOGGED_LOSS_DIVIDED"  # a custom step logs its replica's share: 1/N of the loss shown
 CLIPPING_PER_REPLICA = "CLIPPING_PER_REPLICA"  # optimizer clipping: Keras 3 mirrored clips each replica's share
+METRIC_SUMMED = "METRIC_SUMMED"  # a metric of the file's own set with assign: N replicas' values summed in fit's logs
 KERAS3_IMPORT = "KERAS3_IMPORT"                  # the file builds its model from Keras 3's own `import keras`: tf-keras cannot fit it
 STEP_ON_OTHER_KERAS = "STEP_ON_OTHER_KERAS"      # the step was measured on Keras 3; the plan runs on tf-keras
 STEP_REMEASURED = "STEP_REMEASURED"              # the plan runs on tf-keras: its step was measured there, and planned from

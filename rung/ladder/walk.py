@@ -303,6 +303,18 @@ def _logged_loss_divided(ctx: Context, d: Decision):
     return Finding(C.LOGGED_LOSS_DIVIDED, logged_loss_problem(str(p.devices)))
 
 
+def _metric_summed(ctx: Context, d: Decision):
+    """METRIC_SUMMED: the plan has several synchronous replicas, and a metric of the file's
+    own sets its state with assign, which fit reads as the sum of the replicas' copies (on
+    either Keras: measured 1.80x for a maximum under 2 replicas on both)."""
+    from rung.kerasfit import metric_summed_problem
+
+    p, found = d.prediction, ctx.s.workload.assigning_metrics
+    if not found or d.verdict not in SYNCHRONOUS_REPLICAS or p is None or p.devices < 2:
+        return None
+    return Finding(C.METRIC_SUMMED, metric_summed_problem(found, str(p.devices)))
+
+
 def _step_clips(ctx: Context, d: Decision):
     """CLIPPING_PER_REPLICA of the model's own train_step: it runs once per replica, so
     under any synchronous plan of several replicas, on either Keras, each replica's
@@ -426,7 +438,7 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     # each finder's warnings, in this order; those that stop a job or change its numbers go
     # to the front (the last of them found ends up first)
     for find, first in ((_heavy_tails, False), (_loss_not_scaled, True), (_step_clips, False),
-                        (_logged_loss_divided, False),
+                        (_logged_loss_divided, False), (_metric_summed, False),
                         (_keras3_cannot_run, False),
                         (_step_on_other_keras, False), (_run_eagerly, True), (_worker_input, True),
                         (_divides_batch, True), (_dense_embedding_gradients, False), (_sync_batch_norm, False),

@@ -83,6 +83,10 @@ class Job:
     # scenario's step_clipping: each replica's gradients clipped alone (CLIPPING_PER_REPLICA)
     step_clipping_calls: list[str] = field(default_factory=list)
     step_clipping: Optional[str] = None
+    # assign calls in its own metrics' update_state (rung.kerasfit.assigning_metric_calls), or
+    # the scenario's assigning_metrics: shown as N replicas' values summed (METRIC_SUMMED)
+    assigning_metric_calls: list[str] = field(default_factory=list)
+    assigning_metrics: Optional[str] = None
     # the scenario's logged_loss_divided, or rung launch's replica check, and the Keras it was
     # read on (what fit shows differs between them): LOGGED_LOSS_DIVIDED
     logged_loss_divided: Optional[bool] = None
@@ -438,6 +442,18 @@ def logged_loss_note(job: Job) -> Optional[str]:
     return f"LOGGED_LOSS_DIVIDED: train.py runs {job.strategy_class}, and {logged_loss_problem(str(n) if n else 'N')}"
 
 
+def metric_summed_note(job: Job) -> Optional[str]:
+    """METRIC_SUMMED: train.py sums several replicas, and a metric of the file's own sets its
+    state with assign, which fit reads as the replicas' sum. None when that cannot happen."""
+    from rung.kerasfit import metric_summed_problem
+
+    n = synchronous_replicas(job)
+    found = "; ".join(job.assigning_metric_calls) or job.assigning_metrics
+    if n is None or not found:
+        return None
+    return f"METRIC_SUMMED: train.py runs {job.strategy_class}, and {metric_summed_problem(found, str(n) if n else 'N')}"
+
+
 def step_clipping_note(job: Job) -> Optional[str]:
     """CLIPPING_PER_REPLICA: train.py sums several replicas' gradients, and the model's own
     train_step clips them, once per replica. None when that cannot happen."""
@@ -529,7 +545,7 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
 def notes(job: Job) -> list[str]:
     """What rung init says about the job before anything runs (stderr, and the README)."""
     found = (strategy_fails_note(job), mixed_float16_note(job), loss_not_scaled_note(job), accumulation_note(job), clipping_note(job),
-             step_clipping_note(job), logged_loss_note(job),
+             step_clipping_note(job), logged_loss_note(job), metric_summed_note(job),
              stateful_rnn_note(job),
              keras3_import_note(job), python_pipeline_note(job), captured_dataset_note(job), run_eagerly_note(job),
              jit_compile_note(job), batch_divided_note(job))

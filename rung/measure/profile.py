@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from rung.errors import InputError
-from rung.kerasfit import keras3_imports, step_clipping_calls, tf_keras_imports, tf_keras_reason, workload_text
+from rung.kerasfit import (assigning_metric_calls, keras3_imports, step_clipping_calls, tf_keras_imports,
+                           tf_keras_reason, workload_text)
 from rung.measure import checkpoint, counts, pipeline, replicas, shapes, tfenv, timing
 from rung.measure.workload import build_checked_model, dataset_repeats, load_workload, make_checked_dataset
 from rung.model.inputs import INPUT_BOUND_FRACTION
@@ -426,6 +427,7 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         "eager_step_seconds": statistics.median(eager.totals) if eager is not None else None,
         "keras3_imports": keras3_imports(*workload_text(path)),
         "step_clipping": "; ".join(step_clipping_calls(*workload_text(path))) or None,
+        "assigning_metrics": "; ".join(assigning_metric_calls(*workload_text(path))) or None,
         **(under or {}),
         "gradient_bytes_dense": g.dense_bytes,
         "gradient_bytes_sparse": g.sparse_bytes,

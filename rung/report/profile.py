@@ -138,6 +138,9 @@ def render(p: dict, console: Console | None = None) -> None:
                                       + (", which alone gives N times once clipping bites (the check above may "
                                          "be that)" if (rc or {}).get("verdict") == "not_scaled" else "")
                                       + " (CLIPPING_PER_REPLICA)")
+    if p.get("assigning_metrics"):
+        t.add_row("metrics under replicas", f"{p['assigning_metrics']}: a state set with assign is read as the sum "
+                                            "of the replicas' copies: under N replicas, the sum of N replicas' values (METRIC_SUMMED)")
     if p.get("worker_input") or p.get("worker_input_detail"):
         t.add_row("across workers", worker_input_line(p.get("worker_input"), p.get("worker_input_detail")))
     if p.get("ps_worker_input"):

@@ -27,7 +27,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "worker_input",
                  "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
                  "sync_batch_norm_layers", "logged_values", "sparse_gradient_tensors", "stateful_rnn_layers", "non_trainable_params",
-                 "optimizer_accumulation_steps", "gradient_clipping", "step_clipping", "logged_loss_divided", "compiled_loss_not_scaled",
+                 "optimizer_accumulation_steps", "gradient_clipping", "step_clipping", "logged_loss_divided", "compiled_loss_not_scaled", "assigning_metrics",
                  "strategy_failure",
                  "strategy_fails_on_one_device", "mixed_precision_policy", "strategy_step_extra_seconds",
                  "batch_time_cv")
@@ -70,6 +70,7 @@ class Profile(BaseModel):
     optimizer_accumulation_steps: int = 1  # the optimizer's own gradient_accumulation_steps (Keras 3)
     gradient_clipping: Optional[str] = None  # the optimizers' clipping, "clipnorm=1" (rung.measure.counts)
     step_clipping: Optional[str] = None  # clipping calls in the model's own train_step (rung.kerasfit)
+    assigning_metrics: Optional[str] = None  # assign calls in its own metrics' update_state (rung.kerasfit)
     logged_loss_divided: Optional[bool] = None  # the step logs its replica's share of the loss (replica check)
     compiled_loss_not_scaled: Optional[str] = None  # the file's compiled losses Keras 3 left undivided (replica check)
     # why the step failed under MirroredStrategy on the profile's Keras (the replica check), if it did

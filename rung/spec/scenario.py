@@ -152,6 +152,11 @@ class Workload(_Block):
     # replica's gradients are clipped before the optimizer sums them: CLIPPING_PER_REPLICA,
     # and a LOSS_NOT_SCALED that the clipping alone may explain. `rung profile` reads the file.
     step_clipping: Optional[str] = None
+    # v1 extension (optional): `assign` calls in the update_state of the file's own Metric
+    # classes, "MaxError.update_state: self.top.assign (line 19)". A metric's variables are
+    # read as the sum of the replicas' copies, so a state set with assign shows the sum of N
+    # replicas' values under N synchronous replicas: METRIC_SUMMED. `rung profile` reads the file.
+    assigning_metrics: Optional[str] = None
     # v1 extension (optional): the compiled losses of the file's own that the replica check
     # found undivided across replicas on Keras 3 ("smooth_l1"): a loss function that returns
     # one number (its own tf.reduce_mean) is left as it is by Keras 3's reduction, so under N

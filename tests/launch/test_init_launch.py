@@ -1108,6 +1108,19 @@ def test_a_compiled_loss_of_the_files_own_is_said_by_init_where_keras_3_sums_rep
     assert train_time_warnings(found) == []
 
 
+def test_a_metric_set_with_assign_is_said_by_init_where_replicas_are_summed():
+    from rung.launch.emit import Job, notes
+
+    calls = ["MaxError.update_state: self.top.assign (line 18)"]
+    for job in (Job("mirrored", assigning_metric_calls=calls),
+                Job("multi_worker_mirrored", workers=2, assigning_metrics=calls[0])):
+        [note] = [n for n in notes(job) if n.startswith("METRIC_SUMMED")]
+        assert calls[0] in note and "EarlyStopping" in note
+    for job in (Job("single_device", assigning_metric_calls=calls),
+                Job("parameter_server", workers=2, ps_tasks=1, assigning_metric_calls=calls)):
+        assert not any(n.startswith("METRIC_SUMMED") for n in notes(job))
+
+
 def test_launch_checks_a_compiled_loss_of_the_files_own_on_keras_3():
     """A loss function that returns its own tf.reduce_mean, compiled into a model on Keras's
     train_step: rung launch runs the replica check for it (before, no model on Keras's own

@@ -154,3 +154,45 @@ def test_a_compiled_loss_that_returns_one_number_is_left_undivided_on_keras_3(mo
     per_example = check(path, 16, "keras3")
     assert per_example["checked"] and per_example["verdict"] == "scaled", per_example
     assert per_example["gradient_ratio"] == pytest.approx(1.0, rel=0.02)
+
+
+FIT_BOTH_WAYS = """
+import json, os, sys
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+from rung.measure.workload import load_workload
+w = load_workload(sys.argv[1])
+def fit(strategy):
+    with strategy.scope():
+        m = w.build_model()
+    return {k: v[-1] for k, v in m.fit(w.make_dataset(16), epochs=1, steps_per_epoch=1, verbose=0).history.items()}
+one = fit(tf.distribute.OneDeviceStrategy("/cpu:0"))
+two = fit(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+print(json.dumps({k: two[k] / one[k] for k in one}))
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("keras", ["keras3", "tf_keras"])
+def test_a_metric_set_with_assign_shows_the_replicas_sum(keras):
+    """The premise of METRIC_SUMMED, measured: fit on one device and under 2 replicas, the
+    same global batch, learning rate 0. A maximum kept with assign reads the sum of the
+    two replicas' maxima (1.80x here); Keras's MAE beside it reads 1.00x. And rung reads
+    the assign from the file (what profile and init say it from)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from rung.kerasfit import assigning_metric_calls
+
+    path = HERE / "max_metric.py"
+    assert assigning_metric_calls(path.read_text()) == ["MaxError.update_state: self.top.assign (line 18)"]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TF_USE_LEGACY_KERAS": "1" if keras == "tf_keras" else "0"}
+    r = subprocess.run([sys.executable, "-c", FIT_BOTH_WAYS, str(path)], capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-1500:]
+    ratio = json.loads(r.stdout.strip().splitlines()[-1])
+    assert ratio["mae"] == pytest.approx(1.0, rel=0.01) and ratio["loss"] == pytest.approx(1.0, rel=0.01)
+    assert 1.5 < ratio["max_error"] <= 2.0, ratio
