@@ -568,23 +568,34 @@ def step_clipping_calls(source: str, folder=None) -> list[str]:
     "GAN.train_step: tf.clip_by_global_norm (line 18)": the step runs once per replica, so
     each replica's gradients are clipped before the optimizer sums them, under either Keras
     (CLIPPING_PER_REPLICA). Read as `own_step_defs`."""
+    return _calls_in_method(source, folder, "train_step",
+                            lambda call: _dotted(call.func).rsplit(".", 1)[-1] in CLIP_CALLS)
+
+
+def _dotted(f) -> str:
+    """A call's function as written, an attribute chain: `tf.clip_by_global_norm`, `self.top.assign`."""
     import ast  # noqa: PLC0415 - only here
 
-    def name(f) -> str:
-        parts = []
-        while isinstance(f, ast.Attribute):
-            parts.append(f.attr)
-            f = f.value
-        if isinstance(f, ast.Name):
-            parts.append(f.id)
-        return ".".join(reversed(parts))
+    parts = []
+    while isinstance(f, ast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    if isinstance(f, ast.Name):
+        parts.append(f.id)
+    return ".".join(reversed(parts))
+
+
+def _calls_in_method(source: str, folder, method: str, call_ok, class_ok=None) -> list[str]:
+    """The calls `call_ok` keeps inside the `method` of a workload's classes (those `class_ok`
+    keeps), as "GAN.train_step: tf.clip_by_global_norm (line 18)", in the file and the modules
+    it imports from its folder (`_read`)."""
+    import ast  # noqa: PLC0415 - only here
 
     def calls(tree) -> list:
-        return [(node.lineno, f"{c.name}.train_step: {name(node.func)} (line {node.lineno})")
-                for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
-                for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "train_step"
-                for node in ast.walk(f) if isinstance(node, ast.Call)
-                and name(node.func).rsplit(".", 1)[-1] in CLIP_CALLS]
+        return [(node.lineno, f"{c.name}.{method}: {_dotted(node.func)} (line {node.lineno})")
+                for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and (class_ok is None or class_ok(c))
+                for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == method
+                for node in ast.walk(f) if isinstance(node, ast.Call) and call_ok(node)]
 
     return _read(source, folder, calls)
 
@@ -606,23 +617,9 @@ def assigning_metric_calls(source: str, folder=None) -> list[str]:
         return any(kw.arg == "aggregation" and not (isinstance(kw.value, ast.Constant) and kw.value.value == "sum")
                    for node in ast.walk(c) if isinstance(node, ast.Call) for kw in node.keywords)
 
-    def target(f) -> str:
-        parts = []
-        while isinstance(f, ast.Attribute):
-            parts.append(f.attr)
-            f = f.value
-        if isinstance(f, ast.Name):
-            parts.append(f.id)
-        return ".".join(reversed(parts))
-
-    def calls(tree) -> list:
-        return [(node.lineno, f"{c.name}.update_state: {target(node.func)} (line {node.lineno})")
-                for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and metric_class(c) and not other_aggregation(c)
-                for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "update_state"
-                for node in ast.walk(f) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "assign"]
-
-    return _read(source, folder, calls)
+    return _calls_in_method(source, folder, "update_state",
+                            lambda call: isinstance(call.func, ast.Attribute) and call.func.attr == "assign",
+                            lambda c: metric_class(c) and not other_aggregation(c))
 
 
 def metric_summed_problem(calls: str, replicas: str = "N") -> str:
