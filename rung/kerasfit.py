@@ -625,12 +625,12 @@ def assigning_metric_calls(source: str, folder=None) -> list[str]:
 def metric_summed_problem(calls: str, replicas: str = "N") -> str:
     """METRIC_SUMMED: what fit shows for a metric whose update_state sets its state with
     assign, under several replicas, and the fix. Measured here: a metric keeping the
-    largest absolute error of the batch read 1.80x one device's under 2 replicas, on Keras 3
+    largest absolute error of the batch read 1.81x one device's under 2 replicas, on Keras 3
     and tf-keras (the sum of each replica's maximum); Keras's MAE beside it 1.00x."""
     return (f"{calls}: a metric's variables are each replica's own and read as their sum, so a state set with "
             f"assign (a maximum, a last value) shows the sum of the {replicas} replicas' values under {replicas} "
             "replicas, in fit's logs and in any callback that monitors it (EarlyStopping, ModelCheckpoint); "
-            "training is not changed (a metric kept of the largest error read 1.80x one device's under 2 replicas "
+            "training is not changed (a metric kept of the largest error read 1.81x one device's under 2 replicas "
             "here, both Kerases). Keep totals and counts with assign_add, as Keras's own metrics do; a maximum has no "
             "such form: on Keras 3 add_variable(..., aggregation=\"mean\") shows the replicas' mean of it (0.90x "
             "here, not the maximum), or compute it outside fit")

@@ -170,8 +170,8 @@ def job_from(args) -> Job:
     # (tf-keras cannot train it), its literal run_eagerly=True (fit runs without a graph;
     # train.py turns it off under parameter servers), its literal jit_compile=True (parameter servers run it
     # without XLA) and its literal mixed_float16 (parameter servers refuse it): read once, here
-    from rung.kerasfit import (accumulation_calls, assigning_metric_calls, clipping_calls, compiled_loss_calls, jit_compile_calls, keras3_imports, mixed_float16_calls,
-                               own_step_defs, per_replica_batch_calls, python_input_calls, run_eagerly_calls,
+    from rung.kerasfit import (accumulation_calls, assigning_metric_calls, clipping_calls, compiled_loss_calls,
+                               jit_compile_calls, keras3_imports, mixed_float16_calls, own_step_defs, per_replica_batch_calls, python_input_calls, run_eagerly_calls,
                                stateful_calls, step_clipping_calls, tf_keras_imports, workload_text)
 
     # (and in the modules it imports from its own folder, where a team keeps its model)
