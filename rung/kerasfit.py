@@ -606,7 +606,8 @@ def assigning_metric_calls(source: str, folder=None) -> list[str]:
     variables are each replica's own and read as their sum (Keras's own metrics add totals
     and counts with assign_add, which sum right): a state set with `assign` (a maximum, the
     last value) reads as the sum of N replicas' values (METRIC_SUMMED). A class whose
-    `add_variable` asks another `aggregation=` is not found. Read as `own_step_defs`."""
+    `add_variable` asks another `aggregation=` is not found, nor an accumulation written
+    with assign (`v.assign(v + x)`). Read as `own_step_defs`."""
     import ast  # noqa: PLC0415 - only here
 
     def metric_class(c) -> bool:
@@ -617,8 +618,20 @@ def assigning_metric_calls(source: str, folder=None) -> list[str]:
         return any(kw.arg == "aggregation" and not (isinstance(kw.value, ast.Constant) and kw.value.value == "sum")
                    for node in ast.walk(c) if isinstance(node, ast.Call) for kw in node.keywords)
 
+    def adds_to_itself(call) -> bool:
+        """`v.assign(v + x)` (or `tf.add(v, x)`): an accumulation written with assign, which
+        sums right across replicas as assign_add does."""
+        held = ast.dump(call.func.value)
+        v = call.args[0] if call.args else None
+        if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
+            return held in (ast.dump(v.left), ast.dump(v.right))
+        if isinstance(v, ast.Call) and _dotted(v.func).rsplit(".", 1)[-1] == "add":
+            return held in [ast.dump(a) for a in v.args]
+        return False
+
     return _calls_in_method(source, folder, "update_state",
-                            lambda call: isinstance(call.func, ast.Attribute) and call.func.attr == "assign",
+                            lambda call: isinstance(call.func, ast.Attribute) and call.func.attr == "assign"
+                            and not adds_to_itself(call),
                             lambda c: metric_class(c) and not other_aggregation(c))
 
 

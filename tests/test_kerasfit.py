@@ -222,6 +222,9 @@ def test_assign_in_a_metrics_update_state_is_found_and_assign_add_is_not():
         "    def update_state(self, y, p, sample_weight=None):",
         "        self.top.assign(tf.maximum(self.top, 1.0))",        # line 3
         "        self.count.assign_add(1.0)",                        # sums right
+        "        self.total.assign(self.total + 2.0)",               # so does this
+        "        self.seen.assign(tf.add(x, self.seen))",            # and this
+        "        self.ema.assign(self.ema * 0.9 + 0.1)",             # line 7: not an accumulation
         "    def reset_state(self):",
         "        self.top.assign(0.0)",                              # not an update
         "class Averaged(Metric):",
@@ -233,7 +236,8 @@ def test_assign_in_a_metrics_update_state_is_found_and_assign_add_is_not():
         "    def update_state(self, x):",
         "        self.v.assign(x)",                                  # not a metric
     ])
-    assert assigning_metric_calls(source) == ["Top.update_state: self.top.assign (line 3)"]
+    assert assigning_metric_calls(source) == ["Top.update_state: self.top.assign (line 3)",
+                                              "Top.update_state: self.ema.assign (line 7)"]
     assert assigning_metric_calls("def broken(:") == []
 
 
