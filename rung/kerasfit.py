@@ -311,8 +311,8 @@ def clipping_calls(source: str, folder=None) -> list[str]:
 
 
 def compiled_loss_calls(source: str, folder=None) -> list[str]:
-    """The `compile` calls of a workload file whose `loss=` is a function or Loss class the
-    file itself defines (alone, or in a list or dict of losses), as "compile(loss=smooth_l1)
+    """The `compile` calls of a workload file whose `loss=` is a function, lambda or Loss class
+    the file itself defines (alone, or in a list or dict of losses), as "compile(loss=smooth_l1)
     (line 26)": Keras 3 leaves such a loss undivided across replicas when it returns one
     number (`compiled_loss_problem`), so `rung launch` runs the replica check for it. Keras's
     own losses, by name or class, are not found. Read as `jit_compile_calls`."""
@@ -326,6 +326,8 @@ def compiled_loss_calls(source: str, folder=None) -> list[str]:
             return [x for e in v.elts for x in own(e)]
         if isinstance(v, ast.Dict):
             return [x for e in v.values for x in own(e)]
+        if isinstance(v, ast.Lambda):
+            return ["<lambda>"]
         if isinstance(v, ast.Call):  # a Loss class of the file's, constructed: SmoothL1()
             v = v.func
         return [v.id] if isinstance(v, ast.Name) and v.id in defined else []

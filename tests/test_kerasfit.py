@@ -208,9 +208,11 @@ def test_compiled_losses_the_file_defines_are_found_and_keras_own_are_not():
         "d.compile(loss=mse)",                                                  # a Keras loss by a name
         "e.compile(loss=keras.losses.mean_squared_error)",
         "f.fit(x, loss=smooth_l1)",                                             # not compile
+        "g.compile(loss=lambda y, p: tf.reduce_mean(tf.abs(y - p)))",           # line 12
     ])
     assert compiled_loss_calls(source) == ["compile(loss=smooth_l1) (line 6)",
-                                           "compile(loss=smooth_l1, Focal) (line 7)"]
+                                           "compile(loss=smooth_l1, Focal) (line 7)",
+                                           "compile(loss=<lambda>) (line 12)"]
     assert compiled_loss_calls("def broken(:") == []
 
 
