@@ -347,8 +347,8 @@ def compiled_loss_problem(losses, replicas: str = "N") -> str:
     that returns its own `tf.reduce_mean`, 1.00x for the same function returning the
     per-example losses, and 1.00x on tf-keras either way."""
     names = ", ".join(losses) if not isinstance(losses, str) else losses
-    return (f"the compiled loss {names} returns one number (its own mean over the batch), which Keras 3 leaves "
-            "undivided across replicas (it divides the per-example losses it reduces itself), so under "
+    return (f"the compiled loss {names} returns one number (a mean or sum it took over the batch itself), which "
+            "Keras 3 leaves undivided across replicas (it divides the per-example losses it reduces itself), so under "
             f"{replicas} replicas every update is {replicas} times one device's, and fit shows {replicas} times the "
             "loss. Return the per-example losses "
             "(drop the final mean over the batch, tf.reduce_mean or ops.mean, or take it over the last axis only; "
