@@ -140,7 +140,8 @@ def render(p: dict, console: Console | None = None) -> None:
                                       + " (CLIPPING_PER_REPLICA)")
     if p.get("assigning_metrics"):
         t.add_row("metrics under replicas", f"{p['assigning_metrics']}: a state set with assign is read as the sum "
-                                            "of the replicas' copies: under N replicas, the sum of N replicas' values (METRIC_SUMMED)")
+                                            "of the replicas' copies: under N replicas, the sum of N replicas' "
+                                            "values (METRIC_SUMMED)")
     if p.get("worker_input") or p.get("worker_input_detail"):
         t.add_row("across workers", worker_input_line(p.get("worker_input"), p.get("worker_input_detail")))
     if p.get("ps_worker_input"):
