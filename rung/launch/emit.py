@@ -509,37 +509,41 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
     summed = (f"the gradients of its {n} replicas, so every update is {n} times" if n else
               "the gradients of its replicas, so under N replicas every update is N times")
     keras3 = not job.legacy_keras
+    by = job.loss_checked_by or "the scenario says so"
     if job.compiled_loss_not_scaled:  # Keras's step, the file's loss: undivided on Keras 3 alone
         if not keras3:
             return None  # tf-keras divides it
         from rung.kerasfit import compiled_loss_problem
 
-        return (f"LOSS_NOT_SCALED ({job.loss_checked_by or 'the scenario says so'}): {job.strategy_class} sums the "
-                f"gradients of its replicas on Keras 3, and "
+        return (f"LOSS_NOT_SCALED ({by}): {job.strategy_class} sums the gradients of its replicas on Keras 3, and "
                 f"{compiled_loss_problem(job.compiled_loss_not_scaled, str(n) if n else 'N')}")
     if job.loss_scaled_for_replicas is False:
         if job.step_clipping_calls or job.step_clipping:  # the check compares clipped gradients
-            return (f"LOSS_NOT_SCALED ({job.loss_checked_by or 'the scenario says so'}): {job.strategy_class} sums "
+            return (f"LOSS_NOT_SCALED ({by}): {job.strategy_class} sums "
                     f"{summed} what one device takes; the train_step's own clipping alone gives that once it "
                     "bites (CLIPPING_PER_REPLICA, below), so the loss may be divided by the global batch after "
                     f"all: clip after the sum and check again. If it stays: {LOSS_NOT_SCALED_FIX}")
-        return (f"LOSS_NOT_SCALED ({job.loss_checked_by or 'the scenario says so'}): the model's own train_step (or "
+        return (f"LOSS_NOT_SCALED ({by}): the model's own train_step (or "
                 f"compute_loss) does not divide its loss by the global batch, and {job.strategy_class} sums "
                 f"{summed} what one device takes. {LOSS_NOT_SCALED_FIX}")
-    if job.loss_scaled_for_replicas is None and job.own_step_defs and not job.loss_check_quiet:
-        defs = ", ".join(job.own_step_defs[:2]) + (", ..." if len(job.own_step_defs) > 2 else "")
-        said = (f"({job.loss_checked_by})" if job.loss_checked_by else
-                "(rung init runs nothing): `rung launch` and `rung profile` check it (LOSS_NOT_SCALED)")
-        return (f"the model has its own step ({defs}), and whether it divides its loss by the global batch under "
-                f"{job.strategy_class} is not known {said}")
-    if job.loss_scaled_for_replicas is None and job.compiled_loss_calls and keras3 and not job.loss_check_quiet:
-        calls = ", ".join(job.compiled_loss_calls[:2]) + (", ..." if len(job.compiled_loss_calls) > 2 else "")
-        said = (f"({job.loss_checked_by})" if job.loss_checked_by else
-                "(rung init runs nothing): `rung launch` and `rung profile` check it (LOSS_NOT_SCALED)")
-        return (f"the model compiles a loss of its own ({calls}); Keras 3 divides it across the replicas of "
-                f"{job.strategy_class} only if it returns per-example losses (one number, its own mean, is left "
-                f"undivided: every update N times one device's), and which it returns is not known {said}")
+    if job.loss_scaled_for_replicas is not None or job.loss_check_quiet:
+        return None
+    # nobody checked it: what would, and why it matters
+    said = (f"({job.loss_checked_by})" if job.loss_checked_by else
+            "(rung init runs nothing): `rung launch` and `rung profile` check it (LOSS_NOT_SCALED)")
+    if job.own_step_defs:
+        return (f"the model has its own step ({_first_two(job.own_step_defs)}), and whether it divides its loss by "
+                f"the global batch under {job.strategy_class} is not known {said}")
+    if job.compiled_loss_calls and keras3:
+        return (f"the model compiles a loss of its own ({_first_two(job.compiled_loss_calls)}); Keras 3 divides it "
+                f"across the replicas of {job.strategy_class} only if it returns per-example losses (one number, its "
+                f"own mean, is left undivided: every update N times one device's), and which it returns is not "
+                f"known {said}")
     return None
+
+
+def _first_two(found: list[str]) -> str:
+    return ", ".join(found[:2]) + (", ..." if len(found) > 2 else "")
 
 
 def notes(job: Job) -> list[str]:
