@@ -341,6 +341,29 @@ def compiled_loss_calls(source: str, folder=None) -> list[str]:
     return _calls(source, compiles, folder)
 
 
+def summed_loss_calls(source: str, folder=None) -> list[str]:
+    """The calls of a workload file that make a loss with a reduction that sums over the
+    batch (`reduction="sum"` or `"none"`, or `Reduction.SUM` / `Reduction.NONE` of tf-keras),
+    as "MeanSquaredError(reduction='sum') (line 9)". Compiled, such a loss makes every update
+    under N replicas N times one device's step (`summed_loss_problem`); inside a train_step of
+    the file's own it is usually followed by tf.nn.compute_average_loss, which divides it.
+    Which of the two it is the replica check tells (`rung launch` runs it for these)."""
+    import ast  # noqa: PLC0415 - only here
+
+    def summing(v) -> Optional[str]:
+        if isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.lower() in ("sum", "none"):
+            return v.value.lower()
+        if isinstance(v, ast.Attribute) and v.attr in ("SUM", "NONE"):
+            return v.attr.lower()
+        return None
+
+    def describe(node, name):
+        found = [summing(kw.value) for kw in node.keywords if kw.arg == "reduction"]
+        return f"{name or 'a call'}(reduction={found[0]!r}) (line {node.lineno})" if found and found[0] else None
+
+    return _calls(source, describe, folder)
+
+
 def compiled_loss_problem(losses, replicas: str = "N") -> str:
     """LOSS_NOT_SCALED of a compiled loss of the file's own on Keras 3, and the fix. Measured
     by the replica check: 2.00x one device's gradients under 2 replicas for a loss function
@@ -354,6 +377,19 @@ def compiled_loss_problem(losses, replicas: str = "N") -> str:
             "(drop the final mean over the batch, tf.reduce_mean or ops.mean, or take it over the last axis only; "
             "for a Loss class, from its call(), since a __call__ of its own skips Keras's reduction) and Keras "
             "averages them over the global batch, on either Keras; tf-keras divides the loss as it is")
+
+
+def summed_loss_problem(losses, replicas: str = "N") -> str:
+    """LOSS_NOT_SCALED of Keras's own compiled loss made with reduction='sum' (or 'none'),
+    and the fix. Measured by the replica check: 2.00x one device's gradients under 2
+    replicas on Keras 3 and on tf-keras, for either reduction; 1.00x with the default."""
+    names = ", ".join(losses) if not isinstance(losses, str) else losses
+    return (f"the compiled loss {names} sums over the batch rather than averaging, on either Keras: each replica "
+            f"sums its own batch and the replicas' gradients are summed, so under {replicas} replicas every update's "
+            f"gradient is {replicas} times one device's step at the same per-device batch (the sum over a global "
+            f"batch {replicas} times as large): with SGD or momentum, a learning rate {replicas} times as large "
+            "(Adam and RMSprop normalise most of it away). If that is not meant, use the loss's default reduction "
+            "(sum_over_batch_size), which averages over the global batch on either Keras")
 
 
 def stateful_calls(source: str, folder=None) -> list[str]:

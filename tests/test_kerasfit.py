@@ -216,6 +216,25 @@ def test_compiled_losses_the_file_defines_are_found_and_keras_own_are_not():
     assert compiled_loss_calls("def broken(:") == []
 
 
+def test_losses_made_to_sum_over_the_batch_are_found_by_their_reduction():
+    from rung.kerasfit import summed_loss_calls
+
+    source = "\n".join([
+        "import keras, tf_keras",
+        "a = keras.losses.MeanSquaredError(reduction='sum')",                  # line 2
+        "b = keras.losses.SparseCategoricalCrossentropy(reduction='none')",    # line 3
+        "c = tf_keras.losses.Huber(reduction=tf_keras.losses.Reduction.SUM)",  # line 4
+        "d = keras.losses.MeanSquaredError()",
+        "e = keras.losses.MeanSquaredError(reduction='sum_over_batch_size')",
+        "f = keras.losses.MeanSquaredError(reduction=REDUCTION)",              # not known from the text
+        "g = keras.losses.Huber(reduction=tf_keras.losses.Reduction.AUTO)",
+    ])
+    assert summed_loss_calls(source) == ["MeanSquaredError(reduction='sum') (line 2)",
+                                         "SparseCategoricalCrossentropy(reduction='none') (line 3)",
+                                         "Huber(reduction='sum') (line 4)"]
+    assert summed_loss_calls("def broken(:") == []
+
+
 def test_assign_in_a_metrics_update_state_is_found_and_assign_add_is_not():
     from rung.kerasfit import assigning_metric_calls
 

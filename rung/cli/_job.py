@@ -155,6 +155,7 @@ def job_from(args) -> Job:
                   mixed_float16=s.workload.mixed_precision_policy == "mixed_float16",
                   loss_scaled_for_replicas=s.workload.loss_scaled_for_replicas,
                   compiled_loss_not_scaled=s.workload.compiled_loss_not_scaled,
+                  compiled_loss_sums=s.workload.compiled_loss_sums,
                   loss_checked_by="the scenario's workload.loss_scaled_for_replicas: false"
                   if s.workload.loss_scaled_for_replicas is not None else "")
         if args.workers:
@@ -172,7 +173,8 @@ def job_from(args) -> Job:
     # without XLA) and its literal mixed_float16 (parameter servers refuse it): read once, here
     from rung.kerasfit import (accumulation_calls, assigning_metric_calls, clipping_calls, compiled_loss_calls,
                                jit_compile_calls, keras3_imports, mixed_float16_calls, own_step_defs, per_replica_batch_calls, python_input_calls, run_eagerly_calls,
-                               stateful_calls, step_clipping_calls, tf_keras_imports, workload_text)
+                               stateful_calls, step_clipping_calls, summed_loss_calls, tf_keras_imports,
+                               workload_text)
 
     # (and in the modules it imports from its own folder, where a team keeps its model)
     source, folder = workload_text(args.workload)
@@ -194,6 +196,7 @@ def job_from(args) -> Job:
     job.assigning_metric_calls = assigning_metric_calls(source, folder)
     job.own_step_defs = own_step_defs(source, folder)
     job.compiled_loss_calls = compiled_loss_calls(source, folder)
+    job.summed_loss_calls = summed_loss_calls(source, folder)
     if args.batch:
         job.batch = args.batch
     job.keras_asked = getattr(args, "keras", None)

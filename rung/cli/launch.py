@@ -133,6 +133,8 @@ def check_loss_scale(job, workload: Path, skip: bool = False) -> None:
 
     # a compiled loss of the file's own is left undivided by Keras 3 alone (tf-keras divides it)
     own_loss = bool(job.compiled_loss_calls) and not job.legacy_keras
+    # a loss made to sum over the batch (reduction="sum"), compiled, sums on either Keras
+    own_loss = own_loss or bool(job.summed_loss_calls)
     if job.loss_scaled_for_replicas is not None or not (job.own_step_defs or own_loss) \
             or synchronous_replicas(job) is None:
         return
@@ -141,7 +143,9 @@ def check_loss_scale(job, workload: Path, skip: bool = False) -> None:
         return
     keras = "tf_keras" if job.legacy_keras else "keras3"
     what = "the model's own step divides its loss" if job.own_step_defs else \
-        f"Keras 3 divides the model's own compiled loss ({', '.join(job.compiled_loss_calls[:2])})"
+        f"Keras 3 divides the model's own compiled loss ({', '.join(job.compiled_loss_calls[:2])})" \
+        if job.compiled_loss_calls and keras == "keras3" else \
+        f"the model's compiled loss averages over the batch ({', '.join(job.summed_loss_calls[:2])})"
     print(f"rung launch: checking that {what} across replicas: one step under "
           f"{replicas.REPLICAS} logical CPU devices against one device, on {keras.replace('_', '-')} "
           "(--no-replica-check skips it)", file=sys.stderr, flush=True)
@@ -151,6 +155,8 @@ def check_loss_scale(job, workload: Path, skip: bool = False) -> None:
         job.logged_loss_divided, job.logged_loss_keras = found["logged_loss_divided"], keras
     if v == "not_scaled" and found.get("compiled_losses") and keras == "keras3":
         job.compiled_loss_not_scaled = ", ".join(found["compiled_losses"])
+    elif v == "not_scaled" and found.get("summed_losses"):  # on either Keras
+        job.compiled_loss_sums = ", ".join(found["summed_losses"])
     if v in ("scaled", "not_scaled"):
         job.loss_scaled_for_replicas = v == "scaled"
         job.loss_checked_by = (f"rung launch's check: the gradients summed under {found['replicas']} replicas were "

@@ -271,6 +271,12 @@ def _loss_not_scaled(ctx: Context, d: Decision):
         return Finding(C.LOSS_NOT_SCALED,
             f"the replica check found the replicas' gradients summed to N times one device's under N replicas "
             f"on Keras 3, where this plan runs: {compiled_loss_problem(w.compiled_loss_not_scaled, str(p.devices))}")
+    if w.compiled_loss_sums:  # Keras's step and loss, made to sum over the batch: on either Keras
+        from rung.kerasfit import summed_loss_problem
+
+        return Finding(C.LOSS_NOT_SCALED,
+            f"the replica check found the replicas' gradients summed to N times one device's under N replicas: "
+            f"{summed_loss_problem(w.compiled_loss_sums, str(p.devices))}")
     clipped = w.step_clipping
     if clipped:  # the check compares the clipped gradients: clipping that bit gives N x alone
         from rung.kerasfit import step_clipping_problem

@@ -107,6 +107,10 @@ class Job:
     # and the losses the scenario's or rung launch's check found Keras 3 leaves undivided
     compiled_loss_calls: list[str] = field(default_factory=list)
     compiled_loss_not_scaled: Optional[str] = None
+    # the file's losses made with reduction="sum" or "none" (rung.kerasfit.summed_loss_calls),
+    # and those the scenario's or rung launch's check found compiled (summing on either Keras)
+    summed_loss_calls: list[str] = field(default_factory=list)
+    compiled_loss_sums: Optional[str] = None
     loss_checked_by: str = ""
     # nothing to say of a loss nobody checked: the check was skipped by --no-replica-check, or
     # the step cannot run under the strategy at all (train.py stops on that, in its words)
@@ -517,6 +521,11 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
 
         return (f"LOSS_NOT_SCALED ({by}): {job.strategy_class} sums the gradients of its replicas on Keras 3, and "
                 f"{compiled_loss_problem(job.compiled_loss_not_scaled, str(n) if n else 'N')}")
+    if job.compiled_loss_sums:  # Keras's step and loss, made to sum: on either Keras
+        from rung.kerasfit import summed_loss_problem
+
+        return (f"LOSS_NOT_SCALED ({by}): {job.strategy_class} sums the gradients of its replicas, and "
+                f"{summed_loss_problem(job.compiled_loss_sums, str(n) if n else 'N')}")
     if job.loss_scaled_for_replicas is False:
         if job.step_clipping_calls or job.step_clipping:  # the check compares clipped gradients
             return (f"LOSS_NOT_SCALED ({by}): {job.strategy_class} sums "
@@ -534,6 +543,11 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
     if job.own_step_defs:
         return (f"the model has its own step ({_first_two(job.own_step_defs)}), and whether it divides its loss by "
                 f"the global batch under {job.strategy_class} is not known {said}")
+    if job.summed_loss_calls and not job.own_step_defs:
+        return (f"the model makes a loss that sums over the batch ({_first_two(job.summed_loss_calls)}); compiled, "
+                f"it is summed over each replica's batch and {job.strategy_class} sums the replicas' gradients, so "
+                f"every update is N times one device's step at the same per-device batch, on either Keras; whether "
+                f"it is the compiled loss is not known {said}")
     if job.compiled_loss_calls and keras3:
         return (f"the model compiles a loss of its own ({_first_two(job.compiled_loss_calls)}); Keras 3 divides it "
                 f"across the replicas of {job.strategy_class} only if it returns per-example losses (one number, its "

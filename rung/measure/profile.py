@@ -191,6 +191,13 @@ def add_replica_check(out: dict, check: dict) -> None:
                                 "Keras's own losses are, likely by a reduction of its own: return per-example losses "
                                 "with the default reduction (LOSS_NOT_SCALED)")
         return
+    summed = check.get("summed_losses")
+    if summed and v == "not_scaled":  # Keras's step and loss, made to sum: on either Keras
+        from rung.kerasfit import summed_loss_problem
+
+        out["compiled_loss_sums"] = ", ".join(summed)
+        out["notes"].append(f"{seen}: {summed_loss_problem(summed)} (LOSS_NOT_SCALED)")
+        return
     over = check.get("loss_over_batch")  # one more one-device step, on the batches joined: mean, sum or None
     meaning = {
         "not_scaled": (": the train_step (or compute_loss) sums its loss over the batch (its gradient on the "

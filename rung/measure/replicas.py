@@ -128,7 +128,8 @@ def keras_scales_the_loss(model) -> bool:
     returns: a `tf.reduce_mean` there is a per-replica mean, 2x the update under 2 replicas
     (measured: gradient ratio 2.00). So is a compiled loss of the file's own that returns
     one number on Keras 3 (`own_losses`)."""
-    return keras_own_train_step(model) and _keras_defines(model, "compute_loss") and not own_losses(model)
+    return keras_own_train_step(model) and _keras_defines(model, "compute_loss") and not own_losses(model) \
+        and not summed_losses(model)
 
 
 def own_losses(model) -> list[str]:
@@ -148,6 +149,28 @@ def own_losses(model) -> list[str]:
         where = getattr(inner, "__module__", None) or type(inner).__module__
         if str(where).split(".")[0] not in ("keras", "tf_keras", "tensorflow"):
             found.append(getattr(inner, "__name__", None) or type(inner).__name__)
+    return list(dict.fromkeys(found))
+
+
+# the reductions of a Keras loss that do not divide by the batch (Keras 3 and tf-keras
+# spell both as these strings)
+SUMMING_REDUCTIONS = ("sum", "none")
+
+
+def summed_losses(model) -> list[str]:
+    """Keras's own compiled losses made with a reduction that sums over the batch,
+    "MeanSquaredError(reduction='sum')". Under N synchronous replicas each replica sums
+    its own batch and the gradients are summed: the update is the sum over the global
+    batch, N times one device's step at the same per-device batch, on either Keras
+    (measured 2.00x under 2 replicas for 'sum' and 'none'). The replica check measures it."""
+    from rung.measure.workload import compiled_leaves
+
+    found: list[str] = []
+    for x in compiled_leaves(getattr(model, "loss", None)):
+        reduction = getattr(x, "reduction", None)
+        if isinstance(reduction, str) and reduction.lower() in SUMMING_REDUCTIONS \
+                and type(x).__module__.split(".")[0] in ("keras", "tf_keras", "tensorflow"):
+            found.append(f"{type(x).__name__}(reduction={reduction.lower()!r})")
     return list(dict.fromkeys(found))
 
 
@@ -239,6 +262,7 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
            abs(logged_ratio * REPLICAS - 1) <= LOGGED_TOLERANCE}
     if keras_own_train_step(one) and _keras_defines(one, "compute_loss"):
         out["compiled_losses"] = own_losses(one)  # Keras's step: what was checked is the file's compiled loss
+        out["summed_losses"] = summed_losses(one)  # ... or Keras's own loss, made to sum over the batch
     return out
 
 

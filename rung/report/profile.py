@@ -150,6 +150,8 @@ def render(p: dict, console: Console | None = None) -> None:
     if p.get("loss_scaled_for_replicas") is False:
         what = (f"the compiled loss {p['compiled_loss_not_scaled']} is not divided across replicas on Keras 3"
                 if p.get("compiled_loss_not_scaled") else
+                f"the compiled loss {p['compiled_loss_sums']} sums over the batch, on either Keras"
+                if p.get("compiled_loss_sums") else
                 "the train_step's (or compute_loss's) loss is not divided across replicas as Keras' own is")
         items.append(Text.assemble(("  • ", "yellow"), ("LOSS_NOT_SCALED", "bold yellow"),
                                    f": {what} (see the note below)"))
@@ -217,6 +219,10 @@ def replica_line(rc: dict) -> str:
         return (f"NOT scaled: the compiled loss {', '.join(own)} returns one number, which Keras 3 leaves undivided: "
                 f"N times the update under N replicas (summed gradients of {rc['replicas']} replicas "
                 f"{rc['gradient_ratio']:.2f}x one device's)")
+    summed = rc.get("summed_losses")
+    if summed and rc["verdict"] == "not_scaled":
+        return (f"NOT scaled: the compiled loss {', '.join(summed)} sums over the batch: N times the update under "
+                f"N replicas (summed gradients of {rc['replicas']} replicas {rc['gradient_ratio']:.2f}x one device's)")
     what = {"scaled": "scaled for replicas as Keras' own loss is",
             "not_scaled": "NOT scaled: " + {"sum": "a sum over the batch, ", "mean": "a per-replica mean, "}.get(
                 rc.get("loss_over_batch"), "not divided by the global batch: ") + "N times the update under N replicas",

@@ -28,7 +28,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
                  "sync_batch_norm_layers", "logged_values", "sparse_gradient_tensors", "stateful_rnn_layers", "non_trainable_params",
                  "optimizer_accumulation_steps", "gradient_clipping", "step_clipping", "logged_loss_divided",
-                 "compiled_loss_not_scaled", "assigning_metrics", "strategy_failure",
+                 "compiled_loss_not_scaled", "compiled_loss_sums", "assigning_metrics", "strategy_failure",
                  "strategy_fails_on_one_device", "mixed_precision_policy", "strategy_step_extra_seconds",
                  "batch_time_cv")
 _FLOATS = ("params", "non_trainable_params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
@@ -73,6 +73,7 @@ class Profile(BaseModel):
     assigning_metrics: Optional[str] = None  # assign calls in its own metrics' update_state (rung.kerasfit)
     logged_loss_divided: Optional[bool] = None  # the step logs its replica's share of the loss (replica check)
     compiled_loss_not_scaled: Optional[str] = None  # the file's compiled losses Keras 3 left undivided (replica check)
+    compiled_loss_sums: Optional[str] = None  # Keras's own compiled losses made to sum over the batch (replica check)
     # why the step failed under MirroredStrategy on the profile's Keras (the replica check), if it did
     strategy_failure: Optional[str] = None
     # ... and under OneDeviceStrategy too (Keras 3's fit of a compiled loss on unlabelled data)

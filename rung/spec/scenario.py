@@ -163,6 +163,12 @@ class Workload(_Block):
     # replicas the update is N times one device's (tf-keras divides it). With
     # loss_scaled_for_replicas false: LOSS_NOT_SCALED for synchronous plans on Keras 3 alone.
     compiled_loss_not_scaled: Optional[str] = None
+    # v1 extension (optional): Keras's own compiled losses made with a reduction that sums
+    # over the batch ("MeanSquaredError(reduction='sum')"), found by the replica check: under
+    # N synchronous replicas the gradient is the sum over the global batch, N times one
+    # device's step at the same per-device batch, on either Keras. With
+    # loss_scaled_for_replicas false: LOSS_NOT_SCALED for synchronous plans of several replicas.
+    compiled_loss_sums: Optional[str] = None
     # v1 extension (optional): the model's own train_step logs its loss as divided for the
     # sum of gradients (compute_loss, tf.nn.compute_average_loss), so under N synchronous
     # replicas fit shows 1/N of one device's loss though training is right:
@@ -450,6 +456,11 @@ def _check(s: Scenario, where: str) -> None:
     if w.compiled_loss_not_scaled and w.loss_scaled_for_replicas is not False:
         raise InputError(where, "workload.compiled_loss_not_scaled",
                          f"{w.compiled_loss_not_scaled!r} names losses left undivided across replicas, but "
+                         f"workload.loss_scaled_for_replicas is {w.loss_scaled_for_replicas}; expected false with "
+                         "it (rung profile writes both)")
+    if w.compiled_loss_sums and w.loss_scaled_for_replicas is not False:
+        raise InputError(where, "workload.compiled_loss_sums",
+                         f"{w.compiled_loss_sums!r} names losses that sum over the batch, but "
                          f"workload.loss_scaled_for_replicas is {w.loss_scaled_for_replicas}; expected false with "
                          "it (rung profile writes both)")
     _check_hardware(h, "hardware", where)

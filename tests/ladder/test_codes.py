@@ -933,6 +933,41 @@ def test_a_compiled_loss_keras_3_leaves_undivided_warns_plans_on_keras_3_alone()
         decide(workload={**own, "loss_scaled_for_replicas": True})
 
 
+def test_a_compiled_loss_made_to_sum_warns_synchronous_plans_on_either_keras():
+    """The replica check read 2.00x on both Kerases for MeanSquaredError(reduction="sum"):
+    mirrored (Keras 3), multi-worker (tf-keras) and TPU plans warn with the loss and the
+    plan's own N; one device and parameter servers (nothing summed) do not."""
+    from rung.errors import InputError
+
+    summed = {"loss_scaled_for_replicas": False, "compiled_loss_sums": "MeanSquaredError(reduction='sum')"}
+    d = decide(workload=summed, goal={"target_examples_per_second": ONE * 5})  # mirrored, 8 devices
+    assert d.verdict == "mirrored" and "LOSS_NOT_SCALED" in warnings(d)
+    said = next(w.message for w in d.warnings if w.code == "LOSS_NOT_SCALED")
+    assert "MeanSquaredError(reduction='sum') sums over the batch" in said and "8 times one device's" in said
+    assert "sum_over_batch_size" in said
+    multi = decide(workload=summed, goal={"target_examples_per_second": ONE * 20})
+    assert multi.verdict == "multi_worker_mirrored" and "LOSS_NOT_SCALED" in warnings(multi)
+    assert f"{multi.prediction.devices} times one device's" in \
+        next(w.message for w in multi.warnings if w.code == "LOSS_NOT_SCALED")
+    tpu = decide(workload=summed, hardware={"device": "TPU-v4-8", "devices_per_host": 4, "intra_host": None})
+    assert tpu.verdict == "tpu" and "LOSS_NOT_SCALED" in warnings(tpu)
+    one = decide(workload=summed, goal={"target_examples_per_second": ONE * 0.5})
+    assert one.verdict == "single_device" and "LOSS_NOT_SCALED" not in one.codes
+    ps = decide(workload={**PREEMPTIBLE_SMALL_MODEL["workload"], "step_time_cv": 0.3, **summed},
+                **{k: v for k, v in PREEMPTIBLE_SMALL_MODEL.items() if k != "workload"})
+    assert ps.verdict == "parameter_server" and "LOSS_NOT_SCALED" not in ps.codes
+    from rung.spec.profile import Profile, workload_block
+
+    profile = {"schema": "rung/profile/v1", "workload": "sum.py", "device": "CPU:0", "device_name": "a laptop",
+               "params": 5e3, "optimizer": "sgd", "per_device_batch": 16, "step_seconds": 0.01, "keras": "tf_keras",
+               "loss_scaled_for_replicas": False, "compiled_loss_sums": "MeanSquaredError(reduction='sum')"}
+    block = workload_block(Profile.model_validate(profile))
+    assert (block["compiled_loss_sums"], block["loss_scaled_for_replicas"]) == \
+        ("MeanSquaredError(reduction='sum')", False)
+    with pytest.raises(InputError, match="compiled_loss_sums"):
+        decide(workload={**summed, "loss_scaled_for_replicas": True})
+
+
 def test_a_metric_set_with_assign_warns_every_synchronous_plan_of_several_replicas():
     """On either Keras (measured 1.81x for a maximum under 2 replicas on both): mirrored,
     multi-worker and TPU plans warn; one device and parameter servers do not."""

@@ -1108,6 +1108,27 @@ def test_a_compiled_loss_of_the_files_own_is_said_by_init_where_keras_3_sums_rep
     assert train_time_warnings(found) == []
 
 
+def test_a_loss_made_to_sum_is_said_by_init_on_either_keras():
+    """A loss made with reduction="sum" sums on either Keras: init says what would check it
+    (the text alone cannot tell a compiled loss from one a train_step divides itself), and
+    once checked says LOSS_NOT_SCALED on tf-keras too; nothing where nothing is summed."""
+    from rung.launch.emit import Job, notes, train_time_warnings
+
+    calls = ["MeanSquaredError(reduction='sum') (line 17)"]
+    for job in (Job("mirrored", summed_loss_calls=calls),
+                Job("multi_worker_mirrored", workers=2, summed_loss_calls=calls)):  # tf-keras
+        [note] = [n for n in notes(job) if "sums over the batch" in n]
+        assert calls[0] in note and "rung launch" in note and "on either Keras" in note
+    assert not any("sums over the batch" in n for n in notes(Job("single_device", summed_loss_calls=calls)))
+    # a train_step of the file's own: its own words (it likely divides the sum itself)
+    assert not any("sums over the batch" in n for n in notes(
+        Job("mirrored", summed_loss_calls=calls, own_step_defs=["GAN.train_step (line 30)"])))
+    found = Job("multi_worker_mirrored", workers=2, summed_loss_calls=calls, loss_scaled_for_replicas=False,
+                compiled_loss_sums="MeanSquaredError(reduction='sum')", loss_checked_by="the scenario says so")
+    [warned] = train_time_warnings(found)
+    assert warned.startswith("LOSS_NOT_SCALED") and "2 times one device's step" in warned
+
+
 def test_a_metric_set_with_assign_is_said_by_init_where_replicas_are_summed():
     from rung.launch.emit import Job, notes
 
@@ -1131,6 +1152,22 @@ def test_launch_checks_a_compiled_loss_of_the_files_own_on_keras_3():
     assert "checking that Keras 3 divides the model's own compiled loss (compile(loss=smooth_l1)" in r.stderr
     [warned] = [x for x in r.stderr.splitlines() if x.startswith("rung launch: warning: LOSS_NOT_SCALED")]
     assert "were 2.00x one device's" in warned and "the compiled loss smooth_l1 returns one number" in warned
+    assert json.loads(r.stdout)["steps_completed"] == 3
+
+
+@pytest.mark.tf
+def test_launch_checks_a_compiled_loss_made_to_sum_on_tf_keras():
+    """MeanSquaredError(reduction="sum") under multi-worker (tf-keras): rung launch reads the
+    reduction in the text, runs the replica check, and says LOSS_NOT_SCALED before training
+    (tf-keras sums it as Keras 3 does: 2.00x)."""
+    path = HERE.parent / "measure" / "workloads" / "summed_loss.py"
+    r = rung("launch", str(path), "--strategy", "multi_worker_mirrored", "--workers", "2", "--engine", "local",
+             "--steps", "3", "--json")
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert "checking that the model's compiled loss averages over the batch (MeanSquaredError(reduction='sum')" \
+        in r.stderr
+    [warned] = [x for x in r.stderr.splitlines() if x.startswith("rung launch: warning: LOSS_NOT_SCALED")]
+    assert "were 2.00x one device's" in warned and "MeanSquaredError(reduction='sum') sums over the batch" in warned
     assert json.loads(r.stdout)["steps_completed"] == 3
 
 

@@ -156,6 +156,38 @@ def test_a_compiled_loss_that_returns_one_number_is_left_undivided_on_keras_3(mo
     assert per_example["gradient_ratio"] == pytest.approx(1.0, rel=0.02)
 
 
+@pytest.mark.tf
+def test_a_compiled_keras_loss_made_to_sum_gives_n_times_the_update_on_either_keras(monkeypatch):
+    """Keras's own MeanSquaredError(reduction="sum"): each replica sums its batch and the
+    strategy sums their gradients, so under 2 replicas the gradient is 2x one device's step
+    at the same per-device batch, on Keras 3 and on tf-keras alike (and for "none"). Was:
+    every Keras loss passed as scaled without a run. With the default reduction the check
+    is not run (Keras divides its own mean)."""
+    from rung.measure.profile import add_replica_check
+    from rung.measure.replicas import check
+    from rung.report.profile import replica_line
+
+    path = HERE / "summed_loss.py"
+    for keras in ("keras3", "tf_keras"):
+        r = check(path, 16, keras)
+        assert r["checked"] and r["summed_losses"] == ["MeanSquaredError(reduction='sum')"], r
+        assert r["gradient_ratio"] == pytest.approx(2.0, rel=0.02) and r["verdict"] == "not_scaled"
+        assert r["loss_over_batch"] == "sum"  # one device on the two batches joined: their sum
+        out = {"notes": []}
+        add_replica_check(out, r)
+        assert out["loss_scaled_for_replicas"] is False
+        assert out["compiled_loss_sums"] == "MeanSquaredError(reduction='sum')"
+        assert "sums over the batch rather than averaging, on either Keras" in out["notes"][-1]
+        assert "compiled_loss_not_scaled" not in out
+        assert "sums over the batch" in replica_line(r)
+    monkeypatch.setenv("RUNG_TEST_REDUCTION", "none")
+    r = check(path, 16, "tf_keras")
+    assert r["summed_losses"] == ["MeanSquaredError(reduction='none')"] and r["verdict"] == "not_scaled", r
+    monkeypatch.setenv("RUNG_TEST_REDUCTION", "sum_over_batch_size")
+    r = check(path, 16, "keras3")
+    assert r["checked"] is False and r["keras_train_step"], r
+
+
 FIT_BOTH_WAYS = """
 import json, os, sys
 import tensorflow as tf
