@@ -45,6 +45,16 @@ def _integrate(n: np.ndarray) -> np.ndarray:
 # E[max of n] for n = 1, 2, ... (index n - 1), grown as larger fleets are asked: a ladder
 # walk asks every fleet size up to max_hosts, dozens of times, so each is integrated once
 _TABLE = np.zeros(1)
+# Up to this fleet every size is integrated; beyond it, sizes on a geometric grid
+# (`_PER_DOUBLING` a doubling) are, and the rest interpolated in log n, where E[max] is
+# smooth and slowly growing (about sqrt(2 ln n)): 800,000 replicas (100,000 hosts of 8)
+# integrated one by one took 22 s a walk. Interpolated against integrated, the largest
+# difference from 4,097 to 70,000 was 2.5e-7 (of values near 4); the tests check sizes up
+# to 3 million against Simpson's rule (tests/model/test_straggler_preemption_ps.py).
+EXACT_UP_TO = 4096
+_PER_DOUBLING = 64
+_BIG_N = np.zeros(0)
+_BIG_VALUES = np.zeros(0)
 
 
 def _table(top: int) -> np.ndarray:
@@ -55,19 +65,40 @@ def _table(top: int) -> np.ndarray:
     return _TABLE
 
 
+def _big(n: np.ndarray) -> np.ndarray:
+    """E[max of n] for n > EXACT_UP_TO, interpolated in log n between integrated sizes."""
+    global _BIG_N, _BIG_VALUES
+    top = int(n.max())
+    if not len(_BIG_N) or _BIG_N[-1] < top:
+        doublings = math.log2(top / EXACT_UP_TO) + 1.0 / _PER_DOUBLING
+        steps = int(math.ceil(doublings * _PER_DOUBLING)) + 1
+        grid = np.unique(np.round(EXACT_UP_TO * 2.0 ** (np.arange(steps + 1) / _PER_DOUBLING)).astype(np.int64))
+        _BIG_N, _BIG_VALUES = grid, _integrate(grid)
+    return np.interp(np.log(n), np.log(_BIG_N), _BIG_VALUES)
+
+
 def _expected_max_one(n: int) -> float:
-    return 0.0 if n <= 1 else float(_table(n)[n - 1])
+    if n <= 1:
+        return 0.0
+    if n > EXACT_UP_TO:
+        return float(_big(np.array([n]))[0])
+    return float(_table(n)[n - 1])
 
 
 def expected_max_standard_normal(n):
     """E[max of n iid standard normals]; accepts an int or an integer array."""
     if np.ndim(n) == 0:
         return _expected_max_one(int(n))
-    arr = np.asarray(n, dtype=int)
+    arr = np.asarray(n, dtype=np.int64)
     if arr.size == 0:
         return np.zeros(arr.shape)
-    table = _table(int(max(1, arr.max())))
-    return np.where(arr > 1, table[np.clip(arr, 1, None) - 1], 0.0)
+    table = _table(int(min(max(1, arr.max()), EXACT_UP_TO)))
+    out = np.where(arr > 1, table[np.clip(arr, 1, len(table)) - 1], 0.0)
+    big = arr > EXACT_UP_TO
+    if big.any():
+        out = np.where(big, 0.0, out)
+        out[big] = _big(arr[big])
+    return out
 
 
 SIMULATED_CELLS = 8_000_000   # workers x steps simulated: 125,000 steps of up to 64 workers, 3,900 of 2,048

@@ -11,7 +11,7 @@ import difflib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from rung.errors import InputError
 from rung.spec import catalog
@@ -31,7 +31,26 @@ StepDistribution = Literal["normal", "lognormal"]
 
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
-Count = Annotated[int, Field(ge=1)]
+def _whole(v: Any) -> Any:
+    """A whole number written as a float (`1e3`, `64.0`: YAML reads both as floats) is the
+    whole number; the contract lets any number be written as 25.6e6. 64.5 stays a float and
+    is refused as not whole."""
+    return int(v) if isinstance(v, float) and v.is_integer() else v
+
+
+Whole = BeforeValidator(_whole)
+Count = Annotated[int, Whole, Field(ge=1)]
+# Bounds on the sizes rung's arithmetic multiplies together: far beyond any real job (the
+# largest models have about 2e12 parameters; a step of a day is slow), and below where a
+# product of them overflows a float (params 1e308 ended in "internal error: OverflowError",
+# a step of 1e308 s in a division by zero, 100 million hosts in minutes of work and 2 GB)
+MAX_PARAMS = 1e15
+MAX_STEP_SECONDS = 1e6
+MAX_HOSTS = 1_000_000
+Params = Annotated[float, Field(gt=0, le=MAX_PARAMS)]
+SomeParams = Annotated[float, Field(ge=0, le=MAX_PARAMS)]
+StepSeconds = Annotated[float, Field(gt=0, le=MAX_STEP_SECONDS)]
+Hosts = Annotated[int, Whole, Field(ge=1, le=MAX_HOSTS)]
 T = TypeVar("T")
 Interval = Annotated[list[T], Field(min_length=2, max_length=2)]  # [low, high]
 # an optimizer's clipping as rung profile writes it: "clipnorm=1", "global_clipnorm=2, clipvalue=0.5"
@@ -47,14 +66,14 @@ class _Block(BaseModel):
 
 
 class Workload(_Block):
-    params: Positive
-    embedding_params: NonNegative = 0.0
+    params: Params
+    embedding_params: SomeParams = 0.0
     param_dtype: DType = "float32"
     mixed_precision: bool = False
     optimizer: Optimizer
     activation_bytes_per_example: NonNegative = 0.0
     per_device_batch: Count
-    step_seconds: Positive
+    step_seconds: StepSeconds
     input_wait_seconds: NonNegative = 0.0
     step_time_cv: NonNegative = 0.02
     dynamic_shapes: bool = False
@@ -109,12 +128,12 @@ class Workload(_Block):
     # optimizer dense (an embeddings_regularizer touches every row; a table tied to the
     # output layer): they count as dense parameters, not embedding_params, and plans that
     # exchange gradients across hosts say so (DENSE_EMBEDDING_GRADIENTS). `rung profile` sets it.
-    dense_embedding_params: NonNegative = 0.0
+    dense_embedding_params: SomeParams = 0.0
     # v1 extension (optional): BatchNormalization layers with synchronized=True. Under a
     # synchronous strategy each all-reduces its batch statistics and their gradients every
     # step, six small all-reduces in sequence that the predicted step pays in latency
     # (`comm.sync_batch_norm_seconds`; SYNC_BATCH_NORM). `rung profile` counts them.
-    sync_batch_norm_layers: Annotated[int, Field(ge=0)] = 0
+    sync_batch_norm_layers: Annotated[int, Whole, Field(ge=0)] = 0
     # v1 extension (optional): the values Keras's fit logs every step (the loss, each
     # output's loss, each metric: the leaves of what train_step returns). Under
     # MultiWorkerMirroredStrategy tf-keras's fit all-reduces each across the workers, one
@@ -122,18 +141,18 @@ class Workload(_Block):
     # the predicted multi-host step pays them in latency (`comm.logged_values_seconds`).
     # Absent: one, the loss. 0 for a loop that logs nothing across workers. `rung profile`
     # counts them.
-    logged_values: Optional[Annotated[int, Field(ge=0)]] = None
+    logged_values: Optional[Annotated[int, Whole, Field(ge=0)]] = None
     # v1 extension (optional): sparse (IndexedSlices) gradients a step, one per embedding
     # table the step looks rows up in. Under multi-worker each is all-gathered by three
     # collectives in sequence (its rows' count, then its rows and their indices), which the
     # predicted step pays in latency (`comm.sparse_gather_latency_seconds`). Absent: one,
     # when the workload has embedding parameters. `rung profile` counts them.
-    sparse_gradient_tensors: Optional[Annotated[int, Field(ge=0)]] = None
+    sparse_gradient_tensors: Optional[Annotated[int, Whole, Field(ge=0)]] = None
     # v1 extension (optional): weights no optimizer updates (a frozen base's layers,
     # BatchNorm's moving statistics), which `params` (trainable) leaves out. Every replica
     # holds them; under parameter servers they live on the PS and every worker reads them
     # every step. `rung profile` counts them.
-    non_trainable_params: NonNegative = 0.0
+    non_trainable_params: SomeParams = 0.0
     # v1 extension (optional): the optimizer's own gradient_accumulation_steps (Keras 3's).
     # Keras 3's fit fails with it under MirroredStrategy (keras-team/keras#20582) and
     # tf-keras's optimizers do not take it: GRADIENT_ACCUMULATION on replicated plans.
@@ -185,7 +204,7 @@ class Workload(_Block):
     # v1 extension (optional): recurrent layers with stateful=True. tf-keras refuses to
     # build them under any tf.distribute strategy (Keras 3 builds them), and multi-worker
     # and parameter-server fit run only on tf-keras: STATEFUL_RNN. `rung profile` counts them.
-    stateful_rnn_layers: Annotated[int, Field(ge=0)] = 0
+    stateful_rnn_layers: Annotated[int, Whole, Field(ge=0)] = 0
     # v1 extension (optional): the model's compile(steps_per_execution=k). Keras 3's fit
     # fails with k > 1 under MirroredStrategy (keras-team/keras#19246, reproduced with TF
     # 2.21; tf-keras runs it): STEPS_PER_EXECUTION. `rung profile` reads it.
@@ -264,7 +283,7 @@ class Hardware(_Block):
     intra_host: Optional[Literal["nvlink", "pcie"]] = None
     intra_host_gbps: Optional[Positive] = None
     inter_host_gbps: Positive = 25.0
-    max_hosts: Count = 1
+    max_hosts: Hosts = 1
     host_memory_gib: Positive = 256.0
     # v1 extension (optional): false when the host's GPUs cannot reach each other's
     # memory directly (consumer cards, some PCIe topologies): NCCL then stages every
@@ -288,7 +307,7 @@ class Offer(Hardware):
 
     name: str
     usd_per_host_hour: NonNegative
-    step_seconds: Optional[Positive] = None  # the workload's step measured on this device
+    step_seconds: Optional[StepSeconds] = None  # the workload's step measured on this device
 
 
 class Fleet(_Block):
@@ -309,7 +328,7 @@ class Goal(_Block):
 
 class Proposal(_Block):
     strategy: Verdict
-    hosts: Count = 1
+    hosts: Hosts = 1
 
 
 class Scenario(_Block):
@@ -431,6 +450,9 @@ def _message(err: dict, root: type[BaseModel]) -> tuple[str, str]:
         return path, f"expected a number greater than {ctx.get('gt')}, {received}"
     if kind == "greater_than_equal":
         return path, f"expected a number of at least {ctx.get('ge')}, {received}"
+    if kind == "less_than_equal":
+        le = ctx.get("le")
+        return path, f"expected a number of at most {f'{le:,}' if isinstance(le, int) else f'{le:g}'}, {received}"
     if kind == "literal_error":
         return path, f"expected one of {ctx.get('expected')}, {received}"
     return path, f"{err['msg']}, {received}"

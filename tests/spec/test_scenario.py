@@ -72,6 +72,13 @@ BAD = [
     (valid_scenario(workload={"step_seconds": float("inf")}), "workload.step_seconds", "finite"),
     (valid_scenario(workload={"per_device_batch": 2.5}), "workload.per_device_batch", "whole number"),
     (valid_scenario(workload={"per_device_batch": 0}), "workload.per_device_batch", "at least 1"),
+    # sizes whose products overflow a float (params 1e308 was "internal error: OverflowError",
+    # exit 1), and fleets whose every size cannot be walked in seconds
+    (valid_scenario(workload={"params": 1e308}), "workload.params", "at most 1e+15, received 1e+308"),
+    (valid_scenario(workload={"step_seconds": 1e308}), "workload.step_seconds", "at most 1e+06"),
+    (valid_scenario(hardware={"max_hosts": 10_000_000}), "hardware.max_hosts", "at most 1,000,000"),
+    (valid_scenario(proposal={"strategy": "multi_worker_mirrored", "hosts": 2e6}), "proposal.hosts",
+     "at most 1,000,000"),
     (valid_scenario(workload={"input_wait_seconds": 0.5}), "workload.input_wait_seconds", "not shorter"),
     (valid_scenario(workload={"optimizer": "lion"}), "workload.optimizer", "expected one of"),
     (valid_scenario(workload={"param_dtype": "int8"}), "workload.param_dtype", "expected one of"),
@@ -108,6 +115,29 @@ def test_bad_scenarios_name_the_field(data, field, words):
     assert words in err.value.message
     assert "\n" not in err.value.line()
     assert err.value.line().startswith("s.yaml: " + field)
+
+
+def test_whole_numbers_written_as_floats_are_whole():
+    """The contract lets any number be written as 25.6e6; YAML reads 1e3 and 64.0 as floats,
+    and a whole-number field took them as "expected a whole number, received 64.0"."""
+    s = parse_scenario(valid_scenario(workload={"per_device_batch": 64.0}, hardware={"max_hosts": 1e3}))
+    assert (s.workload.per_device_batch, s.hardware.max_hosts) == (64, 1000)
+    assert isinstance(s.workload.per_device_batch, int) and isinstance(s.hardware.max_hosts, int)
+    with pytest.raises(InputError, match="expected a whole number, received 64.5"):
+        parse_scenario(valid_scenario(workload={"per_device_batch": 64.5}), "s.yaml")
+
+
+def test_the_largest_fleet_is_walked_in_seconds():
+    """100,000 hosts of 8 took 34 s a walk (every fleet size's slowest-of-N integrated one by
+    one), a million did not end in two minutes: a million now walks as the rest do. The
+    figure is not timed here (tests/model checks the interpolation it uses); the walk must
+    finish with a plan whose hosts are within the bound."""
+    from rung.ladder.walk import advise
+
+    s = parse_scenario(valid_scenario(hardware={"max_hosts": 1_000_000},
+                                      goal={"target_examples_per_second": 1e7}))
+    d = advise(s)
+    assert d.verdict == "multi_worker_mirrored" and 1 < d.prediction.hosts <= 1_000_000
 
 
 def test_missing_schema_key():
