@@ -60,12 +60,15 @@ def run(args) -> int:
 
     s = load_scenario(args.scenario)
     workers = args.workers if args.workers is not None else s.hardware.max_hosts
-    for flag, value, top in (("--workers", workers, 100_000), ("--steps", args.steps, 100_000)):
+    # the default is the scenario's max_hosts: a fleet too large to simulate names it
+    named = "--workers" if args.workers is not None else f"--workers (default: {args.scenario}'s hardware.max_hosts)"
+    for flag, value, top in ((named, workers, 100_000), ("--steps", args.steps, 100_000)):
         if not 1 <= value <= top:
-            raise InputError(flag, None, f"expected 1 to {top:,}, received {value}")
+            raise InputError(flag, None, f"expected 1 to {top:,}, received {value}"
+                             + ("; give --workers" if flag != "--workers" and flag != "--steps" else ""))
     if workers * args.steps > 50_000_000:
-        raise InputError("--workers", None, f"{workers} x {args.steps} steps is over 50 million worker-steps; "
-                                            "give fewer steps")
+        raise InputError(named, None, f"{workers} x {args.steps} steps is over 50 million worker-steps; "
+                                      "give fewer steps")
     kind, cv = _distribution(args.step_distribution or s.workload.step_time_distribution)
     from rung.cli._common import Progress
 

@@ -84,6 +84,12 @@ def test_the_command_prints_simulation_v1_and_refuses_bad_input(tmp_path):
         r = subprocess.run([sys.executable, "-m", "rung", "simulate", "--scenario", str(path), *bad],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and words in r.stderr and r.stdout == "", (bad, r.stderr)
+    # the default fleet is the scenario's max_hosts: too large a one names it, not a flag never given
+    path.write_text(yaml.safe_dump(valid_scenario(hardware={"max_hosts": 500_000})))
+    r = subprocess.run([sys.executable, "-m", "rung", "simulate", "--scenario", str(path)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert "hardware.max_hosts): expected 1 to 100,000, received 500000; give --workers" in r.stderr
 
 
 def test_a_model_that_does_not_fit_one_device_is_said_beside_the_figures():
