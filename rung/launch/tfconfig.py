@@ -55,6 +55,8 @@ def cluster_for(strategy: str, workers: list[str], chief: Optional[str] = None,
         cluster["ps"] = list(ps)
     if evaluator:
         cluster["evaluator"] = [evaluator]
+    if not cluster:  # --workers '' (an empty variable in a script): no task at all
+        raise TFConfigError("cluster.worker", "no address given; expected at least one worker 'host:port'")
     check({"cluster": cluster, "task": {"type": next(iter(cluster)), "index": 0}}, strategy)
     return cluster
 

@@ -96,6 +96,10 @@ def test_tf_config_names_the_flag_that_gave_a_bad_address():
         "rung: error: tf-config: --workers [1]: expected an address 'host:port', received 'b'")
     r = run("tf-config", "--strategy", "parameter_server", "--workers", "a:1", "--ps", "x", "--chief", "c:1", "--all")
     assert r.returncode == 2 and r.stderr.strip().startswith("rung: error: tf-config: --ps [0]: ")
+    # an empty variable in a script (--workers "$HOSTS"): was "internal error: StopIteration", exit 1
+    r = run("tf-config", "--strategy", "multi_worker_mirrored", "--workers", "")
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.strip() == (
+        "rung: error: tf-config: --workers: no address given; expected at least one worker 'host:port'")
 
 
 def test_cli_exit_codes_and_one_line():
