@@ -66,11 +66,28 @@ def _pair(text: str, sep: str, flag: str, kinds) -> tuple:
         raise InputError(flag, None, f"expected K{sep}{'F' if sep == ':' else 'STEP'}, received {text!r}") from None
 
 
+# test hosts a bench makes (network namespaces): the most workers --runs takes (16), and
+# one more for the parameter-server tasks and the coordinator
+MAX_TEST_HOSTS = 17
+
+
 def run(args) -> int:
     from rung.bench.bench import bench
     from rung.bench.plan import parse_runs
 
     runs = parse_runs(args.runs)
+    # before minutes of runs: a 0 was taken as "not given" (--batch 0 ran at the file's batch,
+    # --hosts 0 on loopback), a negative warm-up ran, --steps 0 failed runs one by one
+    for flag, value, low, high, what in (
+            ("--steps", args.steps, 1, None, "timed steps"), ("--warmup", args.warmup, 0, None, "warm-up steps"),
+            ("--batch", args.batch, 1, None, "examples per replica"),
+            ("--hosts", args.hosts, 1, MAX_TEST_HOSTS, "test hosts")):
+        if value is not None and not (low <= value and (high is None or value <= high)):
+            raise InputError(flag, None, f"expected {low} to {high} {what}, received {value}" if high else
+                             f"expected at least {low} {what}, received {value}")
+    for flag, value in (("--link-mbit", args.link_mbit), ("--deadline", args.deadline)):
+        if value is not None and not value > 0:
+            raise InputError(flag, None, f"expected a number greater than 0, received {value:g}")
     straggler = _pair(args.straggler, ":", "--straggler", (int, float)) if args.straggler else None
     if straggler and straggler[1] < 1:
         raise InputError("--straggler", None, f"the factor slows a worker and is at least 1, received {straggler[1]}")

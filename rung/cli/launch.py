@@ -17,6 +17,8 @@ from pathlib import Path
 from rung.cli import _job
 from rung.errors import InputError, RunError
 
+# --engine local: every task is a TensorFlow process on this machine (each a few hundred MB)
+MAX_LOCAL_TASKS = 32
 # Ray driver output: the launcher prints one JSON object as its last line.
 SIGTERM_GRACE_SECONDS = 15.0
 # launch_ray.py's line when its workers do not see one another's files in --checkpoint-dir
@@ -82,8 +84,20 @@ def run(args) -> int:
         check_address(args.address)
     if args.checkpoint_dir and args.engine != "ray":
         raise InputError("--checkpoint-dir", None, "goes with --engine ray (local tasks keep theirs under --out)")
-    if args.steps < 1 or args.epochs < 1:
-        raise InputError("--steps", None, "expected at least 1 step and 1 epoch")
+    for flag, value in (("--steps", args.steps), ("--epochs", args.epochs)):
+        if value < 1:
+            raise InputError(flag, None, f"expected at least 1, received {value}")
+    for flag, value in (("--startup-seconds", args.startup_seconds), ("--deadline", args.deadline)):
+        if not value > 0:  # (NaN too)
+            raise InputError(flag, None, f"expected a number of seconds greater than 0, received {value:g}")
+    if kill and kill[1] >= args.steps * args.epochs:  # it would never land: the job ends first
+        raise InputError("--kill", None, f"step {kill[1]} is at or past the job's last step "
+                                         f"({args.steps} steps x {args.epochs} epoch(s) = {args.steps * args.epochs})")
+    tasks = job.workers + (job.ps_tasks or 0)
+    if args.engine == "local" and tasks > MAX_LOCAL_TASKS:  # 100,000 ran out of file handles, exit 1
+        raise InputError("--workers", None, f"{tasks} tasks on this machine; --engine local runs each as a "
+                                            f"TensorFlow process here: expected at most {MAX_LOCAL_TASKS} "
+                                            "(--engine ray spreads them over a cluster)")
     if job.script_verdict == "tpu":
         raise InputError("--strategy", None, "tpu: this machine has no TPU; run train.py where the TPU is "
                                              "(rung init writes it)")

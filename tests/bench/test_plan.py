@@ -22,6 +22,28 @@ def test_parse_runs():
             parse_runs(bad)
 
 
+@pytest.mark.parametrize("args,words", [
+    (["--batch", "0"], "--batch: expected at least 1 examples per replica, received 0"),  # ran at the file's batch
+    (["--warmup", "-1"], "--warmup: expected at least 0"),
+    (["--steps", "0"], "--steps: expected at least 1"),  # failed the runs one by one, exit 1
+    (["--hosts", "0"], "--hosts: expected 1 to 17 test hosts, received 0"),  # ran on loopback
+    (["--hosts", "99"], "--hosts: expected 1 to 17"),
+    (["--link-mbit", "0"], "--link-mbit: expected a number greater than 0"),
+    (["--deadline", "0"], "--deadline: expected a number greater than 0"),  # every run failed, exit 1
+])
+def test_bench_flags_out_of_range_are_exit_2_before_any_run(args, words):
+    """Checked before TensorFlow is imported or a process started: one line, exit 2."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", str(REPO / "rung" / "examples" / "workloads" / "mlp.py"),
+                        *args], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert r.stderr.startswith(f"rung: error: {words}"), r.stderr
+
+
 def test_multi_worker_tf_config_and_keras():
     plan = plan_run(RunSpec("multi_worker_mirrored", 3))
     assert plan.keras == "tf_keras" and [t.role for t in plan.tasks] == ["worker"] * 3

@@ -410,6 +410,15 @@ def test_a_task_that_never_joins_is_named_and_the_rest_ended(tmp_path):
     (["--strategy", "multi_worker_mirrored", "--engine", "ray", "--address", "nohost"], "expected HOST:PORT"),
     (["--strategy", "mirrored", "--engine", "ray"], "runs in one process"),
     (["--strategy", "multi_worker_mirrored", "--engine", "local", "--checkpoint-dir", "/x"], "goes with --engine ray"),
+    # each of these ran, or failed only after starting processes (exit 1): a kill past the
+    # job's end trained without it, 0 s to start ended every task, 100,000 local workers ran
+    # out of file handles, and --epochs 0 named --steps
+    (["--strategy", "multi_worker_mirrored", "--engine", "local", "--steps", "5", "--kill", "1@9"],
+     "step 9 is at or past the job's last step (5 steps x 1 epoch(s) = 5)"),
+    (["--strategy", "mirrored", "--engine", "local", "--startup-seconds", "0"], "--startup-seconds: expected"),
+    (["--strategy", "mirrored", "--engine", "local", "--deadline", "-1"], "--deadline: expected"),
+    (["--strategy", "mirrored", "--engine", "local", "--epochs", "0"], "--epochs: expected at least 1, received 0"),
+    (["--strategy", "multi_worker_mirrored", "--engine", "local", "--workers", "100000"], "expected at most 32"),
 ])
 def test_launch_bad_input_is_exit_2_one_line(args, words):
     r = rung("launch", str(MLP), *args)
