@@ -111,7 +111,18 @@ def run(args) -> int:
     path = resolve_workload(args)
     if args.scenario_out:
         check_writable(args.scenario_out, "--scenario-out")  # before the measurement, not after
-    if args.scenario_out and (args.hardware or args.device):
+    if not args.scenario_out:  # the plan's flags shape the scenario written, and nothing else
+        planned = [f for f, given in (("--hardware", args.hardware), ("--device", args.device),
+                                      ("--devices-per-host", args.devices_per_host), ("--max-hosts", args.max_hosts),
+                                      ("--inter-host-gbps", args.inter_host_gbps), ("--target", args.target),
+                                      ("--reproducible", args.reproducible), ("--preemptible", args.preemptible),
+                                      ("--target-step-seconds", args.target_step_seconds),
+                                      ("--step-time-cv", args.step_time_cv)) if given is not None]
+        if planned:  # (before, taken and dropped: --max-hosts 0 and --device nope ran without a word)
+            raise InputError(planned[0], None, "goes with --scenario-out: it describes the plan in the scenario "
+                                               "rung profile writes (the profile itself measures this machine); "
+                                               "or plan at once with rung advise WORKLOAD.py")
+    if args.scenario_out and _hardware.given(args):
         _hardware.checked_blocks(args, where=args.scenario_out, require=False, measured_eps=1.0)  # before measuring
     _plan.check_flags(args)
     profile = measure(args, path)

@@ -114,8 +114,10 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
             check_replicas: bool = False, on_phase: Optional[Callable[[str], None]] = None,
             on_step: Optional[Callable[[int, int], None]] = None) -> dict:
     """Profile a workload file on one device and return profile v1 as a dict."""
-    if steps < 2 or warmup < 0:
+    if steps < 2:
         raise InputError("--steps", None, f"expected at least 2 timed steps, received {steps}")
+    if warmup < 0:  # (it said --steps, received the steps given)
+        raise InputError("--warmup", None, f"expected at least 0 warm-up steps, received {warmup}")
     phase = on_phase or (lambda _msg: None)
     legacy = tf_keras_imports(*workload_text(path)) if keras is None else []
     if legacy:  # its model is a tf-keras model, whatever tf.keras would be

@@ -175,6 +175,12 @@ def test_an_unwritable_scenario_out_is_refused_before_measuring(tmp_path, comman
     (["advise", "--device", "TPU-v4", "--target", "100"], "unknown device 'TPU-v4'"),
     (["advise", "--device", "A100-80GB", "--inter-host-gbps", "-3", "--target", "100"], "hardware.inter_host_gbps"),
     (["profile", "--device", "TPU-v4", "--scenario-out", "SCENARIO"], "did you mean 'TPU-v4-8'"),
+    # alone (no --device): before, checked only with --hardware or --device, after the measurement
+    (["profile", "--max-hosts", "0", "--scenario-out", "SCENARIO"], "hardware.max_hosts: expected a number of at least 1"),
+    # without --scenario-out the plan's flags were taken and dropped without a word
+    (["profile", "--device", "nope"], "--device: goes with --scenario-out"),
+    (["profile", "--preemptible"], "--preemptible: goes with --scenario-out"),
+    (["profile", "--warmup", "-1"], "--warmup: expected at least 0 warm-up steps, received -1"),
 ])
 def test_a_bad_offer_is_refused_before_the_workload_is_even_imported(tmp_path, flags, expect):
     # the workload would stop the command with its own error if it were imported: the
