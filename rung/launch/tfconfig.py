@@ -154,6 +154,11 @@ def check(config: Any, strategy: Optional[str] = None) -> Optional[Task]:
         if key not in ("cluster", "task") and key not in KNOWN_EXTRA_KEYS and _near(key):
             raise TFConfigError(key, f"unknown key; did you mean {_near(key)!r}? (TensorFlow ignores {key!r} "
                                      "and trains alone)")
+    if "cluster" in config and not isinstance(config["cluster"], dict):
+        # TensorFlow 2.21's TFConfigClusterResolver: "TypeError: `cluster` must be a dictionary
+        # mapping one or more job names to lists of network addresses" (null, [] and "" too)
+        raise TFConfigError("cluster", "expected an object of jobs {\"worker\": [\"host:port\", ...]}, received "
+                                       f"{json.dumps(config['cluster'])} (TensorFlow raises TypeError on it)")
     if not config.get("cluster"):
         if strategy in ("multi_worker_mirrored", "parameter_server"):
             raise TFConfigError("cluster", f"missing: {strategy} needs a cluster of tasks")

@@ -40,6 +40,7 @@ def cfg(task_type="worker", index=0, cluster=None, **extra):
     ({"cluster": {"worker": ["a:1"]}}, None, "task", "needs a task"),
     ({}, "parameter_server", "cluster", "needs a cluster"),
     ([], None, "(top level)", "JSON object"),
+    ({"cluster": []}, None, "cluster", "expected an object of jobs"),
 ])
 def test_mistakes_are_named_with_their_field(config, strategy, field, words):
     with pytest.raises(T.TFConfigError) as e:
@@ -157,7 +158,9 @@ def test_tensorflow_agrees_on_what_it_can_see():
         "        print('error', type(e).__name__, flush=True)\n")
     cases = {"good": cfg(index=1), "good_str_index": cfg(index="1"), "index_out": cfg(index=2),
              "two_chiefs": cfg(cluster={"chief": ["a:1", "b:1"], "worker": ["c:1"]}),
-             "type_missing": cfg("ps", 0, cluster={"worker": ["a:1"]})}
+             "type_missing": cfg("ps", 0, cluster={"worker": ["a:1"]}),
+             # rung said "valid: local training" of these; TensorFlow raises TypeError
+             "cluster_list": {"cluster": []}, "cluster_null": {"cluster": None}, "cluster_empty": {"cluster": {}}}
     r = subprocess.run([sys.executable, "-c", code], input=json.dumps(list(cases.values())), capture_output=True,
                        text=True, timeout=120, env={k: v for k, v in os.environ.items() if k != "TF_CONFIG"})
     answers = r.stdout.strip().splitlines()
