@@ -717,6 +717,48 @@ def local_modules(tree, folder, source: str = "") -> list:
     return out
 
 
+def file_batch_size(source: str) -> tuple[Optional[int], Optional[str]]:
+    """The workload's top-level `BATCH_SIZE` (rung's extension of workload v1: the per-device
+    batch), read without running the file: (the number, None), or (None, why not) when the
+    file sets one rung cannot use, or (None, None) when it sets none. A whole number, or
+    arithmetic of whole numbers (`32 * 4`), is read; a name, a call or a float is not
+    (`32 * strategy.num_replicas_in_sync` is a global batch, and `int(os.environ[...])`
+    is known only when the file runs)."""
+    import ast  # noqa: PLC0415 - only here
+    import operator  # noqa: PLC0415 - only here
+
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv}
+
+    def value(node):
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in ops:
+            left, right = value(node.left), value(node.right)
+            if left is not None and right is not None and not (isinstance(node.op, ast.FloorDiv) and right == 0):
+                return ops[type(node.op)](left, right)
+        return None
+
+    tree = _parse(source)
+    found = None
+    for node in tree.body if tree is not None else []:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        if any(isinstance(t, ast.Name) and t.id == "BATCH_SIZE" for t in targets):
+            found = node  # the last one at the top level is the one the module keeps
+    if found is None or (isinstance(found.value, ast.Constant) and found.value.value is None):
+        return None, None  # (None: not set, as the profile reads it too)
+    n = value(found.value)
+    text = ast.get_source_segment(source, found.value) or "?"
+    if n is None and isinstance(found.value, ast.Constant):  # "32", 64.0, None
+        return None, f"BATCH_SIZE = {text} (line {found.lineno}) is not a whole number"
+    if n is None:
+        return None, (f"BATCH_SIZE = {text} (line {found.lineno}) is not a whole number rung can read without running "
+                      "the file")
+    if n < 1:
+        return None, f"BATCH_SIZE = {text} (line {found.lineno}) is not a batch; expected a whole number of at least 1"
+    return n, None
+
+
 def workload_text(path) -> tuple:
     """(the workload's text, its folder) for the readers here: the folder Python puts first
     on `sys.path` for `python workload.py`, the resolved one (a symlink's target's)."""

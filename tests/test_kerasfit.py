@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rung.kerasfit import keras3_import_problem, keras3_imports
 
 
@@ -233,6 +235,47 @@ def test_losses_made_to_sum_over_the_batch_are_found_by_their_reduction():
                                          "SparseCategoricalCrossentropy(reduction='none') (line 3)",
                                          "Huber(reduction='sum') (line 4)"]
     assert summed_loss_calls("def broken(:") == []
+
+
+@pytest.mark.parametrize("source,expect", [
+    ("x = 1", (None, None)),
+    ("BATCH_SIZE = 64", (64, None)),
+    ("BATCH_SIZE = 32 * 4", (128, None)),
+    ("BATCH_SIZE: int = 16", (16, None)),
+    ("BATCH_SIZE = 8\nBATCH_SIZE = 24", (24, None)),  # the last one is the module's
+    ("BATCH_SIZE = None", (None, None)),
+    ("if __name__ == '__main__':\n    BATCH_SIZE = 7", (None, None)),  # not set on import
+    ('BATCH_SIZE = "32"', (None, 'BATCH_SIZE = "32" (line 1) is not a whole number')),
+    ("BATCH_SIZE = 64.0", (None, "BATCH_SIZE = 64.0 (line 1) is not a whole number")),
+    ("BATCH_SIZE = 0", (None, "BATCH_SIZE = 0 (line 1) is not a batch; expected a whole number of at least 1")),
+    ("BATCH_SIZE = 32 * strategy.num_replicas_in_sync",
+     (None, "BATCH_SIZE = 32 * strategy.num_replicas_in_sync (line 1) is not a whole number rung can read without "
+            "running the file")),
+    ("import os\nBATCH_SIZE = int(os.environ.get('BS', 64))", (None, "BATCH_SIZE = int(os.environ.get('BS', 64)) "
+                                                               "(line 2) is not a whole number rung can read")),
+])
+def test_the_files_batch_size_is_read_without_running_it(source, expect):
+    from rung.kerasfit import file_batch_size
+
+    n, why = file_batch_size(source)
+    assert n == expect[0] and (why is None if expect[1] is None else why.startswith(expect[1])), (n, why)
+
+
+def test_a_batch_size_that_is_not_a_batch_is_refused_when_the_file_runs(tmp_path):
+    """rung profile reads BATCH_SIZE from the imported module: "32" or 0 was taken as 32
+    without a word."""
+    from rung.errors import InputError
+    from rung.measure.workload import load_workload
+
+    for text, ok in (('BATCH_SIZE = "32"', None), ("BATCH_SIZE = 0", None), ("BATCH_SIZE = 8 * 2", 16), ("", 32)):
+        path = tmp_path / f"w{abs(hash(text))}.py"
+        path.write_text(text + "\ndef build_model():\n    pass\ndef make_dataset(batch_size):\n    pass\n")
+        w = load_workload(path)
+        if ok:
+            assert w.default_batch == ok
+        else:
+            with pytest.raises(InputError, match="BATCH_SIZE is .*; expected a whole number of at least 1"):
+                w.default_batch
 
 
 def test_assign_in_a_metrics_update_state_is_found_and_assign_add_is_not():

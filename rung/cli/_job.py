@@ -23,7 +23,7 @@ def add_arguments(p) -> None:
                      help=f"a verdict by hand: {', '.join(VERDICTS)}")
     src.add_argument("--workers", type=int, metavar="N", help="workers (multi_worker_mirrored, parameter_server)")
     src.add_argument("--ps-tasks", type=int, metavar="P", help="parameter-server tasks (parameter_server)")
-    src.add_argument("--batch", type=int, metavar="N", help="per-replica batch (default: the scenario's, else 32)")
+    src.add_argument("--batch", type=int, metavar="N", help="per-replica batch (default: the scenario's, else the file's BATCH_SIZE, else 32)")
     src.add_argument("--keras", choices=("keras3", "tf_keras"),
                      help="run train.py on this Keras (default: the one the plan needs; tf_keras for a one-device or "
                           "one-host plan whose step is faster there, as rung advise may say)")
@@ -199,6 +199,14 @@ def job_from(args) -> Job:
     job.summed_loss_calls = summed_loss_calls(source, folder)
     if args.batch:
         job.batch = args.batch
+    elif not args.scenario:  # the file's BATCH_SIZE, as rung profile and rung bench take it (it took 32)
+        from rung.kerasfit import file_batch_size
+
+        n, why = file_batch_size(source)
+        if why:
+            raise InputError(str(args.workload), None, f"{why}: give --batch N (the per-replica batch)")
+        if n:
+            job.batch = n
     job.keras_asked = getattr(args, "keras", None)
     for flag, value in (("--workers", args.workers), ("--ps-tasks", args.ps_tasks), ("--batch", args.batch)):
         if value is not None and value < (0 if flag == "--ps-tasks" else 1):

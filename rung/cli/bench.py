@@ -195,15 +195,15 @@ def _interrupt(signum, frame):
 
 
 def _default_batch(path: str) -> int:
-    """The workload's BATCH_SIZE, read without importing it (no TensorFlow in this process)."""
-    import ast
+    """The workload's BATCH_SIZE, read without importing it (no TensorFlow in this process);
+    32 when it sets none. One it sets and rung cannot read is bad input (it ran at 32)."""
+    from rung.kerasfit import file_batch_size
 
     try:
-        tree = ast.parse(Path(path).read_text())
-    except (OSError, SyntaxError, ValueError):
+        source = Path(path).read_text()
+    except (OSError, ValueError):
         return 32  # the tasks report the real problem
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "BATCH_SIZE" for t in node.targets):
-            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, int):
-                return node.value.value
-    return 32
+    n, why = file_batch_size(source)
+    if why:
+        raise InputError(path, None, f"{why}: give --batch N (the per-replica batch)")
+    return n or 32

@@ -96,11 +96,12 @@ def _count(what, fn, notes, default=None):
         return default
 
 
-def _batch_for(model, asked: Optional[int], default: int, notes: list) -> int:
+def _batch_for(model, asked: Optional[int], default: Callable[[], int], notes: list) -> int:
     """The batch to profile at: --batch, else the one the model fixes (`counts.fixed_batch`),
-    else the workload's default. A --batch the model cannot take is refused before anything runs."""
+    else the workload's default (read only then: a BATCH_SIZE rung cannot use is refused only
+    when it is the one used). A --batch the model cannot take is refused before anything runs."""
     fixed = counts.fixed_batch(model)
-    batch = asked or fixed or default
+    batch = asked or fixed or default()
     counts.check_batch(model, batch)
     if fixed is not None:
         notes.append(f"the model fixes its batch at {fixed} (keras.Input(batch_size={fixed})): it was profiled at "
@@ -270,7 +271,7 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         model = build_checked_model(w, tf)
         unbuilt = counts.unbuilt_for_keras3_fit(model)  # before a step builds it
         slot_optimizers = counts.unbuilt_optimizers_with_slots(tf, model)  # and its optimizers
-        batch = _batch_for(model, batch, w.default_batch, notes)
+        batch = _batch_for(model, batch, lambda: w.default_batch, notes)
         ds = make_checked_dataset(w, tf, batch)
         repeats = dataset_repeats(tf, ds)
         if device["reports_memory"]:

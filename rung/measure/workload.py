@@ -35,8 +35,13 @@ class Workload:
     @property
     def default_batch(self) -> int:
         """The file's BATCH_SIZE (a rung extension of workload v1), else 32."""
-        b = getattr(self.module, "BATCH_SIZE", DEFAULT_BATCH)
-        return b if isinstance(b, int) and b > 0 else DEFAULT_BATCH
+        b = getattr(self.module, "BATCH_SIZE", None)
+        if b is None:
+            return DEFAULT_BATCH
+        if type(b) is not int or b < 1:  # ("32" or 0 was taken as 32 without a word)
+            raise InputError(self.where, None, f"BATCH_SIZE is {b!r}; expected a whole number of at least 1 (the "
+                                               "per-device batch), or give --batch N")
+        return b
 
 
 def _where_in_file(path: Path, exc: BaseException) -> str:

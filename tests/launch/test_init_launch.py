@@ -1117,6 +1117,24 @@ def test_a_compiled_loss_of_the_files_own_is_said_by_init_where_keras_3_sums_rep
     assert train_time_warnings(found) == []
 
 
+def test_init_takes_the_files_batch_size_as_profile_and_bench_do(tmp_path):
+    """Without a scenario or --batch, train.py was written for 32 examples a replica whatever
+    the file's BATCH_SIZE (rung profile and rung bench take it); now BATCH_SIZE, and one rung
+    cannot read without running the file is bad input naming --batch."""
+    source = MLP.read_text()
+    mine = tmp_path / "mine.py"
+    mine.write_text(source + "\nBATCH_SIZE = 16 * 8\n")
+    r = rung("init", str(mine), "--strategy", "mirrored", "--out", str(tmp_path / "job"))
+    assert r.returncode == 0, r.stderr
+    assert "PER_REPLICA_BATCH = 128\n" in (tmp_path / "job" / "train.py").read_text()
+    r = rung("init", str(mine), "--strategy", "mirrored", "--batch", "8", "--out", str(tmp_path / "job8"))
+    assert r.returncode == 0 and "PER_REPLICA_BATCH = 8\n" in (tmp_path / "job8" / "train.py").read_text()
+    mine.write_text(source + "\nimport os\nBATCH_SIZE = int(os.environ.get('BS', 64))\n")
+    r = rung("init", str(mine), "--strategy", "mirrored", "--out", str(tmp_path / "job2"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "job2").exists()
+    assert "is not a whole number rung can read without running the file: give --batch N" in r.stderr
+
+
 def test_a_loss_made_to_sum_is_said_by_init_on_either_keras():
     """A loss made with reduction="sum" sums on either Keras: init says what would check it
     (the text alone cannot tell a compiled loss from one a train_step divides itself), and
