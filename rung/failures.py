@@ -381,10 +381,11 @@ _HINTS = (
      "the model has recurrent layers with stateful=True, which tf-keras builds under no tf.distribute strategy, "
      "and multi-worker and parameter-server runs (and a mirrored model Keras 3's fit cannot run) are tf-keras "
      "runs: make the layers stateless (stateful=False) to distribute them (STATEFUL_RNN)"),
-    # tf-keras refuses a mean-reduced loss in a custom step under a strategy
+    # tf-keras refuses a mean-reduced loss called in a step (or compute_loss) of the model's own under a strategy
     (("Reduction.SUM` or `tf.keras.losses.Reduction.NONE",),
-     "a loss inside a custom train_step under a strategy must not average over the batch itself: create it "
-     "with reduction=NONE and average with tf.nn.compute_average_loss (global batch)"),
+     "a Keras loss called in the model's own train_step or compute_loss averages over the batch, which tf-keras "
+     "refuses under a strategy: create it with reduction=NONE and average with tf.nn.compute_average_loss "
+     "(the global batch)"),
     # parameter servers: each worker's dataset function, traced on the coordinator, captures a
     # dataset made outside it (keras.io's FeatureSpace example, whose table dataset is made at
     # import: with each of its feature kinds alone, and with a Normalization alone; a

@@ -167,7 +167,7 @@ def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
 
 def test_the_line_puts_the_hint_first_and_stays_short():
     text = failure_line("ValueError", TF_KERAS_LOSS)
-    assert text.startswith("a loss inside a custom train_step") and "(ValueError: Please use" in text
+    assert text.startswith("a Keras loss called in the model's own train_step or compute_loss") and "(ValueError: Please use" in text
     assert "ValueError: ValueError" not in text and len(text) < 400
     # the graph error's first line says nothing; the line that matters is the one kept
     assert "You must feed a value" in failure_line("InvalidArgumentError", SLOTS)
