@@ -69,6 +69,25 @@ def _strategy(tf, cfg, devices):
     return tf.distribute.experimental.ParameterServerStrategy(resolver, variable_partitioner=partitioner)
 
 
+def per_worker_dataset(w, batch: int):
+    """Each worker's pipeline of per-replica batches, as rung init's train.py builds it
+    (sharded_input.py.tmpl): make_dataset(batch, InputContext) shards itself; a
+    make_dataset(batch_size) that takes no InputContext is sharded by data, each worker
+    keeping every N-th batch (it was called with the context anyway, and every
+    multi-worker and parameter-server run of such a file failed on "make_dataset() takes
+    1 positional argument but 2 were given")."""
+    import inspect
+
+    takes_context = len(inspect.signature(w.make_dataset).parameters) >= 2
+
+    def per_worker(ctx):
+        if takes_context:
+            return w.make_dataset(batch, ctx)
+        return w.make_dataset(batch).shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
+
+    return per_worker
+
+
 def _timing_callback(tf, cfg, sync: bool):
     progress = cfg.get("progress")
     # every step's end as it happens (the result holds them only when the task finishes):
@@ -307,8 +326,8 @@ def run(cfg) -> dict:
     if cfg["strategy"] in ("single_device", "mirrored"):
         data = w.make_dataset(batch * replicas) if cfg["strategy"] == "mirrored" else w.make_dataset(batch)
     else:
-        per_worker = batch  # one replica per worker process: weak scaling, fixed per-replica batch
-        data = tf.keras.utils.experimental.DatasetCreator(lambda ctx: w.make_dataset(per_worker, ctx))
+        # one replica per worker process: weak scaling, fixed per-replica batch
+        data = tf.keras.utils.experimental.DatasetCreator(per_worker_dataset(w, batch))
     callbacks = []
     if cfg.get("backup_dir"):
         callbacks.append(tf.keras.callbacks.BackupAndRestore(cfg["backup_dir"], save_freq=cfg["save_freq"],

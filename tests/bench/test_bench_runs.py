@@ -190,6 +190,24 @@ def test_a_workload_that_runs_tensorflow_when_imported_runs_multi_worker():
     assert mw["examples_per_second"] > 0 and mw["gradient_bytes_per_step"] > 0
 
 
+def test_a_dataset_function_without_an_input_context_runs_multi_worker_and_parameter_servers(tmp_path, ps_costs):
+    """`def make_dataset(batch_size)`, as most files write it: every multi-worker and
+    parameter-server run called it with the InputContext too and failed on "make_dataset()
+    takes 1 positional argument but 2 were given", while rung init's train.py ran it (sharded
+    by data). The bench's workers now build it as train.py does."""
+    text = MLP_TEXT.replace("def make_dataset(batch_size, input_context=None):", "def make_dataset(batch_size):")
+    text = text.replace("    if input_context is not None:\n        ds = ds.shard(input_context.num_input_pipelines, "
+                        "input_context.input_pipeline_id)\n", "")
+    assert "input_context" not in text
+    path = tmp_path / "one_argument.py"
+    path.write_text(text)
+    r, b = bench(str(path), "--runs", "multi_worker_mirrored:2,parameter_server:2", "--steps", "4", "--warmup", "1",
+                 "--ps-costs", ps_costs)
+    assert r.returncode == 0, r.stderr[-800:]
+    assert {x["strategy"] for x in b["runs"]} >= {"multi_worker_mirrored", "parameter_server"}
+    assert all(x["examples_per_second"] > 0 for x in b["runs"])
+
+
 def test_a_partitioned_embedding_runs_beside_its_prediction(ps_costs):
     """Parameter servers with the guide's MinSizePartitioner over two PS tasks: a real run
     with the model's prediction for that option."""
