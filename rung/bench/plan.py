@@ -22,6 +22,8 @@ ONE_HOST_KERAS = tuple(k for k, v in KERAS_FOR.items() if v == "keras3")
 
 # Strategy options a run may take (`--runs mirrored:2:hierarchical`): MirroredStrategy's
 # cross_device_ops, and a variable partitioner for parameter servers.
+# the names the bench's own table prints (`mwms:2`, `ps:2:partitioned`), taken back by --runs
+SHORT_NAMES = {"mwms": "multi_worker_mirrored", "ps": "parameter_server"}
 OPTIONS = {"mirrored": {"nccl": "ring", "hierarchical": "tree", "reduction": "reduce_to_one"},
            "parameter_server": {"partitioned": "partitioned"}}
 
@@ -47,13 +49,15 @@ def parse_runs(text: str) -> list[RunSpec]:
     runs = []
     for part in [p.strip() for p in text.split(",") if p.strip()]:
         name, _, rest = part.partition(":")
+        name = SHORT_NAMES.get(name, name)
         count, _, option = rest.partition(":")
         if option and option not in OPTIONS.get(name, {}):
             known = ", ".join(f"{s}:N:{o}" for s, opts in OPTIONS.items() for o in opts)
             raise InputError("--runs", None, f"unknown option {option!r} in {part!r}; expected one of {known}")
         if name not in STRATEGIES:
             raise InputError("--runs", None, f"unknown strategy {name!r} in {part!r}; expected one of "
-                                             f"{', '.join(STRATEGIES)} (with :N replicas)")
+                                             f"{', '.join(STRATEGIES)} (with :N replicas; mwms and ps as the table "
+                                             "prints them)")
         if name == "single_device":
             if count not in ("", "1"):
                 raise InputError("--runs", None, f"single_device runs one replica, received {part!r}")

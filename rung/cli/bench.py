@@ -18,7 +18,8 @@ def register(sub) -> None:
     p.add_argument("workload", metavar="WORKLOAD.py")
     p.add_argument("--batch", type=int, metavar="N", help="per-replica batch (default: the file's BATCH_SIZE, else 32)")
     p.add_argument("--runs", default="single_device,mirrored:2,multi_worker_mirrored:2,parameter_server:2",
-                   help="comma-separated strategy[:replicas] (default: %(default)s)")
+                   help="comma-separated strategy[:replicas[:option]], also as the table names them (mwms:2, ps:2) "
+                        "(default: %(default)s)")
     p.add_argument("--steps", type=int, default=20, metavar="N", help="steps timed per run (default 20)")
     p.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up steps discarded (default 3)")
     p.add_argument("--ps-tasks", type=int, default=1, metavar="N",

@@ -340,6 +340,14 @@ def test_the_report_says_when_a_kill_never_happened():
     assert "killed at step 7" in out.getvalue()
 
 
+def test_runs_take_the_names_the_bench_table_prints():
+    # a run copied from the table (`mwms:2`, `ps:2:partitioned`) was "unknown strategy 'mwms'"
+    assert parse_runs("mwms:2,ps:3:partitioned") == parse_runs(
+        "multi_worker_mirrored:2,parameter_server:3:partitioned")
+    with pytest.raises(InputError, match="mwms and ps"):
+        parse_runs("mw:2")
+
+
 def test_runs_take_a_strategy_option():
     from rung.bench.plan import parse_runs
     from rung.errors import InputError
