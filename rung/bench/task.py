@@ -76,9 +76,9 @@ def per_worker_dataset(w, batch: int):
     keeping every N-th batch (it was called with the context anyway, and every
     multi-worker and parameter-server run of such a file failed on "make_dataset() takes
     1 positional argument but 2 were given")."""
-    import inspect
+    from rung.measure.workload import takes_input_context
 
-    takes_context = len(inspect.signature(w.make_dataset).parameters) >= 2
+    takes_context = takes_input_context(w.make_dataset)
 
     def per_worker(ctx):
         if takes_context:

@@ -229,10 +229,21 @@ PYTHON_BATCHES_COMPARED = 2
 
 def _takes_context(make_dataset) -> bool:
     """Whether make_dataset takes the InputContext (rung's train.py then passes it one)."""
+    from rung.measure.workload import takes_input_context  # noqa: PLC0415
+
+    return takes_input_context(make_dataset)
+
+
+def _own_setting(make_dataset) -> str:
+    """' (its second parameter, training=True, is a setting of its own)', or ''."""
     import inspect  # noqa: PLC0415
 
-    params = inspect.signature(make_dataset).parameters
-    return "input_context" in params or len(params) >= 2
+    try:
+        params = [p for p in inspect.signature(make_dataset).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return ""
+    return f" (its second parameter, {params[1]}, is a setting of its own)" if len(params) >= 2 else ""
 
 
 def _why(e: Exception) -> str:
@@ -388,7 +399,7 @@ def worker_input(tf, make_dataset, batch_size: int) -> tuple[str | None, str]:
     pipeline failed. Randomness seeded from TensorFlow's global seed in make_dataset's own
     code (not the pipeline's graph) is not seen."""
     if not _takes_context(make_dataset):
-        return None, "make_dataset takes no InputContext: rung's train.py shards it by data"
+        return None, f"make_dataset takes no InputContext{_own_setting(make_dataset)}: rung's train.py shards it by data"
     try:
         built = [make_dataset(batch_size, tf.distribute.InputContext(WORKERS_CHECKED, i, WORKERS_CHECKED))
                  for i in range(WORKERS_CHECKED)]

@@ -122,6 +122,24 @@ def load_workload(path: str | Path) -> Workload:
     return Workload(p, module, fns["build_model"], context_defaults_to_none(fns["make_dataset"]))
 
 
+def takes_input_context(make_dataset: Callable[..., Any]) -> bool:
+    """Whether make_dataset takes the InputContext, workload v1's second parameter, which
+    rung passes positionally: a second positional parameter with no default or a default
+    of None (`input_context=None`, `ctx`), or `*args`. One with another default
+    (`training=True`, `shuffle=True`) is a setting of the file's own: it was handed None
+    on one device and an InputContext under multi-worker, so the profile timed a pipeline
+    the file never runs by default. Such a file, like `make_dataset(batch_size)`, is called
+    with the batch alone and sharded by data (rung init's train.py has the same rule)."""
+    try:
+        params = list(inspect.signature(make_dataset).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) >= 2:
+        return positional[1].default is inspect.Parameter.empty or positional[1].default is None
+    return len(positional) == 1 and any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
 def context_defaults_to_none(make_dataset: Callable[..., Any]) -> Callable[..., Any]:
     """make_dataset with its second parameter required (`def make_dataset(batch_size,
     input_context)`, as TensorFlow's guides write a dataset_fn): rung calls it with the batch
@@ -302,8 +320,7 @@ def build_checked_model(w: Workload, tf):
 
 
 def make_checked_dataset(w: Workload, tf, batch_size: int, input_context=None):
-    params = inspect.signature(w.make_dataset).parameters
-    if input_context is not None or "input_context" in params or len(params) >= 2:
+    if input_context is not None or takes_input_context(w.make_dataset):
         ds = call_user(w, "make_dataset", batch_size, input_context)
     else:
         ds = call_user(w, "make_dataset", batch_size)

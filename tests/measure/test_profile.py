@@ -540,6 +540,28 @@ def test_a_dataset_made_outside_make_dataset_is_carried_to_the_plan(tmp_path):
     assert profile(path, steps=2, warmup=1)["captured_dataset"] is False
 
 
+@pytest.mark.parallel  # asserts nothing on speed
+def test_a_second_parameter_of_the_files_own_is_left_at_its_default(tmp_path):
+    """`def make_dataset(batch_size, training=True)`: rung profile handed it None (and an
+    InputContext in its check across workers), so the profile timed a pipeline the file
+    never runs by default. The file's make_dataset refuses anything but its default here:
+    the profile runs, and says why the workers' input is not checked."""
+    from rung.measure.profile import profile
+    from tests.conftest import TINY_BUILD_MODEL
+
+    path = tmp_path / "flagged.py"
+    path.write_text(TINY_BUILD_MODEL + textwrap.dedent("""
+        def make_dataset(batch_size, training=True):
+            if training is not True:
+                raise ValueError(f"make_dataset was handed training={training!r}")
+            x, y = tf.random.normal((64, 4)), tf.random.normal((64, 1))
+            return tf.data.Dataset.from_tensor_slices((x, y)).shuffle(64).repeat().batch(batch_size)
+        """))
+    p = profile(path, steps=2, warmup=1)
+    assert p["step_seconds"] > 0
+    assert "its second parameter, training=True, is a setting of its own" in p["worker_input_detail"]
+
+
 def test_a_small_source_mapped_every_epoch_is_named_with_its_size():
     """NO_CACHE on 1,000 float32 values (3.91 KiB): the size in a unit that shows it (it read
     "0 MiB" for any source under half a mebibyte)."""
