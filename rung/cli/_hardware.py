@@ -13,7 +13,7 @@ from rung.spec.profile import load_hardware
 def add_arguments(parser, target_required: bool = False) -> None:
     g = parser.add_argument_group("hardware and goal (for planning from a workload)")
     g.add_argument("--hardware", metavar="HW.yaml",
-                   help="hardware block (and optional fleet, goal) in scenario v1 syntax")
+                   help="hardware block (and optional fleet, goal, offers) in scenario v1 syntax")
     g.add_argument("--device", help="catalog device name (see `rung catalog`), overrides the file")
     g.add_argument("--devices-per-host", type=int, metavar="N")
     g.add_argument("--max-hosts", type=int, metavar="N")
@@ -105,5 +105,12 @@ def checked_blocks(args, where: str, require: bool = True, measured_eps: Optiona
     data = {"schema": SCHEMA, "workload": _PLACEHOLDER_WORKLOAD, "hardware": hw, "goal": goal}
     if fleet:
         data["fleet"] = fleet
+    if offers(args) is not None:
+        data["offers"] = offers(args)
     parse_scenario(data, where)
     return hw, fleet, goal
+
+
+def offers(args) -> Optional[list]:
+    """The hardware file's `offers` (scenario v1 syntax), as written; None without them."""
+    return load_hardware(args.hardware).get("offers") if getattr(args, "hardware", None) else None

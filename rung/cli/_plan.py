@@ -125,7 +125,8 @@ def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tupl
     elif measured_on is not device:
         block = _estimated(profile, block, device)
     clean = {k: v for k, v in block.items() if v is not None}
-    return scenario_from_profile(profile, hw, goal, fleet, where=where, workload=clean), caveats
+    return scenario_from_profile(profile, hw, goal, fleet, where=where, workload=clean,
+                                 offers=_hardware.offers(args)), caveats
 
 
 # What `rung profile` finds in the pipeline's graph that keeps it slow. A fix_input_pipeline

@@ -146,24 +146,35 @@ def workload_block(profile: Profile, step_time_cv: Optional[float] = None) -> di
     return block
 
 
+HARDWARE_FILE_KEYS = ("hardware", "fleet", "goal", "offers")
+
+
 def load_hardware(path: str) -> dict[str, Any]:
-    """A hardware file: a `hardware` block, optionally `fleet` and `goal` blocks (scenario v1
-    syntax), or the keys of a hardware block at the top level."""
+    """A hardware file: a `hardware` block, optionally `fleet`, `goal` and `offers` (scenario
+    v1 syntax: what the team could rent instead, each walked as the scenario's would be),
+    or the keys of a hardware block at the top level."""
     data = load_mapping(path, "hardware file")
+    if "workload" in data:  # (it said "name: unknown key")
+        raise InputError(path, "workload", "this is a whole scenario; the workload comes from the file rung "
+                                           "measures: keep hardware, fleet, goal and offers here, or decide on the "
+                                           "scenario as written with rung advise --scenario")
     if "hardware" not in data:
         data = {"hardware": data}
-    unknown = set(data) - {"hardware", "fleet", "goal"}
+    unknown = set(data) - set(HARDWARE_FILE_KEYS)
     if unknown:
-        raise InputError(path, sorted(unknown)[0], "unknown key; expected hardware, fleet or goal")
+        raise InputError(path, sorted(unknown)[0], f"unknown key; expected {', '.join(HARDWARE_FILE_KEYS)}")
     return data
 
 
 def scenario_from_profile(profile: Profile, hardware: dict[str, Any], goal: dict[str, Any],
                           fleet: Optional[dict[str, Any]] = None, name: Optional[str] = None,
-                          where: str = "<profile>", workload: Optional[dict[str, Any]] = None) -> Scenario:
+                          where: str = "<profile>", workload: Optional[dict[str, Any]] = None,
+                          offers: Optional[list] = None) -> Scenario:
     data = {"schema": SCENARIO_SCHEMA, "name": name or f"profiled {profile.workload}",
             "workload": workload if workload is not None else workload_block(profile),
             "hardware": hardware, "goal": goal}
     if fleet:
         data["fleet"] = fleet
+    if offers is not None:
+        data["offers"] = offers
     return parse_scenario(data, where)

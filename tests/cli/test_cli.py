@@ -181,13 +181,23 @@ def test_an_unwritable_scenario_out_is_refused_before_measuring(tmp_path, comman
     (["profile", "--device", "nope"], "--device: goes with --scenario-out"),
     (["profile", "--preemptible"], "--preemptible: goes with --scenario-out"),
     (["profile", "--warmup", "-1"], "--warmup: expected at least 0 warm-up steps, received -1"),
+    # the hardware file's offers are checked as the scenario's are
+    (["advise", "--hardware", "OFFERS", "--target", "100"], "offers.0.device: unknown device 'A100-80'"),
+    # a whole scenario given as the hardware file (it said "name: unknown key")
+    (["advise", "--hardware", "WHOLE", "--target", "100"], "workload: this is a whole scenario"),
 ])
 def test_a_bad_offer_is_refused_before_the_workload_is_even_imported(tmp_path, flags, expect):
     # the workload would stop the command with its own error if it were imported: the
     # offer's mistake must come first (it used to come after a whole profile)
     workload = tmp_path / "w.py"
     workload.write_text("raise RuntimeError('imported')\n")
-    flags = [str(tmp_path / "s.yaml") if f == "SCENARIO" else f for f in flags]
+    (tmp_path / "offers.yaml").write_text("hardware: {device: T4, max_hosts: 2}\noffers:\n"
+                                          "  - {name: big, usd_per_host_hour: 30, device: A100-80, devices_per_host: 8, "
+                                          "inter_host_gbps: 100, max_hosts: 1}\n")
+    (tmp_path / "whole.yaml").write_text("schema: rung/scenario/v1\nname: x\nworkload: {params: 1}\n"
+                                         "hardware: {device: T4}\n")
+    files = {"SCENARIO": tmp_path / "s.yaml", "OFFERS": tmp_path / "offers.yaml", "WHOLE": tmp_path / "whole.yaml"}
+    flags = [str(files[f]) if f in files else f for f in flags]
     r = run_cli(flags[0], str(workload), *flags[1:])
     assert r.returncode == 2 and expect in r.stderr and "imported" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "s.yaml").exists()
@@ -309,6 +319,34 @@ def test_a_step_slower_under_mirrored_variables_is_carried_to_the_plans_device_b
     args.device = None
     s, _ = plan_scenario(prof, args, where="test", require=False)
     assert s.hardware.device == "custom" and s.workload.strategy_step_extra_seconds == 0.02
+
+
+def test_offers_in_the_hardware_file_are_walked_beside_the_teams_hardware(tmp_path):
+    """`rung advise WORKLOAD.py --hardware HW.yaml` took hardware, fleet and goal, and an
+    `offers` list there was "unknown key": a team planning from its model could not ask
+    whether a bigger box would do. The offers now reach the scenario, as written."""
+    from types import SimpleNamespace
+
+    from rung.cli._plan import plan_scenario
+    from rung.ladder import advise
+    from rung.spec.profile import Profile
+
+    hw = tmp_path / "hw.yaml"
+    hw.write_text("hardware: {device: T4, devices_per_host: 1, inter_host_gbps: 10, max_hosts: 4, "
+                  "usd_per_host_hour: 0.5}\n"
+                  "offers:\n  - {name: box, usd_per_host_hour: 30, device: T4, devices_per_host: 8, max_hosts: 1}\n")
+    prof = Profile.model_validate({
+        "schema": "rung/profile/v1", "workload": "w.py", "device": "CPU:0", "device_name": "x86_64", "params": 1e6,
+        "optimizer": "sgd", "per_device_batch": 64, "step_seconds": 0.05, "flops_per_example": 1e9})
+    args = SimpleNamespace(hardware=str(hw), device=None, devices_per_host=None, max_hosts=None,
+                           inter_host_gbps=None, target=1.0, reproducible=None, preemptible=None,
+                           target_step_seconds=None, step_time_cv=None)
+    one_t4 = plan_scenario(prof, args, where="test")[0].workload
+    args.target = 64 / one_t4.step_seconds * 5  # five T4s' worth: the team's 4 hosts cannot do it
+    s, _ = plan_scenario(prof, args, where="test")
+    assert [o.name for o in s.offers] == ["box"] and s.offers[0].devices_per_host == 8
+    d = advise(s)
+    assert d.option == "box" and d.verdict == "mirrored" and "BIGGER_HOST" in d.codes
 
 
 def test_a_pipeline_about_as_fast_as_the_estimated_device_is_a_close_call():
