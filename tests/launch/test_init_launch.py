@@ -1372,3 +1372,21 @@ def test_a_step_that_failed_under_a_strategy_is_warned_by_init_on_that_keras():
     assert not any("STRATEGY_FAILS" in n for n in notes(Job("multi_worker_mirrored", workers=2, step_keras="keras3",
                                                             strategy_failure=everywhere,
                                                             strategy_fails_on_one_device=True)))
+
+
+@pytest.mark.parametrize("plan,tasks", [(["parameter_server", "--workers", "3", "--ps-tasks", "2"], 6),
+                                        (["multi_worker_mirrored", "--workers", "12"], 12)])
+def test_the_readmes_tf_config_command_runs_and_names_every_task(tmp_path, plan, tasks):
+    """The README said "`rung tf-config --all` prints them", which tf-config refuses
+    (--strategy and --workers are required). It now gives the whole command with the job's
+    tasks (a long list as seq writes it); run here by the shell, as a reader pastes it."""
+    r = rung("init", str(MLP), "--strategy", *plan, "--out", str(tmp_path / "job"))
+    assert r.returncode == 0, r.stderr
+    readme = (tmp_path / "job" / "README.md").read_text()
+    [command] = [line.strip() for line in readme.splitlines() if line.strip().startswith("rung tf-config")]
+    assert f"rung launch {MLP} --strategy {plan[0]}" in readme  # the workload's own path, not WORKLOAD.py
+    out = subprocess.run(["bash", "-c", f"{sys.executable} -m {command}"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    workers = int(plan[plan.index("--workers") + 1])
+    assert len(lines) == tasks and sum(x["task"].startswith("worker:") for x in lines) == workers
