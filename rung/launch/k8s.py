@@ -49,6 +49,16 @@ def _service(name: str) -> dict:
                      "ports": [{"name": "grpc", "port": PORT, "targetPort": PORT}]}}
 
 
+# The stock TensorFlow image has Keras 3 and no tf-keras, which TF_USE_LEGACY_KERAS=1 needs
+# (multi-worker and parameter-server fit are tf-keras runs): a pod without it installs the
+# tf-keras of the image's TensorFlow (X.Y.*) before training. An image of the team's own that
+# has it (--image) skips this. Tests run it with a stand-in pip.
+TF_KERAS_SCRIPT = (
+    "python3 -c 'import tf_keras' 2>/dev/null || pip install --no-cache-dir -q \"$(python3 -c "
+    "'from importlib.metadata import version; print(\"tf-keras==%s.*\" % version(\"tensorflow\").rsplit(\".\", 1)[0])' "
+    "2>/dev/null || echo tf-keras)\"")
+
+
 def _job(name: str, task_type: str, count: int, job: Job, image: str, train_args: list[str],
          completes: bool) -> dict:
     env = [{"name": "RUNG_CLUSTER", "value": json.dumps(cluster(job))},
@@ -58,7 +68,8 @@ def _job(name: str, task_type: str, count: int, job: Job, image: str, train_args
     if job.legacy_keras:
         env.append({"name": "TF_USE_LEGACY_KERAS", "value": "1"})
     command = ["/bin/sh", "-c",
-               f"export TF_CONFIG=\"$(python3 -c \"{TF_CONFIG_SCRIPT}\")\" && "
+               (f"{TF_KERAS_SCRIPT} && " if job.legacy_keras else "")
+               + f"export TF_CONFIG=\"$(python3 -c \"{TF_CONFIG_SCRIPT}\")\" && "
                f"exec python3 /app/train.py {' '.join(train_args)}"]
     spec = {
         "completionMode": "Indexed", "completions": count, "parallelism": count,
@@ -108,6 +119,10 @@ def manifests(job: Job, image: str) -> dict[str, str]:
         "kubectl apply -f k8s/\n```\n\n"
         "Each pod builds its TF_CONFIG from its Service's stable name and JOB_COMPLETION_INDEX; "
         "`rung check-tf-config --set` checks them all (rung's tests do).\n"
+        + (f"\ntrain.py runs on tf-keras (TF_USE_LEGACY_KERAS=1), which the stock image ({image}) does not "
+           "have: each pod installs the tf-keras of the image's TensorFlow with pip before training (it needs "
+           "the network). An image with tf-keras in it (`pip install tf-keras==` the TensorFlow version, "
+           "`rung init --image`) skips that.\n" if job.legacy_keras else "")
         + ("\nThe worker and ps Jobs serve until they are deleted: when the chief's Job completes, "
            f"`kubectl delete job {APP}-worker {APP}-ps`.\n" if job.script_verdict == "parameter_server" else ""))
     return files

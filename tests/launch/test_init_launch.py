@@ -306,12 +306,45 @@ def test_manifests_validate_and_every_pods_tf_config_checks(tmp_path, strategy, 
             assert spec["completionMode"] == "Indexed" and spec["parallelism"] == spec["completions"]
             container = spec["template"]["spec"]["containers"][0]
             env = {e["name"]: e["value"] for e in container["env"]}
-            script = container["command"][2].split('python3 -c "')[1].split('")"')[0]
+            script = container["command"][2].split('TF_CONFIG="$(python3 -c "')[1].split('")"')[0]
             for i in range(spec["completions"]):  # what each pod would build
                 out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                                      env={**os.environ, **env, "JOB_COMPLETION_INDEX": str(i)}).stdout
                 configs.append(json.loads(out))
     assert "valid job" in T.check_set(configs, strategy)
+
+
+def test_pods_of_a_tf_keras_plan_install_tf_keras_where_the_image_has_none(tmp_path):
+    """The manifests run tensorflow/tensorflow:2.21.0 with TF_USE_LEGACY_KERAS=1, and that
+    image has Keras 3 and no tf-keras: every pod would have failed on its first tf.keras.
+    Each pod now runs the command's first part, installing the tf-keras of the image's
+    TensorFlow when it cannot import one. Run here by the shell, with this environment's
+    Python as the pod's python3 and a stand-in pip that records what it was asked."""
+    import os
+
+    assert rung("init", str(MLP), "--strategy", "multi_worker_mirrored", "--workers", "2", "--k8s",
+                "--out", str(tmp_path / "o")).returncode == 0
+    [job] = [d for d in yaml.safe_load_all((tmp_path / "o" / "k8s" / "job.yaml").read_text()) if d["kind"] == "Job"]
+    command = job["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    install = command.split(" && export TF_CONFIG=")[0]
+    assert "pip install" in install and "tf-keras" in (tmp_path / "o" / "k8s" / "README.md").read_text()
+    bin_dir, asked = tmp_path / "bin", tmp_path / "asked"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (bin_dir / "pip").write_text(f"#!/bin/sh\necho \"$@\" > {asked}\n")
+    for f in ("python3", "pip"):
+        (bin_dir / f).chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    subprocess.run(["/bin/sh", "-c", install], env=env, check=True, timeout=120)
+    assert not asked.exists()  # tf-keras is here: nothing installed
+    hidden = tmp_path / "no_tf_keras"  # an image without it
+    hidden.mkdir()
+    (hidden / "tf_keras.py").write_text("raise ImportError('not in this image')\n")
+    subprocess.run(["/bin/sh", "-c", install], env={**env, "PYTHONPATH": str(hidden)}, check=True, timeout=120)
+    from importlib.metadata import version
+
+    tf = version("tensorflow").rsplit(".", 1)[0]
+    assert asked.read_text().split()[-1] == f"tf-keras=={tf}.*"
 
 
 # -- launch on local processes: every runnable verdict -----------------------------------
