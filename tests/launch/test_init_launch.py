@@ -284,6 +284,28 @@ def test_train_py_stops_on_a_file_that_turns_eager_execution_off(tmp_path):
     assert line.startswith(f"train.py: workload: {work}: the file turns TensorFlow 2's eager execution off"), line
 
 
+def test_train_py_on_tf_keras_where_tf_keras_cannot_be_imported_says_what_to_install(tmp_path):
+    """A host without tf-keras: TensorFlow only warned, and the model's first tf.keras call
+    failed as the workload's own error ("build_model() raised ImportError: Keras cannot be
+    imported"). A module of that name that cannot be imported stands in for the missing
+    package (TensorFlow imports it by that name)."""
+    import os
+
+    assert rung("init", str(MLP), "--strategy", "multi_worker_mirrored", "--workers", "2",
+                "--out", str(tmp_path / "o")).returncode == 0
+    hidden = tmp_path / "no_tf_keras"
+    hidden.mkdir()
+    (hidden / "tf_keras.py").write_text("raise ImportError(\"No module named 'tf_keras'\")\n")
+    config = json.dumps({"cluster": {"worker": ["localhost:1"]}, "task": {"type": "worker", "index": 0}})
+    r = subprocess.run([sys.executable, str(tmp_path / "o" / "train.py"), "--steps", "1"], capture_output=True,
+                       text=True, timeout=300, cwd=tmp_path / "o",
+                       env={**os.environ, "PYTHONPATH": str(hidden), "TF_CONFIG": config})
+    assert r.returncode == 2, r.stderr[-1500:]
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith("train.py: this job trains on tf-keras (TF_USE_LEGACY_KERAS=1), which cannot be imported")
+    assert "pip install 'tf-keras==" in line and "build_model" not in r.stderr
+
+
 # -- k8s ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("strategy,extra", [("multi_worker_mirrored", ["--workers", "3"]),
