@@ -79,12 +79,21 @@ def test_a_second_parameter_with_a_default_of_its_own_is_a_setting_not_the_input
     def keywords(batch_size, **kwargs): ...
     def keyword_only(batch_size, *, input_context=None): ...  # rung passes it positionally
 
+    def load(batch_size, split="eval", input_context=None): ...
+
+    import functools
+
+    # a keyword fixed by partial makes the parameters after it keyword-only (they were
+    # passed the context positionally, into `split`, and failed)
+    partial = functools.partial(load, split="train")
+
     expected = {context_none: True, context_required: True, star: True, batch_only: False, a_flag: False,
-                a_number: False, keywords: False, keyword_only: False}
+                a_number: False, keywords: False, keyword_only: False, partial: False}
     in_train_py = _train_py_takes_input_context()
     for fn, takes in expected.items():
-        assert takes_input_context(fn) is takes, fn.__name__
-        assert in_train_py(fn) is takes, fn.__name__
+        name = getattr(fn, "__name__", "partial")
+        assert takes_input_context(fn) is takes, name
+        assert in_train_py(fn) is takes, name
     # the wrapper that gives a required context its None keeps the signature the rule reads
     assert takes_input_context(context_defaults_to_none(context_required)) is True
     assert takes_input_context(len) is False  # no signature to read
