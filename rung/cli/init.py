@@ -33,9 +33,11 @@ def write_files(job, workload: Path, out: Path, k8s: bool = False, image: str = 
     if job.script_verdict in ("multi_worker_mirrored", "parameter_server"):
         files["launch_ray.py"] = emit.launch_ray_py(job)
     if k8s:
+        from rung.kerasfit import local_files
         from rung.launch import k8s as manifests
 
-        files.update({f"k8s/{name}": text for name, text in manifests.manifests(job, image).items()})
+        files.update({f"k8s/{name}": text for name, text in
+                      manifests.manifests(job, image, workload, local_files(workload)).items()})
     files["README.md"] = emit.readme(job, workload, sorted(files) + ["README.md"])
     team = team_code(workload)
     for name in files:

@@ -14,6 +14,8 @@ worker and ps Jobs (servers that never exit) are deleted with the chief's.
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Optional
 
 import yaml
 
@@ -95,8 +97,25 @@ def _job(name: str, task_type: str, count: int, job: Job, image: str, train_args
             "spec": spec}
 
 
-def manifests(job: Job, image: str) -> dict[str, str]:
-    """File name -> YAML text (several documents each)."""
+def _configmap_command(workload, modules: list) -> str:
+    """The kubectl line that puts train.py, the workload (as workload.py) and the modules it
+    imports from its folder into the ConfigMap mounted at /app, where train.py imports the
+    workload with its folder first on sys.path. A ConfigMap's keys are flat: a module in a
+    package folder of the team's own cannot go there (said below the line)."""
+    files = ["--from-file=train.py", f"--from-file=workload.py={workload or 'WORKLOAD.py'}"]
+    root = Path(workload).resolve().parent if workload else None
+    for m in modules:
+        if root is not None and Path(m).parent == root:
+            files.append(f"--from-file={Path(m).name}={m}")
+    return f"kubectl create configmap {APP}-code " + " ".join(files)
+
+
+def manifests(job: Job, image: str, workload=None, modules: Optional[list] = None) -> dict[str, str]:
+    """File name -> YAML text (several documents each). `workload` and `modules` (the files
+    it imports from its folder, `kerasfit.local_files`) name what goes in the ConfigMap."""
+    modules = list(modules or [])
+    root = Path(workload).resolve().parent if workload else None
+    nested = [m for m in modules if root is not None and Path(m).parent != root]
     args = ["--steps", "1000", "--epochs", "10", "--checkpoint-dir", "/checkpoints"]
     dump = lambda docs: yaml.safe_dump_all(docs, sort_keys=False)  # noqa: E731
     files = {}
@@ -114,10 +133,13 @@ def manifests(job: Job, image: str) -> dict[str, str]:
         "# Kubernetes manifests\n\n"
         f"Put train.py and the workload in a ConfigMap, give the job a shared volume, then apply:\n\n"
         "```sh\n"
-        f"kubectl create configmap {APP}-code --from-file=train.py --from-file=workload.py=WORKLOAD.py\n"
+        f"{_configmap_command(workload, modules)}\n"
         f"# a PersistentVolumeClaim named {APP}-checkpoints (ReadWriteMany) for the backups\n"
-        "kubectl apply -f k8s/\n```\n\n"
-        "Each pod builds its TF_CONFIG from its Service's stable name and JOB_COMPLETION_INDEX; "
+        "kubectl apply -f k8s/\n```\n"
+        + (f"\nThe workload imports modules in folders of its own ({', '.join(str(m) for m in nested[:3])}), "
+           "which a ConfigMap's flat keys cannot hold: build them into the image (--image), or mount the "
+           "folder at /app.\n" if nested else "")
+        + "\nEach pod builds its TF_CONFIG from its Service's stable name and JOB_COMPLETION_INDEX; "
         "`rung check-tf-config --set` checks them all (rung's tests do).\n"
         + (f"\ntrain.py runs on tf-keras (TF_USE_LEGACY_KERAS=1), which the stock image ({image}) does not "
            "have: each pod installs the tf-keras of the image's TensorFlow with pip before training (it needs "

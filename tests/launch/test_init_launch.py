@@ -370,6 +370,42 @@ def test_pods_of_a_tf_keras_plan_install_tf_keras_where_the_image_has_none(tmp_p
     assert asked.read_text().split()[-1] == f"tf-keras=={tf}.*"
 
 
+def test_the_k8s_configmap_holds_the_modules_the_workload_imports(tmp_path):
+    """The k8s README put train.py and the workload in the ConfigMap (mounted at /app), and
+    nothing the workload imports from its folder: a team's `from models import net` failed in
+    every pod. Its kubectl line now names those modules; one in a package folder, which a
+    ConfigMap's flat keys cannot hold, is said. The line is read back and the ConfigMap's
+    files laid out as the pod sees them: the workload imports there."""
+    import shlex
+
+    team = tmp_path / "team"
+    (team / "pkg").mkdir(parents=True)
+    (team / "models.py").write_text("def net():\n    return 'net'\n")
+    (team / "pkg" / "__init__.py").write_text("")
+    (team / "job.py").write_text("from models import net\n\n\ndef build_model():\n    return net()\n\n\n"
+                                 "def make_dataset(batch_size, input_context=None):\n    return None\n")
+    r = rung("init", str(team / "job.py"), "--strategy", "multi_worker_mirrored", "--workers", "2", "--k8s",
+             "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    readme = (tmp_path / "o" / "k8s" / "README.md").read_text()
+    [line] = [x for x in readme.splitlines() if x.startswith("kubectl create configmap")]
+    app = tmp_path / "app"  # the ConfigMap's mount: key -> file
+    app.mkdir()
+    for arg in shlex.split(line)[4:]:
+        key, _, source = arg.removeprefix("--from-file=").partition("=")
+        (app / key).write_text((Path(source) if source else tmp_path / "o" / key).read_text())
+    assert sorted(p.name for p in app.iterdir()) == ["models.py", "train.py", "workload.py"]
+    out = subprocess.run([sys.executable, "-c", "import workload; print(workload.build_model())"], cwd=app,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "net", out.stderr
+    assert "pkg" not in readme  # nothing imports it yet
+    (team / "job.py").write_text("import pkg\n" + (team / "job.py").read_text())
+    r = rung("init", str(team / "job.py"), "--strategy", "multi_worker_mirrored", "--workers", "2", "--k8s",
+             "--out", str(tmp_path / "o2"))
+    assert r.returncode == 0, r.stderr
+    assert "modules in folders of its own" in (tmp_path / "o2" / "k8s" / "README.md").read_text()
+
+
 # -- launch on local processes: every runnable verdict -----------------------------------
 
 # what the chief of a parameter-server launch says of a pipeline every worker copies as it is
