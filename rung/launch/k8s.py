@@ -102,11 +102,13 @@ def _configmap_command(workload, modules: list) -> str:
     imports from its folder into the ConfigMap mounted at /app, where train.py imports the
     workload with its folder first on sys.path. A ConfigMap's keys are flat: a module in a
     package folder of the team's own cannot go there (said below the line)."""
-    files = ["--from-file=train.py", f"--from-file=workload.py={workload or 'WORKLOAD.py'}"]
+    import shlex
+
+    files = ["--from-file=train.py", shlex.quote(f"--from-file=workload.py={workload or 'WORKLOAD.py'}")]
     root = Path(workload).resolve().parent if workload else None
     for m in modules:
         if root is not None and Path(m).parent == root:
-            files.append(f"--from-file={Path(m).name}={m}")
+            files.append(shlex.quote(f"--from-file={Path(m).name}={m}"))
     return f"kubectl create configmap {APP}-code " + " ".join(files)
 
 
