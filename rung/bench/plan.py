@@ -20,10 +20,10 @@ KERAS_FOR = {"single_device": "keras3", "mirrored": "keras3",
 ONE_HOST_KERAS = tuple(k for k, v in KERAS_FOR.items() if v == "keras3")
 
 
+# The names the bench's own table prints (`mwms:2`, `ps:2:partitioned`), taken back by --runs.
+SHORT_NAMES = {"mwms": "multi_worker_mirrored", "ps": "parameter_server"}
 # Strategy options a run may take (`--runs mirrored:2:hierarchical`): MirroredStrategy's
 # cross_device_ops, and a variable partitioner for parameter servers.
-# the names the bench's own table prints (`mwms:2`, `ps:2:partitioned`), taken back by --runs
-SHORT_NAMES = {"mwms": "multi_worker_mirrored", "ps": "parameter_server"}
 OPTIONS = {"mirrored": {"nccl": "ring", "hierarchical": "tree", "reduction": "reduce_to_one"},
            "parameter_server": {"partitioned": "partitioned"}}
 
