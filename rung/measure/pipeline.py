@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 
 from rung import units as u
+# whether make_dataset takes the InputContext: one rule with rung profile, rung bench and train.py
+from rung.measure.workload import takes_input_context as _takes_context
 
 # A source this small (bytes of in-graph tensors) can be cached in memory.
 SMALL_DATA_BYTES = 1 << 30
@@ -225,13 +227,6 @@ def apply_fixes(tf, ds):
 # where the pipeline runs Python (what Python draws is not in the graph).
 WORKERS_CHECKED = 2
 PYTHON_BATCHES_COMPARED = 2
-
-
-def _takes_context(make_dataset) -> bool:
-    """Whether make_dataset takes the InputContext (rung's train.py then passes it one)."""
-    from rung.measure.workload import takes_input_context  # noqa: PLC0415
-
-    return takes_input_context(make_dataset)
 
 
 def _own_setting(make_dataset) -> str:
