@@ -103,7 +103,9 @@ class RayCluster:
 
 
 def _with_source(cfg: dict) -> dict:
-    return dict(cfg, workload_source=Path(cfg["workload"]).read_text(), workload_name=Path(cfg["workload"]).name)
+    # (and the folder the bench runs in, where the workload's relative paths start)
+    return dict(cfg, workload_source=Path(cfg["workload"]).read_text(), workload_name=Path(cfg["workload"]).name,
+                cwd=os.getcwd())
 
 
 class TaskFailed(Exception):
@@ -118,6 +120,13 @@ def _run_task(cfg: dict) -> dict:
     import tempfile
 
     os.environ.update(cfg.pop("env", {}))  # the Keras choice, before TensorFlow is imported
+    cwd = cfg.pop("cwd", None)
+    if cwd and os.path.isdir(cwd):
+        # where the bench runs, as its local tasks do: a workload that reads a file by a
+        # relative path (open("vocab.txt")) failed in Ray's own folder, FileNotFoundError.
+        # A node that does not see that folder stays in Ray's (the file must be there, as
+        # modules beside the workload must)
+        os.chdir(cwd)
     beside = os.path.dirname(os.path.abspath(cfg["workload"]))
     if os.path.isdir(beside) and beside not in sys.path:
         # the modules beside the workload, where this node sees its folder (one machine, a

@@ -70,6 +70,17 @@ def launch(*args, workload=MLP):
     return json.loads(r.stdout)
 
 
+def relative_reader(folder: Path, model: Path) -> Path:
+    """The model, in `folder`, reading a file of that folder by a relative path when it is
+    imported, as `python workload.py` run there would (open("vocab.txt"))."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vocab.txt").write_text("a b c\n")
+    path = folder / model.name
+    path.write_text('VOCAB = open("vocab.txt").read().split()  # relative: the folder rung runs in\n'
+                    + model.read_text())
+    return path
+
+
 def team_folder(folder: Path, model: Path) -> Path:
     """A workload that takes its model from the team's own training script, train.py beside
     it. launch_ray.py imported rung's train.py as `train` too, and the workload's import
@@ -171,7 +182,11 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
         # the team's file, where only the driver sees it, and named as rung's own script is: the
         # second node writes both copies, and the workload's once took the place of rung's
         team = driver / "train.py"
-        team.write_text(MLP.read_text())
+        # reading a file by a relative path when imported, from the folder rung runs in (here
+        # one both nodes see): Ray Train's workers imported it in Ray's own folder, where it
+        # failed (FileNotFoundError); they start in the driver's folder where they see it
+        (shared / "vocab.txt").write_text("a b c\n")
+        team.write_text('VOCAB = open("vocab.txt").read().split()\n' + MLP.read_text())
         # in the second node's mount namespace (its raylet's), the driver's folder is empty
         raylet = next(pid for pid in subprocess.run(["ip", "netns", "pids", net.namespace(1)], capture_output=True,
                                                     text=True).stdout.split()
@@ -187,7 +202,7 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
                                         "ray", "--address", f"{head}:6379", "--strategy", "multi_worker_mirrored",
                                         "--workers", "2", "--steps", "30", "--kill", "1@12", "--checkpoint-dir",
                                         str(shared / "checkpoints"), "--json"]),
-                           env={**env, "TMPDIR": str(driver)}, capture_output=True, text=True, timeout=600)
+                           env={**env, "TMPDIR": str(driver)}, capture_output=True, text=True, timeout=600, cwd=shared)
         assert r.returncode == 0, r.stderr[-1500:]
         d = json.loads(r.stdout)
         # (the local test of the same kill, skipped where this one runs, asserts these too)
@@ -281,17 +296,19 @@ def test_bench_on_ray_refuses_what_only_local_runs_do():
     assert r.returncode == 2 and "--engine local" in r.stderr
 
 
-def test_a_run_that_fails_on_ray_fails_alone_with_what_to_change(no_ray_left):
+def test_a_run_that_fails_on_ray_fails_alone_with_what_to_change(tmp_path, no_ray_left):
     """keras.io's VAE (no call()) from tf.keras: Keras 3 cannot build it under a strategy.
     On Ray a failed run raised rung's plain RunError, so the first one ended the bench (the
     local runner's failures are the run's alone), and it said Ray's wrapper and TensorFlow's
     words ("RayTaskError(RuntimeError): Unable to automatically build the model") where a
     local run says what to change. Now the one-device run on tf-keras is the basis, as
     locally, and the multi-worker run on Ray Train runs."""
-    vae = Path(__file__).parents[1] / "measure" / "workloads" / "vae_tf_keras.py"
+    # (read from a folder of its own, with a file it reads by a relative path: the bench's Ray
+    # tasks imported it in Ray's folder, FileNotFoundError; they start where the bench runs now)
+    vae = relative_reader(tmp_path, Path(__file__).parents[1] / "measure" / "workloads" / "vae_tf_keras.py")
     r = subprocess.run([sys.executable, "-m", "rung", "bench", str(vae), "--engine", "ray", "--runs",
                         "single_device,mirrored:2,multi_worker_mirrored:2", "--steps", "3", "--warmup", "1", "--json"],
-                       capture_output=True, text=True, timeout=900)
+                       capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert r.returncode == 1, r.stderr[-1500:]
     b = json.loads(r.stdout)
     assert [(x["strategy"], x["keras"], x["engine"]) for x in b["runs"]] == \
