@@ -105,8 +105,9 @@ def checked_blocks(args, where: str, require: bool = True, measured_eps: Optiona
     data = {"schema": SCHEMA, "workload": _PLACEHOLDER_WORKLOAD, "hardware": hw, "goal": goal}
     if fleet:
         data["fleet"] = fleet
-    if offers(args) is not None:
-        data["offers"] = offers(args)
+    given = offers(args)
+    if given is not None:
+        data["offers"] = given
     parse_scenario(data, where)
     return hw, fleet, goal
 
