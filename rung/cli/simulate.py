@@ -74,6 +74,11 @@ def run(args) -> int:
 
     with Progress(quiet=args.json) as progress:
         out = simulate(s, workers, args.steps, args.seed, kind, cv, on_phase=progress.phase, on_step=progress.step)
+    if s.offers:  # the decision may have chosen one; what ran here is the team's hardware
+        h = s.hardware
+        out.setdefault("notes", []).append(
+            f"simulated on the scenario's hardware ({h.devices_per_host} x {h.device} a host); its offers "
+            f"({', '.join(o.name for o in s.offers)}) are not simulated")
     if args.json:
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -90,6 +90,14 @@ def test_the_command_prints_simulation_v1_and_refuses_bad_input(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stdout == "", r.stderr
     assert "hardware.max_hosts): expected 1 to 100,000, received 500000; give --workers" in r.stderr
+    # a scenario with offers: what is simulated is its hardware, which the decision may not have chosen
+    offers = [{"name": "box", "usd_per_host_hour": 30, "device": "A100-80GB", "devices_per_host": 8,
+               "inter_host_gbps": 100, "max_hosts": 1}]
+    path.write_text(yaml.safe_dump({**valid_scenario(), "offers": offers}))
+    r = subprocess.run([sys.executable, "-m", "rung", "simulate", "--scenario", str(path), "--workers", "4",
+                        "--steps", "50", "--json"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert any("its offers (box) are not simulated" in n for n in json.loads(r.stdout)["notes"])
 
 
 def test_a_model_that_does_not_fit_one_device_is_said_beside_the_figures():
