@@ -133,14 +133,21 @@ def job_from(args) -> Job:
 
         s = load_scenario(args.scenario)
         d = advise(s)
+        from rung.ladder.options import ladder_scenario
         from rung.spec.catalog import slice_name
 
-        tpu_slice = slice_name(s.device, d.hosts or 1, s.hardware.devices_per_host) \
-            if d.verdict == "tpu" and s.device.slice_hosts else ""
+        # the hardware the verdict is for: an offer's when the decision chose one (its
+        # devices a host, its TPU slice), where the team's was taken (a TPU offer's slice
+        # read as "a TPU slice", a box of 8 as the team's host of 1)
+        on = ladder_scenario(s, d)
+        tpu_slice = slice_name(on.device, d.hosts or 1, on.hardware.devices_per_host) \
+            if d.verdict == "tpu" and on.device.slice_hosts else ""
+        offer = f" on its offer {d.option} ({on.hardware.devices_per_host} x {on.hardware.device} a host)" \
+            if d.option != "hardware" else ""
         job = Job(d.verdict, workers=d.hosts or 1, ps_tasks=d.ps_tasks, batch=s.workload.per_device_batch,
                   tpu_slice=tpu_slice,
-                  devices_per_host=s.hardware.devices_per_host, takes_on=list(d.takes_on),
-                  source=f"from {args.scenario}: {d.verdict}", string_inputs=s.workload.string_inputs,
+                  devices_per_host=on.hardware.devices_per_host, takes_on=list(d.takes_on),
+                  source=f"from {args.scenario}: {d.verdict}{offer}", string_inputs=s.workload.string_inputs,
                   steps_per_execution=s.workload.steps_per_execution, jit_compile=bool(s.workload.jit_compile),
                   ragged_or_sparse_inputs=bool(s.workload.ragged_or_sparse_inputs),
                   divides_batch=bool(s.workload.divides_batch), stateful_rnn=bool(s.workload.stateful_rnn_layers),

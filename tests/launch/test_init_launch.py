@@ -1466,6 +1466,27 @@ def test_a_step_that_failed_under_a_strategy_is_warned_by_init_on_that_keras():
                                                             strategy_fails_on_one_device=True)))
 
 
+def test_init_from_a_decision_that_chose_an_offer_writes_for_the_offers_hardware(tmp_path):
+    """A decision that rents the offered hardware: init took the team's hardware (its TPU
+    slice from the team's GPU: "a TPU slice"; its devices a host: the team's 1 where the
+    offer has 4) and said nothing of the offer."""
+    import yaml
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump({
+        "schema": "rung/scenario/v1", "name": "a T4, and a TPU offered",
+        "workload": {"params": 25.6e6, "optimizer": "momentum", "per_device_batch": 128, "step_seconds": 0.25},
+        "hardware": {"device": "T4", "devices_per_host": 1, "inter_host_gbps": 10, "max_hosts": 1},
+        "offers": [{"name": "pod", "usd_per_host_hour": 12.0, "device": "TPU-v4-8", "devices_per_host": 4,
+                    "inter_host_gbps": 100, "max_hosts": 4, "step_seconds": 0.05}],
+        "goal": {"target_examples_per_second": 5000}}))
+    r = rung("init", str(MLP), "--scenario", str(scenario), "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    readme = (tmp_path / "o" / "README.md").read_text()
+    assert "tpu on its offer pod (4 x TPU-v4-8 a host)" in readme
+    assert "on a TPU-v4-8 slice (1 host of 4 devices" in readme
+
+
 @pytest.mark.parametrize("plan,tasks", [(["parameter_server", "--workers", "3", "--ps-tasks", "2"], 6),
                                         (["multi_worker_mirrored", "--workers", "12"], 12)])
 def test_the_readmes_tf_config_command_runs_and_names_every_task(tmp_path, plan, tasks):
