@@ -341,6 +341,11 @@ def compiled_loss_calls(source: str, folder=None) -> list[str]:
     return _calls(source, compiles, folder)
 
 
+# the reductions of a Keras loss that do not divide by the batch (Keras 3 and tf-keras spell
+# both as these strings; tf-keras's Reduction enum as SUM and NONE)
+SUMMING_REDUCTIONS = ("sum", "none")
+
+
 def summed_loss_calls(source: str, folder=None) -> list[str]:
     """The calls of a workload file that make a loss with a reduction that sums over the
     batch (`reduction="sum"` or `"none"`, or `Reduction.SUM` / `Reduction.NONE` of tf-keras),
@@ -351,9 +356,9 @@ def summed_loss_calls(source: str, folder=None) -> list[str]:
     import ast  # noqa: PLC0415 - only here
 
     def summing(v) -> Optional[str]:
-        if isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.lower() in ("sum", "none"):
+        if isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.lower() in SUMMING_REDUCTIONS:
             return v.value.lower()
-        if isinstance(v, ast.Attribute) and v.attr in ("SUM", "NONE"):
+        if isinstance(v, ast.Attribute) and v.attr in tuple(r.upper() for r in SUMMING_REDUCTIONS):
             return v.attr.lower()
         return None
 

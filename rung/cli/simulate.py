@@ -61,11 +61,12 @@ def run(args) -> int:
     s = load_scenario(args.scenario)
     workers = args.workers if args.workers is not None else s.hardware.max_hosts
     # the default is the scenario's max_hosts: a fleet too large to simulate names it
-    named = "--workers" if args.workers is not None else f"--workers (default: {args.scenario}'s hardware.max_hosts)"
-    for flag, value, top in ((named, workers, 100_000), ("--steps", args.steps, 100_000)):
+    defaulted = args.workers is None
+    named = f"--workers (default: {args.scenario}'s hardware.max_hosts)" if defaulted else "--workers"
+    for flag, value, top, hint in ((named, workers, 100_000, "; give --workers" if defaulted else ""),
+                                   ("--steps", args.steps, 100_000, "")):
         if not 1 <= value <= top:
-            raise InputError(flag, None, f"expected 1 to {top:,}, received {value}"
-                             + ("; give --workers" if flag != "--workers" and flag != "--steps" else ""))
+            raise InputError(flag, None, f"expected 1 to {top:,}, received {value}{hint}")
     if workers * args.steps > 50_000_000:
         raise InputError(named, None, f"{workers} x {args.steps} steps is over 50 million worker-steps; "
                                       "give fewer steps")

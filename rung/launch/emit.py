@@ -553,7 +553,7 @@ def loss_not_scaled_note(job: Job) -> Optional[str]:
     if job.own_step_defs:
         return (f"the model has its own step ({_first_two(job.own_step_defs)}), and whether it divides its loss by "
                 f"the global batch under {job.strategy_class} is not known {said}")
-    if job.summed_loss_calls and not job.own_step_defs:
+    if job.summed_loss_calls:
         return (f"the model makes a loss that sums over the batch ({_first_two(job.summed_loss_calls)}); compiled, "
                 f"it is summed over each replica's batch and {job.strategy_class} sums the replicas' gradients, so "
                 f"every update is N times one device's step at the same per-device batch, on either Keras; whether "

@@ -6,6 +6,7 @@ import os
 
 from rung import units as u
 # whether make_dataset takes the InputContext: one rule with rung profile, rung bench and train.py
+from rung.measure.workload import positional_parameters
 from rung.measure.workload import takes_input_context as _takes_context
 
 # A source this small (bytes of in-graph tensors) can be cached in memory.
@@ -231,13 +232,7 @@ PYTHON_BATCHES_COMPARED = 2
 
 def _own_setting(make_dataset) -> str:
     """' (its second parameter, training=True, is a setting of its own)', or ''."""
-    import inspect  # noqa: PLC0415
-
-    try:
-        params = [p for p in inspect.signature(make_dataset).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        return ""
+    params = positional_parameters(make_dataset)
     return f" (its second parameter, {params[1]}, is a setting of its own)" if len(params) >= 2 else ""
 
 

@@ -152,17 +152,13 @@ def own_losses(model) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-# the reductions of a Keras loss that do not divide by the batch (Keras 3 and tf-keras
-# spell both as these strings)
-SUMMING_REDUCTIONS = ("sum", "none")
-
-
 def summed_losses(model) -> list[str]:
     """Keras's own compiled losses made with a reduction that sums over the batch,
     "MeanSquaredError(reduction='sum')". Under N synchronous replicas each replica sums
     its own batch and the gradients are summed: the update is the sum over the global
     batch, N times one device's step at the same per-device batch, on either Keras
     (measured 2.00x under 2 replicas for 'sum' and 'none'). The replica check measures it."""
+    from rung.kerasfit import SUMMING_REDUCTIONS
     from rung.measure.workload import compiled_leaves
 
     found: list[str] = []

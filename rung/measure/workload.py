@@ -134,10 +134,19 @@ def takes_input_context(make_dataset: Callable[..., Any]) -> bool:
         params = list(inspect.signature(make_dataset).parameters.values())
     except (TypeError, ValueError):
         return False
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    positional = positional_parameters(make_dataset)
     if len(positional) >= 2:
         return positional[1].default is inspect.Parameter.empty or positional[1].default is None
     return len(positional) == 1 and any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
+def positional_parameters(fn: Callable[..., Any]) -> list:
+    """fn's parameters that a positional argument can fill; [] without a signature."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 def context_defaults_to_none(make_dataset: Callable[..., Any]) -> Callable[..., Any]:
