@@ -69,6 +69,8 @@ def _estimated(profile: dict, block: dict, device: catalog.Device) -> dict:
                                            "the step there: give --target-step-seconds (measured on that device)")
     compute = estimate.compute_seconds(flops, block["per_device_batch"], device, block["param_dtype"],
                                        block["mixed_precision"], profile.ops_per_step or 0)
+    update = _update_on(profile, device)
+    compute += update or 0.0
     # the pipeline as fast as it ran here: a faster device waits for what it cannot deliver
     pipe = profile.pipeline_seconds_per_batch or 0.0
     wait = max(0.0, pipe - compute)
@@ -81,7 +83,17 @@ def _estimated(profile: dict, block: dict, device: catalog.Device) -> dict:
     return {**block, "step_seconds": compute + wait, "input_wait_seconds": wait,
             "step_seconds_ci95": [lo + wait, hi + wait],
             "input_wait_seconds_ci95": [max(0.0, pipe_lo - hi), max(0.0, pipe_hi - lo)],
-            "step_seconds_source": "estimated", "strategy_step_extra_seconds": _strategy_extra_on(profile, device)}
+            "step_seconds_source": "estimated", "strategy_step_extra_seconds": _strategy_extra_on(profile, device),
+            "optimizer_update_seconds": update}
+
+
+def _update_on(profile, device: catalog.Device) -> float | None:
+    """The optimizers' update, timed alone here, on `device` (rung.model.estimate.update_seconds);
+    None when it was not timed or cannot be carried there."""
+    seconds, rate = profile.optimizer_update_seconds, profile.memory_copy_bytes_per_second
+    if not seconds or not rate:
+        return None
+    return estimate.update_seconds(seconds, rate, device, profile.optimizer_update_ops or 0)
 
 
 def _strategy_extra_on(profile, device: catalog.Device) -> float:
@@ -118,7 +130,8 @@ def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tupl
     elif args.target_step_seconds is not None:
         block = {**block, "step_seconds": args.target_step_seconds, "input_wait_seconds": 0.0,
                  "step_seconds_ci95": None, "input_wait_seconds_ci95": None, "step_seconds_source": "measured",
-                 "strategy_step_extra_seconds": _strategy_extra_on(profile, device)}
+                 "strategy_step_extra_seconds": _strategy_extra_on(profile, device),
+                 "optimizer_update_seconds": None}  # the team's step: what its update takes is not known
         caveats.append(Finding(C.MEASURED_ON_THIS_MACHINE,
             f"the step time on {device.name} is the team's ({u.seconds(args.target_step_seconds)}, "
             "--target-step-seconds); its input wait is unknown and taken as none"))

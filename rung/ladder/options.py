@@ -3,8 +3,9 @@ one decision across them (contract: scenario v1 additions, "Offers").
 
 Each option is the scenario with its hardware block replaced; an offer with another
 device and no measured `step_seconds` gets the compute part of the step scaled by the
-two devices' effective throughput (`estimate.scale_compute`), with its input wait kept,
-and the decision then carries STEP_TIME_ESTIMATED (from `confidence.assess`).
+two devices' effective throughput (`estimate.scale_compute`), its memory traffic (the
+optimizer's update, the copy under mirrored variables) by their memory bandwidths
+(`estimate.scale_memory`), with its input wait kept, and the decision then carries STEP_TIME_ESTIMATED (from `confidence.assess`).
 Choice: options over budget are out; `prefer: simplicity` takes the lowest rung that
 meets the target on any option (ties: cost per example, then fewer hosts); `prefer:
 cost` the cheapest per hour that meets it (ties: the lower rung). When nothing meets
@@ -140,14 +141,21 @@ def _scaled_workload(s: Scenario, device_name: str):
     compute = w.step_seconds - w.input_wait_seconds
     if to is None or s.hardware.device == "custom":
         return None
-    scaled = estimate.scale_compute(compute, s.device, to, w.param_dtype, w.mixed_precision)
-    if scaled is None:
+    # the optimizer's update is memory traffic: it moves by the devices' memory bandwidths, the
+    # rest of the compute by their arithmetic; so does the table copied under mirrored variables
+    update = min(w.optimizer_update_seconds, compute)
+    scaled = estimate.scale_compute(compute - update, s.device, to, w.param_dtype, w.mixed_precision)
+    moved = estimate.scale_memory(update, s.device, to)
+    extra = estimate.scale_memory(w.strategy_step_extra_seconds, s.device, to)
+    if scaled is None or moved is None or extra is None:
         return None
+    scaled += moved
     step = scaled + w.input_wait_seconds
     lo, hi = estimate.interval(scaled)
     return w.model_copy(update={"step_seconds": step, "step_seconds_ci95": [lo + w.input_wait_seconds,
                                                                              hi + w.input_wait_seconds],
-                                "input_wait_seconds_ci95": None, "step_seconds_source": "estimated"})
+                                "input_wait_seconds_ci95": None, "step_seconds_source": "estimated",
+                                "optimizer_update_seconds": moved, "strategy_step_extra_seconds": extra})
 
 
 def choose(options: list[Option], s: Scenario) -> tuple[Option, list[Finding], list[Finding]]:

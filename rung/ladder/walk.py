@@ -405,24 +405,33 @@ def _step_on_other_keras(ctx: Context, d: Decision) -> Finding | None:
     same model's step can differ by 2-3x either way (docs/bench.md). Not for a file that
     imports Keras 3 itself: KERAS3_IMPORT says it cannot run there at all. For a measured
     step (one estimated for another device or declared is not this Keras's), and for an
-    estimated one of a model with embeddings on a plan with mirrored variables, whose extra
-    under them (`strategy_step_extra_seconds`) is the measured Keras's."""
+    estimated one of a model with embeddings whose optimizer's update (`optimizer_update_seconds`,
+    carried to the device) or whose extra under mirrored variables (`strategy_step_extra_seconds`,
+    on a plan with them) is the measured Keras's."""
     from rung.kerasfit import keras3_facts, runs_on_tf_keras
 
     w = ctx.s.workload
     if w.step_keras != "keras3" or w.keras3_import or d.prediction is None \
             or not runs_on_tf_keras(d.verdict, **keras3_facts(w)):
         return None
-    if w.step_seconds_source == "estimated" and w.embedding_params > 0 and d.prediction.devices > 1 \
-            and d.verdict in ("mirrored", "multi_worker_mirrored"):
-        # the step is the device's, estimated; what it costs more under mirrored variables
-        # (strategy_step_extra_seconds) is still the Keras it was measured on
+    mirrored = d.prediction.devices > 1 and d.verdict in ("mirrored", "multi_worker_mirrored")
+    if w.step_seconds_source == "estimated" and w.embedding_params > 0 and (mirrored or w.optimizer_update_seconds):
+        # the step is the device's, estimated from FLOPs; what its optimizer's update takes, and
+        # what it costs more under mirrored variables (strategy_step_extra_seconds), are still
+        # the Keras's they were measured on, and the two Kerases' optimizers update a table
+        # differently (Keras 3's Adagrad the whole table, tf-keras's the rows looked up)
+        parts = ([f"its optimizer's update ({u.seconds(w.optimizer_update_seconds)} of it, timed here and carried "
+                  f"to {ctx.s.hardware.device})"] if w.optimizer_update_seconds else []) \
+            + ([f"what it costs more under mirrored variables ({u.seconds(w.strategy_step_extra_seconds)})"]
+               if mirrored else [])
         return Finding(C.STEP_ON_OTHER_KERAS,
-            f"the step is estimated for {ctx.s.hardware.device} from counted FLOPs, but what it costs more under "
-            f"mirrored variables ({u.seconds(w.strategy_step_extra_seconds)}) was measured on Keras 3, and rung "
-            f"init's train.py runs {d.verdict} on tf-keras, whose optimizers copy a sparsely updated embedding "
-            "table every step there (STRATEGY_STEP_SLOWER): measure it on tf-keras (rung advise WORKLOAD.py "
-            "--keras tf_keras) and plan from it")
+            f"the step is estimated for {ctx.s.hardware.device} from counted FLOPs, but {' and '.join(parts)} "
+            f"{'was' if len(parts) == 1 else 'were'} measured on Keras 3, and rung init's train.py runs "
+            f"{d.verdict} on tf-keras, whose optimizers update an embedding table otherwise (Keras 3's Adagrad "
+            "adds to its whole accumulator every step, tf-keras's to the rows looked up"
+            + (", and copies a sparsely updated table every step under mirrored variables: STRATEGY_STEP_SLOWER"
+               if mirrored else "")
+            + "): measure it on tf-keras (rung advise WORKLOAD.py --keras tf_keras) and plan from it")
     if w.step_seconds_source != "measured":
         return None
     return Finding(C.STEP_ON_OTHER_KERAS,

@@ -48,6 +48,9 @@ class GradientCounts:
     # IndexedSlices gradients a step hands its optimizers (one per embedding table and call):
     # under multi-worker each is all-gathered by three collectives in sequence
     sparse_tensors: int = 0
+    # the step's optimizer calls as recorded, (gradients, variables, optimizer) each: replayed
+    # alone by rung.measure.timing.optimizer_update
+    calls: list = field(default_factory=list, repr=False)
 
 
 def _is_optimizer(x) -> bool:
@@ -218,7 +221,7 @@ def gradient_counts(tf, model, batch, step_fn=None) -> GradientCounts:
         if all(opt is not u for u in used):
             used.append(opt)
     return GradientCounts(params, emb, dense, sparse, dtype, variables=len(variables), optimizers=used,
-                          dense_tables=_dense_tables(tf, model, calls), sparse_tensors=tensors)
+                          dense_tables=_dense_tables(tf, model, calls), sparse_tensors=tensors, calls=list(calls))
 
 
 def synchronized_batch_norms(tf, model) -> int:
@@ -623,6 +626,11 @@ def _kernels(tf, graph, loops: bool, only: set | None = None) -> int:
             body = _function_graph(graph, op, "body")
             total += _trip_count(tf, op) * _kernels(tf, body, loops) if body is not None else 0
     return total
+
+
+def graph_kernels(tf, graph) -> int:
+    """Kernel-launching operations of a graph, a loop's body once per iteration."""
+    return _kernels(tf, graph, True)
 
 
 def ops_per_step(tf, model, batch, graphs: TrainGraphs | None = None) -> int:

@@ -335,6 +335,12 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         saved = _count("the checkpoint save's time",
                        lambda: checkpoint.checkpoint_save(tf, model, g.optimizers or counts.optimizers_of(model)),
                        notes, default={})
+        phase("timing the optimizer's update alone")
+        update = _count("the optimizer's update alone", lambda: timing.optimizer_update(tf, g.calls), notes)
+        rate = (under or {}).get("memory_copy_bytes_per_second")
+        if update and not rate:  # this device's copy rate, which carries the update to a plan's device
+            rate = _count("this device's copy rate", lambda: timing.copy_bytes_per_second(
+                tf, device["device"], g.params * 4), notes)
         summary = summarize(times)
         eager = None
         if timing.runs_eagerly(model) or functions_eager:
@@ -439,6 +445,11 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         "step_clipping": "; ".join(step_clipping_calls(*workload_text(path))) or None,
         "assigning_metrics": "; ".join(assigning_metric_calls(*workload_text(path))) or None,
         **(under or {}),
+        # the gradients of one step applied again alone (memory traffic, which the counted FLOPs
+        # leave out), and the copy rate that carries it to a plan's device (rung.cli._plan)
+        "optimizer_update_seconds": update.seconds if update else None,
+        "optimizer_update_ops": update.ops if update else None,
+        "memory_copy_bytes_per_second": rate,
         "gradient_bytes_dense": g.dense_bytes,
         "gradient_bytes_sparse": g.sparse_bytes,
         "gradients_observed": g.observed,

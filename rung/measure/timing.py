@@ -309,3 +309,53 @@ def copy_bytes_per_second(tf, device: str, nbytes: float) -> float:
         y[:1].numpy()
         times.append(time.perf_counter() - t0)
     return 2.0 * n * 4 / statistics.median(times)
+
+
+# rung.measure.timing.optimizer_update: the update alone, after tracing
+UPDATE_WARMUP = 2
+UPDATE_STEPS = 10
+UPDATE_BUDGET_SECONDS = 5.0  # no timed update begins after this long (a large model's on a CPU)
+
+
+@dataclass
+class OptimizerUpdate:
+    seconds: float   # median of the update alone, this device
+    ops: int         # its kernel-launching operations (rung.measure.counts' count of a graph)
+
+
+def optimizer_update(tf, calls: list) -> Optional[OptimizerUpdate]:
+    """What one step's optimizer updates cost alone, on this device: the gradients the
+    step handed its optimizers (`counts.optimizer_calls`, recorded once) applied again by
+    the same optimizers in one graph function, median of up to UPDATE_STEPS after
+    UPDATE_WARMUP. Mostly memory traffic (every parameter and slot read and written once per
+    update it touches), which `rung.cli._plan` carries to a plan's device by its memory
+    bandwidth; the counted FLOPs leave it out (the step's graph is traced without the
+    optimizer's ops). What it finds: Keras 3's Adagrad adds the squared gradient of an
+    embedding table to its whole accumulator every step (ops.square of the IndexedSlices makes
+    it dense), tf-keras's updates the rows looked up (keras-team/keras#19992). None when the
+    step handed no gradients. The model's weights take those few extra updates. The kernels
+    are counted as the step's are (`counts.ops_per_step`, which leaves the update out), for the
+    launch cost a GPU pays for each."""
+    calls = [([g for g in grads if g is not None], [v for g, v in zip(grads, tvars) if g is not None], opt)
+             for grads, tvars, opt in calls]
+    calls = [(grads, tvars, opt) for grads, tvars, opt in calls if grads]
+    if not calls:
+        return None
+    last = calls[-1][1][-1]
+
+    @tf.function
+    def update():
+        for grads, tvars, opt in calls:
+            opt.apply_gradients(list(zip(grads, tvars)))
+        return tf.reduce_sum(tf.reshape(last, [-1])[:1])  # read after the writes: the update has finished
+
+    for _ in range(UPDATE_WARMUP):
+        update().numpy()
+    times, start = [], time.perf_counter()
+    while len(times) < UPDATE_STEPS and (len(times) < 3 or time.perf_counter() - start < UPDATE_BUDGET_SECONDS):
+        t0 = time.perf_counter()
+        update().numpy()
+        times.append(time.perf_counter() - t0)
+    from rung.measure.counts import graph_kernels
+
+    return OptimizerUpdate(statistics.median(times), graph_kernels(tf, update.get_concrete_function().graph))

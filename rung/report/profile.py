@@ -59,7 +59,11 @@ def render(p: dict, console: Console | None = None) -> None:
               + (f"; {int(p['non_trainable_params']):,} not trained (weights the optimizer does not "
                  "update, such as frozen layers, BatchNorm statistics or a distiller's teacher: held by every "
                  "replica, read from the PS every step)" if p.get("non_trainable_params") else ""))
-    t.add_row("optimizer", f"{p['optimizer_class']} → {p['optimizer']}; slots {u.gib(p['optimizer_slot_bytes'])}")
+    update = p.get("optimizer_update_seconds")
+    t.add_row("optimizer", f"{p['optimizer_class']} → {p['optimizer']}; slots {u.gib(p['optimizer_slot_bytes'])}"
+              + (f"; its update alone {u.seconds(update)} a step ({u.percent(update / p['step_seconds'])} of the "
+                 "step; FLOPs leave it out: an estimate for another device adds it by memory bandwidth)"
+                 if update else ""))
     tensors = p.get("sparse_gradient_tensors")
     t.add_row("gradients/step", f"dense {u.gib(p['gradient_bytes_dense'])}, sparse (IndexedSlices) "
                                 f"{u.gib(p['gradient_bytes_sparse'])}"

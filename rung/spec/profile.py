@@ -30,7 +30,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "optimizer_accumulation_steps", "gradient_clipping", "step_clipping", "logged_loss_divided",
                  "compiled_loss_not_scaled", "compiled_loss_sums", "assigning_metrics", "strategy_failure",
                  "strategy_fails_on_one_device", "mixed_precision_policy", "strategy_step_extra_seconds",
-                 "batch_time_cv")
+                 "batch_time_cv", "optimizer_update_seconds")
 _FLOATS = ("params", "non_trainable_params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -112,6 +112,9 @@ class Profile(BaseModel):
     batch_time_cv_raw: Optional[list[float]] = None
     strategy_step_seconds_measured: Optional[list[float]] = None
     memory_copy_bytes_per_second: Optional[float] = None
+    # the optimizers' update of one step alone (rung.measure.timing.optimizer_update)
+    optimizer_update_seconds: Optional[float] = None
+    optimizer_update_ops: Optional[int] = None  # its kernel-launching operations
     # rung.measure.replicas: one step under 2 replicas against one device (None: not checked)
     replica_check: Optional[dict[str, Any]] = None
     loss_scaled_for_replicas: Optional[bool] = None

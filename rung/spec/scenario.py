@@ -270,6 +270,12 @@ class Workload(_Block):
     # table once a step there). Every replicated synchronous plan pays it:
     # STRATEGY_STEP_SLOWER. `rung profile` times it for a model with sparse gradients.
     strategy_step_extra_seconds: NonNegative = 0.0
+    # v1 extension (optional): of step_seconds, what the optimizers' update takes (`rung
+    # profile` times it alone, rung.measure.timing.optimizer_update; for a step estimated for
+    # another device, carried there by memory bandwidth and kernel launches:
+    # rung.model.estimate.update_seconds). Keras 3's Adagrad updates a whole embedding table
+    # where tf-keras's updates the rows looked up: STEP_ON_OTHER_KERAS says so
+    optimizer_update_seconds: NonNegative = 0.0
     # how much one batch's step differs from another's on one device, as a coefficient of
     # variation (batches of different shapes: `rung profile` measures it for dynamic shapes):
     # a synchronous step waits for its slowest replica's batch (`load_imbalance_seconds`)

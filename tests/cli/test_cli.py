@@ -321,6 +321,47 @@ def test_a_step_slower_under_mirrored_variables_is_carried_to_the_plans_device_b
     assert s.hardware.device == "custom" and s.workload.strategy_step_extra_seconds == 0.02
 
 
+def test_an_estimated_step_adds_the_optimizers_update_carried_by_memory_bandwidth():
+    """The FLOPs rung counts leave the optimizer's update out, and Keras 3's Adagrad adds to
+    the whole accumulator of an embedding table every step: 47 ms of a 64 ms step here for 38M
+    rows, against 0.45 ms of counted FLOPs on a T4. The estimate for a T4 now adds the update
+    as timed here, carried by the copy rate against the T4's 320 GB/s, and its kernels at 5 µs
+    each; the decision says the update was Keras 3's where the plan runs on tf-keras.
+    By hand: 47 ms x 14.75 GB/s / 320 GB/s = 2.166 ms, + 50 x 5 µs = 2.416 ms."""
+    from types import SimpleNamespace
+
+    from rung.cli._plan import plan_scenario
+    from rung.ladder import advise
+    from rung.spec.profile import Profile
+
+    base = {"schema": "rung/profile/v1", "workload": "w.py", "device": "CPU:0", "device_name": "x86_64",
+            "params": 38.4e6, "embedding_params": 38.4e6, "optimizer": "adagrad", "per_device_batch": 256,
+            "step_seconds": 0.064, "flops_per_example": 25e3, "keras": "keras3", "step_keras": "keras3",
+            "sparse_gradient_bytes_per_example": 264}
+    args = SimpleNamespace(hardware=None, device="T4", devices_per_host=4, max_hosts=8, inter_host_gbps=25,
+                           target=1e5, reproducible=None, preemptible=None, target_step_seconds=None,
+                           step_time_cv=None)
+    flops_only = plan_scenario(Profile.model_validate(base), args, where="test")[0].workload
+    with_update = Profile.model_validate({**base, "optimizer_update_seconds": 0.047, "optimizer_update_ops": 50,
+                                          "memory_copy_bytes_per_second": 14.75e9})
+    s, _ = plan_scenario(with_update, args, where="test")
+    assert s.workload.optimizer_update_seconds == pytest.approx(2.416e-3, rel=1e-3)
+    assert s.workload.step_seconds == pytest.approx(flops_only.step_seconds + 2.416e-3, rel=1e-3)
+    assert flops_only.optimizer_update_seconds == 0 and s.workload.step_seconds > 4 * flops_only.step_seconds
+    # a target a T4 meets on the counted FLOPs alone, not with the update: several hosts, on
+    # tf-keras, from an update measured on Keras 3
+    args.target = 256 / flops_only.step_seconds * 0.9
+    assert advise(plan_scenario(Profile.model_validate(base), args, where="test")[0]).verdict == "single_device"
+    d = advise(plan_scenario(with_update, args, where="test")[0])
+    assert d.verdict != "single_device"
+    [said] = [f.message for f in d.warnings if f.code == "STEP_ON_OTHER_KERAS"]
+    assert "its optimizer's update (2.42 ms of it" in said and "--keras tf_keras" in said, said
+    # the team's own step on the device: nothing is added, and nothing said of an update
+    args.target_step_seconds = 0.001
+    s, _ = plan_scenario(with_update, args, where="test")
+    assert s.workload.step_seconds == 0.001 and s.workload.optimizer_update_seconds == 0
+
+
 def test_offers_in_the_hardware_file_are_walked_beside_the_teams_hardware(tmp_path):
     """`rung advise WORKLOAD.py --hardware HW.yaml` took hardware, fleet and goal, and an
     `offers` list there was "unknown key": a team planning from its model could not ask

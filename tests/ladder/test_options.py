@@ -144,6 +144,23 @@ def test_another_device_without_a_step_is_scaled_and_says_so():
     assert d.option == "a100-box" and "STEP_TIME_ESTIMATED" in [f.code for f in d.warnings]
 
 
+def test_an_offers_device_takes_the_update_and_the_mirrored_copy_by_memory_bandwidth():
+    """Of the team's measured step, the optimizer's update and the table copied under mirrored
+    variables are memory traffic: on the offer's device they move by the two datasheets'
+    bandwidths (A10G 600 GB/s, A100-80GB 2,039 GB/s), the rest of the compute by arithmetic.
+    By hand: 0.21 s less 5 ms of input wait = 0.205 s of compute, 0.1 s of it the update:
+    0.105 x 62.5/156 + 0.1 x 600/2039 = 0.04207 + 0.02943 s, + the 5 ms wait; the 40 ms copy
+    under mirrored variables 40 x 600/2039 = 11.77 ms."""
+    offer = {**BIG_BOX, "name": "a100-box", "device": "A100-80GB", "intra_host": "nvlink", "usd_per_host_hour": 33.0}
+    from rung.ladder.options import option_scenarios
+    w = {**TEAM["workload"], "input_wait_seconds": 0.005, "optimizer_update_seconds": 0.1,
+         "strategy_step_extra_seconds": 0.04}
+    opt = option_scenarios(parse_scenario(scenario(offers=[offer], workload=w)))[1].scenario.workload
+    assert opt.step_seconds == pytest.approx(0.105 * 62.5 / 156 + 0.1 * 600 / 2039 + 0.005, rel=1e-4)
+    assert opt.optimizer_update_seconds == pytest.approx(0.1 * 600 / 2039, rel=1e-4)
+    assert opt.strategy_step_extra_seconds == pytest.approx(0.04 * 600 / 2039, rel=1e-4)
+
+
 def test_strategy_options_are_in_every_decision():
     mirrored = decide(valid_scenario())
     assert mirrored.verdict == "mirrored"

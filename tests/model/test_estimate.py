@@ -1,5 +1,7 @@
 """The step-time estimate for another device, against hand-derived numbers."""
 
+import dataclasses
+
 import pytest
 
 from rung.model import estimate
@@ -24,6 +26,15 @@ def test_compute_seconds_by_hand():
     # the same model under mixed precision on an H100: 1e11 / (989.4e12 x 0.3)
     assert estimate.compute_seconds(1e9, 100, lookup("h100-80gb"), "float32", True) == \
         pytest.approx(1e11 / (989.4e12 * 0.3))
+
+
+def test_an_optimizers_update_is_carried_by_memory_bandwidth_by_hand():
+    # 47 ms timed on a CPU that copies at 14.75 GB/s; a T4 moves 320 GB/s (datasheet):
+    # 47e-3 x 14.75e9 / 320e9 = 2.1664 ms, plus 50 kernels x 5 us = 0.25 ms
+    assert estimate.update_seconds(47e-3, 14.75e9, CATALOG["T4"], ops=50) == pytest.approx(2.4164e-3, rel=1e-4)
+    # an H100 SXM at 3.35 TB/s: 0.2069 ms, no kernels counted
+    assert estimate.update_seconds(47e-3, 14.75e9, lookup("h100-80gb")) == pytest.approx(0.20694e-3, rel=1e-4)
+    assert estimate.update_seconds(47e-3, 14.75e9, dataclasses.replace(CATALOG["T4"], throughput=None)) is None
 
 
 def test_published_resnet50_falls_inside_the_estimate_interval():
