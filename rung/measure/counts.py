@@ -160,7 +160,11 @@ def optimizer_calls(model, passthrough: bool = True):
                 grads, tvars = [g for g, _ in pairs], [v for _, v in pairs]
             else:
                 grads = list(args[0] if args else kwargs.get("grads"))
+                # Keras 3's apply(grads) without variables updates those the optimizer was
+                # built on (a GAN's generator optimizer: the generator's), not the model's
                 tvars = list(args[1] if len(args) > 1 else kwargs.get("trainable_variables")
+                             or (getattr(opt, "_trainable_variables", None) if getattr(opt, "built", False)
+                                 else None)
                              or model.trainable_variables)
             if depth[0] == 0:
                 calls.append((grads, tvars, opt))

@@ -27,7 +27,8 @@ def profiles():
     from rung.measure.profile import profile
     # ResNet50 is the Keras application here (its count against Keras's, its FLOPs against
     # the paper's); MobileNetV2 was too, and took 30 s of the suite for the same assertions
-    names = ("custom_step", "custom_step_compiled", "wide_deep", "ftrl", "mixed16", "resnet50", "gan", "vae", "siamese")
+    names = ("custom_step", "custom_step_compiled", "wide_deep", "ftrl", "mixed16", "resnet50", "gan", "vae", "siamese",
+             "apply_built")
     # ResNet50 steps take ~0.9 s here, each block of 3 far longer than any stall of its
     # in-memory pipeline: 2 blocks, not 4 (its 12 steps were a third of this fixture)
     return {n: profile(HERE / f"{n}.py", steps=6 if n == "resnet50" else STEPS, warmup=1 if n == "resnet50" else WARMUP)
@@ -46,9 +47,15 @@ def profiles():
     ("mixed16", 19_210, 0, 19_210 * 4, 0, 19_210 * 8),
     # a GAN: two optimizers of its own, each handed its half of the model's gradients
     ("gan", 322_690, 0, 322_690 * 4, 0, 322_690 * 8),
+    # two parts, 8x16+16 and 16+1, each stepped by an optimizer of its own through Keras 3's
+    # apply(grads): Adam's two slots on the first part's 144, SGD none
+    ("apply_built", 161, 0, 161 * 4, 0, 144 * 8),
 ])
 def test_counts_from_the_models_own_train_step(profiles, name, params, embedding, dense, sparse, slots):
     p = profiles[name]
+    # the step's gradients replayed through its optimizers alone: timed for every one of these
+    # (apply(grads) once replayed the first part's gradients onto the model's first variables)
+    assert p["optimizer_update_seconds"] > 0 and p["optimizer_update_ops"] > 0, p["notes"]
     assert (p["params"], p["embedding_params"]) == (params, embedding)
     # one IndexedSlices gradient per table looked up: custom_step's one, wide_deep's two
     assert p["sparse_gradient_tensors"] == {"custom_step": 1, "wide_deep": 2}.get(name, 0)
