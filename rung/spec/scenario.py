@@ -481,6 +481,11 @@ def _check(s: Scenario, where: str) -> None:
         raise InputError(where, "workload.input_wait_seconds",
                          f"{w.input_wait_seconds:g} s is not shorter than workload.step_seconds "
                          f"({w.step_seconds:g} s); the wait is part of the step")
+    if w.optimizer_update_seconds > w.step_seconds - w.input_wait_seconds:
+        raise InputError(where, "workload.optimizer_update_seconds",
+                         f"{w.optimizer_update_seconds:g} s is more than the step's compute (workload.step_seconds "
+                         f"less workload.input_wait_seconds, {w.step_seconds - w.input_wait_seconds:g} s); the "
+                         "update is part of it")
     if w.compiled_loss_not_scaled and w.loss_scaled_for_replicas is not False:
         raise InputError(where, "workload.compiled_loss_not_scaled",
                          f"{w.compiled_loss_not_scaled!r} names losses left undivided across replicas, but "

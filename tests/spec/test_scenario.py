@@ -80,6 +80,8 @@ BAD = [
     (valid_scenario(proposal={"strategy": "multi_worker_mirrored", "hosts": 2e6}), "proposal.hosts",
      "at most 1,000,000"),
     (valid_scenario(workload={"input_wait_seconds": 0.5}), "workload.input_wait_seconds", "not shorter"),
+    (valid_scenario(workload={"input_wait_seconds": 0.01, "optimizer_update_seconds": 0.205}),
+     "workload.optimizer_update_seconds", "more than the step's compute"),
     (valid_scenario(workload={"optimizer": "lion"}), "workload.optimizer", "expected one of"),
     (valid_scenario(workload={"param_dtype": "int8"}), "workload.param_dtype", "expected one of"),
     (valid_scenario(workload={"embedding_params": 1e9}), "workload.embedding_params", "more than"),
