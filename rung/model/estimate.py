@@ -1,4 +1,6 @@
-"""A step time for a device the workload was not measured on, from counted FLOPs.
+"""A step time for a device the workload was not measured on, from counted FLOPs (and
+the optimizer's update, timed where it was measured, carried by memory bandwidth:
+`update_seconds`).
 
 compute seconds = FLOPs per example x batch / (peak FLOP/s at the precision in use x
 model FLOPs utilisation) + kernels per step x launch cost. The utilisation is what well-tuned training reaches of a
