@@ -278,6 +278,10 @@ KERAS3_API_ON_TF_KERAS = (
     "layer's compute_mask, which Keras 3 calls on symbolic tensors that no TensorFlow op takes, compare with "
     "Python's operators (inputs != 0), which both Kerases take")
 
+_SLOTS_IN_STEP = ("an optimizer creates its slot variables inside the distributed step: build every optimizer "
+                  "the train_step uses in build_model(), under the strategy's scope (optimizer.build(its "
+                  "variables))")
+
 _HINTS = (
     (("cache lockfile already exists",), SHARED_FILE_CACHE_PROBLEM),
     # TensorFlow 2.x's preprocessing layers under Keras 3 (tf.keras there since TensorFlow 2.16)
@@ -304,10 +308,11 @@ _HINTS = (
      "under a tf.distribute strategy Keras 3 builds the model by calling it on a batch, and this model cannot "
      "be called (no call()?): give it a call(), or mark it built in build_model() (model.built = True) once "
      "its parts are built"),
-    # optimizer slots created inside the replicated step
-    (("You must feed a value for placeholder tensor", "/Initializer/"),
-     "an optimizer creates its slot variables inside the distributed step: build every optimizer the "
-     "train_step uses in build_model(), under the strategy's scope (optimizer.build(its variables))"),
+    # optimizer slots created inside the replicated step: TensorFlow names the slot's initializer
+    # in one root error, or only the cond of the optimizer's first apply (Keras 3's apply(grads)
+    # of an optimizer the train_step builds itself, seen under rung bench's mirrored:2)
+    (("You must feed a value for placeholder tensor", "/Initializer/"), _SLOTS_IN_STEP),
+    (("You must feed a value for placeholder tensor", "StatefulPartitionedCall/cond/"), _SLOTS_IN_STEP),
     # a worker whose shard of the input is empty (Keras fit ends with no logs)
     (("Unexpected result of `train_function` (Empty logs)",),
      "this worker's dataset yielded no batch: under several workers make_dataset gets an InputContext, and a "

@@ -37,6 +37,15 @@ ADAPT_IN_FUNCTION = (
     "in _disallow_inside_tf_function\n        raise RuntimeError(error_msg)\n\n"
     "    RuntimeError: Detected a call to `PreprocessingLayer.adapt` inside a `tf.function`. "
     "`PreprocessingLayer.adapt is a high-level endpoint that manages its own `tf.function`.")
+# Keras 3, model.fit under MirroredStrategy(2 logical CPUs) of a model whose train_step builds
+# its own optimizers and calls apply(grads): the same cond, no initializer named
+SLOTS_COND = ("Graph execution error:\n\n2 root error(s) found.\n  (0) INVALID_ARGUMENT:  You must feed a value for "
+              "placeholder tensor 'StatefulPartitionedCall/cond/else/_33/cond/Placeholder_2' with dtype int32\n"
+              "\t [[{{node cond/Placeholder_2}}]]\n\t [[StatefulPartitionedCall/cond/then/_32/cond/Placeholder_3/_46]]\n"
+              "  (1) INVALID_ARGUMENT:  You must feed a value for placeholder tensor "
+              "'StatefulPartitionedCall/cond/else/_33/cond/Placeholder_2' with dtype int32\n"
+              "\t [[{{node cond/Placeholder_2}}]]\n0 successful operations.\n"
+              "0 derived errors ignored. [Op:__inference_multi_step_on_iterator_1913]")
 
 # Keras 3, model.fit under MirroredStrategy(2 logical CPUs), compile(steps_per_execution=8)
 LOOP = ("Graph execution error:\n\nDetected at node while/cond/Placeholder_1 defined at (most recent call last):\n"
@@ -103,6 +112,8 @@ OUTSIDE = ('RuntimeError: Need to be inside "with strategy.scope()" for <tensorf
 def test_each_known_failure_gets_what_to_do_and_keeps_tensorflows_line():
     assert "model.built = True" in hint(KERAS3_BUILD)[0]
     advice, line = hint(SLOTS)
+    assert "optimizer.build" in advice and line.startswith("(0) INVALID_ARGUMENT:  You must feed")
+    advice, line = hint(SLOTS_COND)  # the same, with no initializer in TensorFlow's words
     assert "optimizer.build" in advice and line.startswith("(0) INVALID_ARGUMENT:  You must feed")
     assert "reduction=NONE" in hint(TF_KERAS_LOSS)[0]
     assert "TF_USE_LEGACY_KERAS=1" in hint(STRINGS)[0]
