@@ -22,6 +22,8 @@ DEFAULT_WARMUP = 3
 FIX_ROUNDS = 4
 PIPELINE_BATCHES = 20  # batches timed of the pipeline alone (after the warm-up)
 SHAPE_BATCHES = 8  # batches read to tell a dimension the spec leaves unknown from one that varies
+# a Keras 3 update of embedding tables this share of the step or more: the note says tf-keras may differ
+UPDATE_SHARE_TO_SAY = 0.25
 
 
 def summarize(times: timing.StepTimes) -> dict:
@@ -380,6 +382,13 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         notes.append(f"under a one-device MirroredStrategy the step took {mirrored * 1e3:.2f} ms against "
                      f"{plain * 1e3:.2f} ms without a strategy ({mirrored / plain:.1f}x): MirroredStrategy and "
                      "MultiWorkerMirroredStrategy plans pay the difference every step (STRATEGY_STEP_SLOWER)")
+    if update and g.sparse_tensors and tfenv.keras_flavor(tf) == "keras3" \
+            and update.seconds >= UPDATE_SHARE_TO_SAY * summary["step_seconds"]:
+        notes.append(f"the optimizer's update alone took {update.seconds * 1e3:.2f} ms of the {summary['step_seconds'] * 1e3:.2f} "
+                     "ms step, with embedding tables updated through IndexedSlices: Keras 3's optimizers mostly "
+                     "update a whole table (Adagrad squares the gradient into its whole accumulator), tf-keras's "
+                     "the rows looked up (keras-team/keras#19992): measure it on tf-keras too (rung profile "
+                     "--keras tf_keras; rung advise WORKLOAD.py does when its plan runs there)")
     notes.append(f"input wait is net of the iterator's fixed cost ({times.iterator_overhead * 1e3:.3f} ms per "
                  "next() on an in-memory prefetched dataset of the same structure)")
     return {
