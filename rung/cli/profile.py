@@ -91,8 +91,10 @@ def measure_apart(args, path: str, keras: str, on_phase=None):
 
 def scenario_text(profile, args) -> str:
     s, caveats = _plan.plan_scenario(profile, args, where=args.scenario_out, require=False)
-    source = {"measured": "the measurement", "estimated": "estimated for the plan's device from counted FLOPs "
-              "and the optimizer's update timed here (step_seconds_source: estimated)", "declared": "declared"}[s.workload.step_seconds_source]
+    source = {"measured": "the measurement",
+              "estimated": "estimated for the plan's device from counted FLOPs and the optimizer's update "
+                           "timed here (step_seconds_source: estimated)",
+              "declared": "declared"}[s.workload.step_seconds_source]
     return _plan.scenario_yaml(s, [
         f"Written by `rung profile` from {profile.workload}, measured on {profile.device} ({profile.device_name}).",
         f"The workload's step time is {source}. step_time_cv is the fleet's (across workers), not",

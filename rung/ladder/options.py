@@ -5,7 +5,8 @@ Each option is the scenario with its hardware block replaced; an offer with anot
 device and no measured `step_seconds` gets the compute part of the step scaled by the
 two devices' effective throughput (`estimate.scale_compute`), its memory traffic (the
 optimizer's update, the copy under mirrored variables) by their memory bandwidths
-(`estimate.scale_memory`), with its input wait kept, and the decision then carries STEP_TIME_ESTIMATED (from `confidence.assess`).
+(`estimate.scale_memory`), with its input wait kept, and the decision then carries
+STEP_TIME_ESTIMATED (from `confidence.assess`).
 Choice: options over budget are out; `prefer: simplicity` takes the lowest rung that
 meets the target on any option (ties: cost per example, then fewer hosts); `prefer:
 cost` the cheapest per hour that meets it (ties: the lower rung). When nothing meets

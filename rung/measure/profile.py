@@ -384,8 +384,8 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
                      "MultiWorkerMirroredStrategy plans pay the difference every step (STRATEGY_STEP_SLOWER)")
     if update and g.sparse_tensors and tfenv.keras_flavor(tf) == "keras3" \
             and update.seconds >= UPDATE_SHARE_TO_SAY * summary["step_seconds"]:
-        notes.append(f"the optimizer's update alone took {update.seconds * 1e3:.2f} ms of the {summary['step_seconds'] * 1e3:.2f} "
-                     "ms step, with embedding tables updated through IndexedSlices: Keras 3's optimizers mostly "
+        notes.append(f"the optimizer's update alone took {update.seconds * 1e3:.2f} ms of the "
+                     f"{summary['step_seconds'] * 1e3:.2f} ms step, with embedding tables updated through IndexedSlices: Keras 3's optimizers mostly "
                      "update a whole table (Adagrad squares the gradient into its whole accumulator), tf-keras's "
                      "the rows looked up (keras-team/keras#19992): measure it on tf-keras too (rung profile "
                      "--keras tf_keras; rung advise WORKLOAD.py does when its plan runs there)")
