@@ -101,9 +101,8 @@ def _strategy_extra_on(profile, device: catalog.Device) -> float:
     here, carried to `device` by the ratio of this device's measured copy rate to its
     datasheet memory bandwidth; as measured when either is unknown."""
     extra, rate = profile.strategy_step_extra_seconds, profile.memory_copy_bytes_per_second
-    if not extra or not rate or device.throughput is None:
-        return extra
-    return extra * rate / device.throughput.memory_bytes_per_second
+    moved = estimate.carried(extra, rate, device) if extra and rate else None
+    return extra if moved is None else moved
 
 
 def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tuple[Scenario, list[Finding]]:

@@ -97,27 +97,25 @@ def _job(name: str, task_type: str, count: int, job: Job, image: str, train_args
             "spec": spec}
 
 
-def _configmap_command(workload, modules: list) -> str:
+def _configmap_command(workload, beside: list) -> str:
     """The kubectl line that puts train.py, the workload (as workload.py) and the modules it
-    imports from its folder into the ConfigMap mounted at /app, where train.py imports the
-    workload with its folder first on sys.path. A ConfigMap's keys are flat: a module in a
-    package folder of the team's own cannot go there (said below the line)."""
+    imports from beside it (`beside`) into the ConfigMap mounted at /app, where train.py
+    imports the workload with its folder first on sys.path. A ConfigMap's keys are flat: a
+    module in a package folder of the team's own cannot go there (said below the line)."""
     import shlex
 
     files = ["--from-file=train.py", shlex.quote(f"--from-file=workload.py={workload or 'WORKLOAD.py'}")]
-    root = Path(workload).resolve().parent if workload else None
-    for m in modules:
-        if root is not None and Path(m).parent == root:
-            files.append(shlex.quote(f"--from-file={Path(m).name}={m}"))
+    files += [shlex.quote(f"--from-file={Path(m).name}={m}") for m in beside]
     return f"kubectl create configmap {APP}-code " + " ".join(files)
 
 
 def manifests(job: Job, image: str, workload=None, modules: Optional[list] = None) -> dict[str, str]:
     """File name -> YAML text (several documents each). `workload` and `modules` (the files
     it imports from its folder, `kerasfit.local_files`) name what goes in the ConfigMap."""
-    modules = list(modules or [])
     root = Path(workload).resolve().parent if workload else None
-    nested = [m for m in modules if root is not None and Path(m).parent != root]
+    modules = list(modules or []) if root is not None else []
+    beside = [m for m in modules if Path(m).parent == root]
+    nested = [m for m in modules if Path(m).parent != root]
     args = ["--steps", "1000", "--epochs", "10", "--checkpoint-dir", "/checkpoints"]
     dump = lambda docs: yaml.safe_dump_all(docs, sort_keys=False)  # noqa: E731
     files = {}
@@ -135,7 +133,7 @@ def manifests(job: Job, image: str, workload=None, modules: Optional[list] = Non
         "# Kubernetes manifests\n\n"
         f"Put train.py and the workload in a ConfigMap, give the job a shared volume, then apply:\n\n"
         "```sh\n"
-        f"{_configmap_command(workload, modules)}\n"
+        f"{_configmap_command(workload, beside)}\n"
         f"# a PersistentVolumeClaim named {APP}-checkpoints (ReadWriteMany) for the backups\n"
         "kubectl apply -f k8s/\n```\n"
         + (f"\nThe workload imports modules in folders of its own ({', '.join(str(m) for m in nested[:3])}), "

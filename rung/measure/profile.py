@@ -339,6 +339,7 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
                        notes, default={})
         phase("timing the optimizer's update alone")
         update = _count("the optimizer's update alone", lambda: timing.optimizer_update(tf, g.calls), notes)
+        g.calls.clear()  # a step's gradients, as large as the model: not held past this
         rate = (under or {}).get("memory_copy_bytes_per_second")
         if update and not rate:  # this device's copy rate, which carries the update to a plan's device
             rate = _count("this device's copy rate", lambda: timing.copy_bytes_per_second(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from rung.errors import InputError
+from rung.measure.counts import graph_kernels
 from rung.measure.workload import features, user_error
 
 
@@ -356,6 +357,4 @@ def optimizer_update(tf, calls: list) -> Optional[OptimizerUpdate]:
         t0 = time.perf_counter()
         update().numpy()
         times.append(time.perf_counter() - t0)
-    from rung.measure.counts import graph_kernels
-
     return OptimizerUpdate(statistics.median(times), graph_kernels(tf, update.get_concrete_function().graph))

@@ -134,7 +134,7 @@ def takes_input_context(make_dataset: Callable[..., Any]) -> bool:
         params = list(inspect.signature(make_dataset).parameters.values())
     except (TypeError, ValueError):
         return False
-    positional = positional_parameters(make_dataset)
+    positional = _positional(params)
     if len(positional) >= 2:
         return positional[1].default is inspect.Parameter.empty or positional[1].default is None
     return len(positional) == 1 and any(p.kind == p.VAR_POSITIONAL for p in params)
@@ -143,9 +143,12 @@ def takes_input_context(make_dataset: Callable[..., Any]) -> bool:
 def positional_parameters(fn: Callable[..., Any]) -> list:
     """fn's parameters that a positional argument can fill; [] without a signature."""
     try:
-        params = inspect.signature(fn).parameters.values()
+        return _positional(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return []
+
+
+def _positional(params) -> list:
     return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 

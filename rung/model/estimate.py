@@ -104,10 +104,16 @@ def update_seconds(measured_seconds: float, copy_bytes_per_second: float, device
     None when the catalog has no bandwidth for the device. An Adagrad update of a 38M-row
     table on Keras 3 took 47 ms of a 64 ms step here (it updates the whole table; tf-keras
     0.4 ms): 2.2 ms on a T4, against 0.45 ms for the step's counted FLOPs."""
+    traffic = carried(measured_seconds, copy_bytes_per_second, device)
+    return None if traffic is None else traffic + ops * KERNEL_LAUNCH_SECONDS
+
+
+def carried(seconds: float, copy_bytes_per_second: float, device: Device) -> Optional[float]:
+    """Memory traffic timed where the workload was profiled, on `device`: the ratio of the copy
+    rate measured there to the device's datasheet bandwidth; None without that bandwidth."""
     if device.throughput is None:
         return None
-    return (measured_seconds * copy_bytes_per_second / device.throughput.memory_bytes_per_second
-            + ops * KERNEL_LAUNCH_SECONDS)
+    return seconds * copy_bytes_per_second / device.throughput.memory_bytes_per_second
 
 
 def scale_memory(seconds: float, measured_on: Device, to: Device) -> Optional[float]:

@@ -28,6 +28,15 @@ def rung(*args, timeout=600):
     return subprocess.run([sys.executable, "-m", "rung", *args], capture_output=True, text=True, timeout=timeout)
 
 
+def init_readme(tmp_path, scenario: dict, name: str) -> str:
+    """`rung init` of the MLP from `scenario` (written as YAML), and the README it writes."""
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(scenario))
+    r = rung("init", str(MLP), "--scenario", str(path), "--out", str(tmp_path / name))
+    assert r.returncode == 0, r.stderr
+    return (tmp_path / name / "README.md").read_text()
+
+
 def launch(*args, timeout=600, workload=MLP):
     r = rung("launch", str(workload), *args, "--json", timeout=timeout)
     assert r.returncode == 0, r.stderr[-1500:]
@@ -186,16 +195,12 @@ def test_tpu_entry_point_is_complete_and_importable(tmp_path):
 def test_a_tpu_plan_names_its_slice(tmp_path):
     """A TPU scenario decided on 4 hosts of TPU-v4-8's 4 chips: the README and the run line name
     the slice to rent (TPU-v4-32), one ICI domain."""
-    scenario = tmp_path / "tpu.yaml"
-    scenario.write_text(yaml.safe_dump({
+    readme = init_readme(tmp_path, {
         "schema": "rung/scenario/v1",
         "workload": {"params": 110e6, "optimizer": "adam", "per_device_batch": 32, "step_seconds": 0.12,
                      "input_wait_seconds": 0.002},
         "hardware": {"device": "TPU-v4-8", "devices_per_host": 4, "max_hosts": 4},
-        "goal": {"target_examples_per_second": 3000}}))
-    r = rung("init", str(MLP), "--scenario", str(scenario), "--out", str(tmp_path / "t"))
-    assert r.returncode == 0, r.stderr
-    readme = (tmp_path / "t" / "README.md").read_text()
+        "goal": {"target_examples_per_second": 3000}}, "t")
     assert "on a TPU-v4-32 slice (4 hosts of 4 devices, one ICI domain)" in readme
     assert "# my-tpu: the TPU-v4-32 slice's name" in readme
 
@@ -1470,19 +1475,13 @@ def test_init_from_a_decision_that_chose_an_offer_writes_for_the_offers_hardware
     """A decision that rents the offered hardware: init took the team's hardware (its TPU
     slice from the team's GPU: "a TPU slice"; its devices a host: the team's 1 where the
     offer has 4) and said nothing of the offer."""
-    import yaml
-
-    scenario = tmp_path / "s.yaml"
-    scenario.write_text(yaml.safe_dump({
+    readme = init_readme(tmp_path, {
         "schema": "rung/scenario/v1", "name": "a T4, and a TPU offered",
         "workload": {"params": 25.6e6, "optimizer": "momentum", "per_device_batch": 128, "step_seconds": 0.25},
         "hardware": {"device": "T4", "devices_per_host": 1, "inter_host_gbps": 10, "max_hosts": 1},
         "offers": [{"name": "pod", "usd_per_host_hour": 12.0, "device": "TPU-v4-8", "devices_per_host": 4,
                     "inter_host_gbps": 100, "max_hosts": 4, "step_seconds": 0.05}],
-        "goal": {"target_examples_per_second": 5000}}))
-    r = rung("init", str(MLP), "--scenario", str(scenario), "--out", str(tmp_path / "o"))
-    assert r.returncode == 0, r.stderr
-    readme = (tmp_path / "o" / "README.md").read_text()
+        "goal": {"target_examples_per_second": 5000}}, "o")
     assert "tpu on its offer pod (4 x TPU-v4-8 a host)" in readme
     assert "on a TPU-v4-8 slice (1 host of 4 devices" in readme
 
