@@ -27,10 +27,11 @@ run: $(VENV)/.installed-run
 
 # Two passes: the tests that time steps or watch every process on the machine (marked
 # serial, unless marked parallel too) run alone; the rest first, on two processes
-# (pytest-xdist). Both always run; the first failure's exit code is the target's.
+# (pytest-xdist; tests of one xdist_group in one of them). Both always run; the first
+# failure's exit code is the target's.
 test: $(VENV)/.installed-test
 	@a=0; b=0; \
-	$(PY) -m pytest -q -ra -n 2 -m "not serial or parallel" --durations=10 || a=$$?; \
+	$(PY) -m pytest -q -ra -n 2 --dist loadgroup -m "not serial or parallel" --durations=10 || a=$$?; \
 	$(PY) -m pytest -q -ra -m "serial and not parallel" --durations=20 || b=$$?; \
 	if [ $$a -ne 0 ]; then exit $$a; fi; exit $$b
 

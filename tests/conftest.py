@@ -119,3 +119,40 @@ def processes_mentioning(text: str) -> list[int]:
             except OSError:
                 pass
     return pids
+
+
+TAG = "RUNG_TEST_TAG"
+
+
+def tagged_processes(tag: str) -> list[int]:
+    """Process ids started with `RUNG_TEST_TAG=tag` in their environment, as every process a
+    test starts inherits it (forked ones too: /proc shows the environment a process began
+    with). A test that checks these checks its own processes alone, beside other tests'."""
+    needle = f"{TAG}={tag}".encode()
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    continue  # exited, not yet reaped
+        except (OSError, IndexError):
+            continue
+        pids.append(int(entry))
+    return pids
+
+
+@pytest.fixture
+def own_tag(monkeypatch) -> str:
+    """A tag in this test's environment that every process it starts inherits
+    (`tagged_processes`); this test's own process, which has it only in os.environ, is not
+    among them."""
+    import uuid
+
+    tag = uuid.uuid4().hex
+    monkeypatch.setenv(TAG, tag)
+    return tag

@@ -22,13 +22,21 @@ from rung.bench.warm import enabled as warm_enabled
 from rung.examples import workload_examples
 from rung.model import preemption
 from rung.spec.benchresult import BenchResult
-from tests.conftest import interruptible
+from tests.conftest import interruptible, tagged_processes
 
 pytestmark = [pytest.mark.tf, pytest.mark.serial]
 MLP = str(workload_examples()["mlp"])
 HEAVY = str(workload_examples()["comm_heavy"])
 MLP_TEXT = open(MLP).read()
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="test hosts need root")
+# Tests that assert nothing on speed and make no test host run in the parallel pass (make
+# test): their benches' processes are told from other tests' by their tag (own_tag). Those
+# that run parameter servers share one measurement of their costs (ps_costs) in one process.
+beside = pytest.mark.parallel
+
+
+def beside_ps(test):
+    return pytest.mark.xdist_group("ps_costs")(pytest.mark.parallel(test))
 
 
 def bench(*args, timeout=400):
@@ -37,29 +45,29 @@ def bench(*args, timeout=400):
     return r, (json.loads(r.stdout) if r.returncode == 0 else None)
 
 
-def task_processes(warm_too: bool = False) -> list[str]:
-    """The bench's task processes on this machine: started cold (their command line) or
-    forked from a warm process (their name; their command line is the warm process's),
-    and with `warm_too` the warm processes themselves."""
+def task_processes(tag: str, warm_too: bool = False) -> list[int]:
+    """The bench's task processes a test started (`tag`: its own_tag): started cold (their
+    command line) or forked from a warm process (their name; their command line is the warm
+    process's), and with `warm_too` the warm processes themselves."""
     found = []
-    for d in Path("/proc").iterdir():
+    for pid in tagged_processes(tag):
         try:
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ")
-            name = (d / "comm").read_text().strip()
-            if (d / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                continue  # exited
-        except (OSError, ValueError, IndexError):
-            continue
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue  # ended meanwhile
         if b"rung.bench.task" in cmd or name == "rung.bench.task" or (warm_too and b"rung.bench.warm" in cmd):
-            found.append(d.name)
+            found.append(pid)
     return found
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ps_costs(tmp_path_factory):
     """Parameter-server costs for 2 workers, measured once by the bench's own function
     (`rung.bench.psbench` in its own processes, about 20 s) and reused by the benches below
-    (`--ps-costs`, in the form `python -m rung.bench.psbench 2` prints)."""
+    (`--ps-costs`, in the form `python -m rung.bench.psbench 2` prints). Once a session: in
+    the parallel pass, the tests that take it run in one process (beside_ps), where a module's
+    fixture ran again each time that process came back to this file."""
     from rung.bench.bench import _ps_costs
 
     failures: list[str] = []
@@ -87,6 +95,7 @@ def test_parameter_server_costs_are_measured_here(ps_costs):
     assert m["variable_seconds_loopback"] == m["variable_seconds"]
 
 
+@beside
 def test_a_failed_psbench_says_why():
     """psbench in its own process fails (no workers): the bench gets no costs, and the
     reason, TensorFlow's own last line, instead of a silent fallback to the defaults."""
@@ -106,12 +115,15 @@ def reused(b: dict, path: str) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def nothing_left_behind():
+def nothing_left_behind(own_tag):
+    """Every bench task and warm process the test started has ended (its own, by the tag they
+    inherit: tests of the parallel pass run benches beside it), and no test host is left
+    (only tests of the serial pass make them)."""
     yield
     deadline = time.monotonic() + 5  # an ended task may take a moment to leave /proc
-    while task_processes(warm_too=True) and time.monotonic() < deadline:
+    while task_processes(own_tag, warm_too=True) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert task_processes(warm_too=True) == [], "bench tasks or their warm processes still running"
+    assert task_processes(own_tag, warm_too=True) == [], "bench tasks or their warm processes still running"
     if os.geteuid() == 0:
         assert leftovers() == [], "test hosts left behind"
 
@@ -180,6 +192,7 @@ def test_every_strategy_runs_for_real(tmp_path, ps_costs):
         assert f"{x['examples_per_second']:,.0f}" in page.text
 
 
+@beside
 def test_a_workload_that_runs_tensorflow_when_imported_runs_multi_worker():
     # TextVectorization adapted at the top of the file: imported before the strategy was
     # created, TensorFlow refused ("Collective ops must be configured at program startup")
@@ -190,6 +203,7 @@ def test_a_workload_that_runs_tensorflow_when_imported_runs_multi_worker():
     assert mw["examples_per_second"] > 0 and mw["gradient_bytes_per_step"] > 0
 
 
+@beside_ps
 def test_a_dataset_function_without_an_input_context_runs_multi_worker_and_parameter_servers(tmp_path, ps_costs):
     """`def make_dataset(batch_size)`, as most files write it: every multi-worker and
     parameter-server run called it with the InputContext too and failed on "make_dataset()
@@ -208,6 +222,7 @@ def test_a_dataset_function_without_an_input_context_runs_multi_worker_and_param
     assert all(x["examples_per_second"] > 0 for x in b["runs"])
 
 
+@beside_ps
 def test_a_partitioned_embedding_runs_beside_its_prediction(ps_costs):
     """Parameter servers with the guide's MinSizePartitioner over two PS tasks: a real run
     with the model's prediction for that option."""
@@ -405,16 +420,16 @@ def test_killed_workers_restart_synchronous_and_not_asynchronous_runs(ps_costs):
     assert 0.7 < (wall - 2 * step) / whole["window_seconds"] < 1.4, (wall, whole)
 
 
-def test_ctrl_c_reaps_every_process(tmp_path):
+def test_ctrl_c_reaps_every_process(tmp_path, own_tag):
     args = [sys.executable, "-m", "rung", "bench", HEAVY, "--runs", "single_device,multi_worker_mirrored:2",
             "--steps", "200"]
     if os.geteuid() == 0:
         args += ["--hosts", "2", "--link-mbit", "50"]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     deadline = time.time() + 120
-    while time.time() < deadline and len(task_processes()) < 2:
+    while time.time() < deadline and len(task_processes(own_tag)) < 2:
         time.sleep(0.5)
-    assert len(task_processes()) >= 2, "the multi-worker run never started"
+    assert len(task_processes(own_tag)) >= 2, "the multi-worker run never started"
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130 and "interrupted" in err
@@ -427,11 +442,13 @@ def test_ctrl_c_reaps_every_process(tmp_path):
     (["--straggler", "5:2", "--runs", "multi_worker_mirrored:2"], "does not exist"),
     (["--kill", "1@999", "--runs", "parameter_server:2"], "past the run"),
 ])
+@beside
 def test_bad_bench_input_exits_2(args, words):
     r = subprocess.run([sys.executable, "-m", "rung", "bench", MLP, *args], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+@beside
 def test_a_broken_workload_exits_2(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import not_a_module_rung\n")
@@ -440,6 +457,7 @@ def test_a_broken_workload_exits_2(tmp_path):
     assert r.returncode == 2 and "ModuleNotFoundError" in r.stderr and r.stdout == ""
 
 
+@beside
 def test_merging_an_old_or_foreign_calibration_file_exits_2(tmp_path):
     """Points without the fields the fit needs (a file from before the CPU-share model,
     or not a calibration at all) are refused before anything runs."""
@@ -461,6 +479,7 @@ def test_merging_an_old_or_foreign_calibration_file_exits_2(tmp_path):
     assert r.returncode == 2 and "points.0.streaming_bytes_per_core" in r.stderr and r.stdout == ""
 
 
+@beside
 def test_a_file_that_runs_every_function_eagerly_says_so_beside_its_runs(tmp_path):
     """tf.config.run_functions_eagerly(True) left in the file: the bench runs what train.py
     would run, op by op (9.2 ms a step of a model whose graph step takes 0.6), and says why."""
@@ -475,6 +494,7 @@ def test_a_file_that_runs_every_function_eagerly_says_so_beside_its_runs(tmp_pat
     assert not any("eagerly" in n for n in b["runs"][0]["notes"])
 
 
+@beside
 def test_a_failed_run_does_not_lose_the_others():
     """A pipeline that shards its one file across input pipelines trains on one device and
     under MirroredStrategy (one pipeline) and fails under two workers (worker 1 gets no
@@ -496,6 +516,7 @@ def test_a_failed_run_does_not_lose_the_others():
     assert len(lines) == 1 and lines[0].startswith("rung bench: mwms:2 failed: worker:1 failed: "), lines
 
 
+@beside
 def test_a_port_taken_between_picking_and_binding_runs_the_cluster_again_on_new_ports(monkeypatch):
     """The bench picks free ports (bound, then released) and its tasks bind them a moment
     later; another process can take one in between (the suite's parallel pass, a busy
@@ -533,6 +554,7 @@ def test_a_port_taken_between_picking_and_binding_runs_the_cluster_again_on_new_
     assert mw["steps_timed"] == 4 and mw["examples_per_second"] > 0
 
 
+@beside_ps
 def test_a_pipeline_that_runs_python_fails_its_parameter_server_run_alone(ps_costs):
     """from_generator under parameter servers runs in the chief alone, which then did not
     exit after training (tensorflow#48957): the bench's PS run stops before training, as
@@ -548,6 +570,7 @@ def test_a_pipeline_that_runs_python_fails_its_parameter_server_run_alone(ps_cos
     assert failed.strategy == "parameter_server" and "runs only in the coordinator's process" in failed.error
 
 
+@beside
 def test_steps_per_execution_is_timed_per_step_and_mirrored_runs_on_tf_keras():
     # Keras calls the batch hooks once per 4 steps: before, the bench timed 3 "steps" of 4
     # each (a quarter of the throughput); and Keras 3's mirrored fit of it fails. A warm-up
@@ -573,6 +596,7 @@ def test_steps_per_execution_is_timed_per_step_and_mirrored_runs_on_tf_keras():
     assert any("steps_per_execution=4" in n and "STEPS_PER_EXECUTION" in n for n in b["notes"])
 
 
+@beside
 def test_a_model_whose_optimizer_clips_runs_mirrored_on_tf_keras():
     # Keras 3 clips each replica's share of the gradient under MirroredStrategy, tf-keras the
     # sum (tests/measure/test_profile.py measures both): the mirrored run is tf-keras's, and
@@ -586,6 +610,7 @@ def test_a_model_whose_optimizer_clips_runs_mirrored_on_tf_keras():
     assert any("clipnorm=1" in n and "CLIPPING_PER_REPLICA" in n for n in b["notes"]), b["notes"]
 
 
+@beside
 def test_a_file_on_tf_keras_itself_runs_every_strategy_on_tf_keras():
     keras2 = os.path.join(os.path.dirname(__file__), "..", "measure", "workloads", "keras2.py")
     r, b = bench(keras2, "--runs", "single_device,mirrored:2", "--steps", "4", "--warmup", "1")
@@ -594,6 +619,7 @@ def test_a_file_on_tf_keras_itself_runs_every_strategy_on_tf_keras():
     assert any("imports tf_keras itself" in n for n in b["notes"])
 
 
+@beside
 def test_a_compiled_loss_on_data_without_labels_says_what_to_change():
     # Keras 3's fit under OneDeviceStrategy builds the compiled loss on labels None; before,
     # the bench stopped with "ValueError: None values not supported." alone
@@ -604,6 +630,7 @@ def test_a_compiled_loss_on_data_without_labels_says_what_to_change():
     assert "compile without loss=" in line and "OneDeviceStrategy included" in line
 
 
+@beside_ps
 def test_a_pipeline_that_uses_what_the_coordinator_holds_fails_its_parameter_server_run_alone(ps_costs):
     """keras.io's FeatureSpace example makes its table dataset when the file is imported,
     and make_dataset builds on it: under parameter servers the workers cannot receive that
@@ -625,6 +652,7 @@ def test_a_pipeline_that_uses_what_the_coordinator_holds_fails_its_parameter_ser
     assert "ClosureInputError" not in failed["error"]  # found before the fit, not by it
 
 
+@beside
 def test_a_run_whose_keras_cannot_build_the_model_fails_alone():
     # keras.io's VAE is built from Keras 3's own `import keras`: it runs on one device
     # (Keras 3), and the multi-worker run, which must use tf-keras, cannot build it.
@@ -645,6 +673,7 @@ def test_a_run_whose_keras_cannot_build_the_model_fails_alone():
                             "imports Keras 3 itself (import keras (line ") for n in b["notes"]), b["notes"]
 
 
+@beside
 def test_a_model_written_for_keras_3_alone_fails_its_runs_on_tf_keras_with_what_to_change():
     # LeakyReLU(negative_slope=...) is Keras 3's argument (tf-keras calls it alpha): the file
     # builds from tf.keras, so the one-device run is on Keras 3 and the runs on tf-keras (the
@@ -666,6 +695,7 @@ def test_a_model_written_for_keras_3_alone_fails_its_runs_on_tf_keras_with_what_
     assert "every run of this bench is on tf-keras" in r.stderr and "must build on tf-keras too" in r.stderr
 
 
+@beside_ps
 def test_a_mixed_float16_model_fails_its_parameter_server_run_alone_with_what_to_use(ps_costs):
     """tf-keras refuses the mixed_float16 policy under ParameterServerStrategy. Every run here
     is on tf-keras, and the whole bench stopped as if the file were at fault (exit 2), with

@@ -49,23 +49,40 @@ def ray_pids() -> set[int]:
 
 
 @pytest.fixture
-def no_ray_left():
+def no_ray_left(monkeypatch):
+    """A temporary folder of the test's own for everything it starts (TMPDIR: rung's files and
+    Ray's, whose session folder goes there too), and no Ray process left when it ends. These
+    tests run one after another in one process of the parallel pass (`ray_tests`), beside
+    tests that start no Ray: the daemons that are new are this test's."""
+    temp = Path(tempfile.mkdtemp(prefix="rt"))  # short: Ray's socket paths go under it
+    monkeypatch.setenv("TMPDIR", str(temp))
     before = ray_pids()
-    yield
+    yield temp
     deadline = time.time() + 30
     while time.time() < deadline and ray_pids() - before:
         time.sleep(0.5)
     assert not ray_pids() - before, "Ray processes left running"
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+def ray_tests(test):
+    """Starts Ray on this machine, and asserts nothing on speed: in the parallel pass, in one
+    process (xdist_group), one after another."""
+    return pytest.mark.xdist_group("ray")(pytest.mark.parallel(test))
+
+
+def rung_temp_files(prefix: str = "rung-") -> set[Path]:
+    """What rung left in the test's temporary folder (no_ray_left's)."""
+    return set(Path(os.environ["TMPDIR"]).glob(prefix + "*"))
 
 
 def launch(*args, workload=MLP):
-    before = set(Path(tempfile.gettempdir()).glob("rung-*"))
+    before = rung_temp_files()
     r = subprocess.run([sys.executable, "-m", "rung", "launch", str(workload), "--engine", "ray", *args, "--json"],
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-1500:]
     # without --out, neither the job's folder nor the launcher's own state is left behind
-    left = [p for p in set(Path(tempfile.gettempdir()).glob("rung-*")) - before
-            if p.name.startswith(("rung-launch-", "rung-ray-"))]
+    left = [p for p in rung_temp_files() - before if p.name.startswith(("rung-launch-", "rung-ray-"))]
     assert not left, left
     return json.loads(r.stdout)
 
@@ -94,6 +111,7 @@ def team_folder(folder: Path, model: Path) -> Path:
 
 
 @pytest.mark.skipif(TWO_NODES, reason="the two-node test runs the same kill, restart and resume, across a link")
+@ray_tests
 def test_multi_worker_on_ray_train_restarts_and_resumes(tmp_path, no_ray_left):
     r = launch("--strategy", "multi_worker_mirrored", "--workers", "2", "--steps", "30", "--kill", "1@12",
                workload=team_folder(tmp_path, MLP))
@@ -104,20 +122,22 @@ def test_multi_worker_on_ray_train_restarts_and_resumes(tmp_path, no_ray_left):
     assert 0 < r["ray_start_seconds"] < r["wall_seconds"]
 
 
+@ray_tests
 def test_an_address_nobody_answers_fails_in_seconds(no_ray_left):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed when the block ends: nothing listens there
     t0 = time.perf_counter()
-    before = set(Path(tempfile.gettempdir()).glob("rung-*"))
+    before = rung_temp_files()
     r = subprocess.run([sys.executable, "-m", "rung", "launch", str(MLP), "--engine", "ray", "--strategy",
                         "multi_worker_mirrored", "--address", f"127.0.0.1:{port}"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "no Ray cluster answers" in r.stderr
     assert time.perf_counter() - t0 < 60  # seconds, not a hang
-    assert not set(Path(tempfile.gettempdir()).glob("rung-*")) - before  # nothing left behind on failure either
+    assert not rung_temp_files() - before  # nothing left behind on failure either
 
 
+@ray_tests
 def test_a_launcher_killed_by_sigkill_ends_its_ray_job_and_instance(tmp_path, no_ray_left):
     # Before, launch_ray.py ran on in its own session with the Ray instance it started (seen:
     # both still up 15 s after `rung launch` was SIGKILLed, a 20,000-step job with no one to
@@ -236,7 +256,7 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
         # Every run after the first uses tf-keras, and so does the one-device run, their basis,
         # through Ray's runtime_env (mirrored on Ray is one task, as single_device is; the local
         # bench test runs it)
-        before = set(Path(tempfile.gettempdir()).glob("rung-bench-*"))
+        before = rung_temp_files("rung-bench-")
         r = subprocess.run(net.wrap(0, [sys.executable, "-m", "rung", "bench", str(MLP), "--engine", "ray",
                                         "--address", f"{head}:6379", "--runs",
                                         "single_device,multi_worker_mirrored:2,parameter_server:2",
@@ -261,7 +281,7 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
         # stay; rank 0 of Ray Train measured the fixed cost of a step, as a local run does
         assert mw["shares_cores"] is True and mw["testbed_sync_seconds"] > 0 and mw["probe"]["local_step_seconds"] > 0
         # each Ray task's copy of the workload is removed with the task (none left in the temp folder)
-        left = [p for p in set(Path(tempfile.gettempdir()).glob("rung-bench-*")) - before if (p / MLP.name).exists()]
+        left = [p for p in rung_temp_files("rung-bench-") - before if (p / MLP.name).exists()]
         assert not left, left
 
 
@@ -279,6 +299,7 @@ RuntimeError: train.py: workload: /w/unseeded.py: build_model() returned a Keras
 """
 
 
+@pytest.mark.parallel  # starts no Ray
 def test_a_workload_train_py_stops_on_in_ray_workers_is_one_line_exit_2():
     from rung.errors import InputError
     from rung.launch.local import workload_error
@@ -290,12 +311,14 @@ def test_a_workload_train_py_stops_on_in_ray_workers_is_one_line_exit_2():
     assert workload_error("RuntimeError: something else\n", anywhere=True) is None
 
 
+@pytest.mark.parallel  # starts no Ray
 def test_bench_on_ray_refuses_what_only_local_runs_do():
     r = subprocess.run([sys.executable, "-m", "rung", "bench", str(MLP), "--engine", "ray", "--straggler", "1:2",
                         "--runs", "multi_worker_mirrored:2"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "--engine local" in r.stderr
 
 
+@ray_tests
 def test_a_run_that_fails_on_ray_fails_alone_with_what_to_change(tmp_path, no_ray_left):
     """keras.io's VAE (no call()) from tf.keras: Keras 3 cannot build it under a strategy.
     On Ray a failed run raised rung's plain RunError, so the first one ended the bench (the
@@ -319,6 +342,7 @@ def test_a_run_that_fails_on_ray_fails_alone_with_what_to_change(tmp_path, no_ra
         assert "model.built = True" in f["error"] and "RayTaskError" not in f["error"]
 
 
+@ray_tests
 def test_a_file_that_does_not_import_on_ray_is_bad_input_named_by_its_own_path(tmp_path, no_ray_left):
     # as a local bench says it (exit 2, one line); before, exit 1 with Ray's wrapper, and
     # then the path of the task's copy of the file on the Ray worker
@@ -331,6 +355,7 @@ def test_a_file_that_does_not_import_on_ray_is_bad_input_named_by_its_own_path(t
     assert line.startswith(f"rung: error: {bad}: cannot be imported: ModuleNotFoundError"), line
 
 
+@ray_tests
 def test_a_workload_every_ray_train_worker_stops_on_is_said_at_once_without_ray_trains_retries(tmp_path, no_ray_left):
     """keras.io's VAE imports Keras 3 itself; launch_ray.py's workers run tf-keras, and
     train.py stops on it in each. Before, each worker raised the line, and Ray Train
