@@ -53,7 +53,8 @@ def no_ray_left(monkeypatch):
     """A temporary folder of the test's own for everything it starts (TMPDIR: rung's files and
     Ray's, whose session folder goes there too), and no Ray process left when it ends. These
     tests run one after another in one process of the parallel pass (`ray_tests`), beside
-    tests that start no Ray: the daemons that are new are this test's."""
+    tests that start no Ray, and the two-node test alone in the serial pass: the daemons
+    that are new are the test's own."""
     temp = Path(tempfile.mkdtemp(prefix="rt"))  # short: Ray's socket paths go under it
     monkeypatch.setenv("TMPDIR", str(temp))
     before = ray_pids()
