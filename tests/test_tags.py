@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from tests.conftest import tagged_processes
+from tests.conftest import TAG, tagged_processes
 
 PARENT = ("import subprocess, sys, time\n"
           "child = subprocess.Popen(['sleep', '60'])\n"
@@ -18,7 +18,7 @@ PARENT = ("import subprocess, sys, time\n"
 
 def test_a_tag_finds_what_a_test_started_and_what_that_started_and_nothing_else(own_tag):
     parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
-    untagged = subprocess.Popen(["sleep", "60"], env={k: v for k, v in os.environ.items() if k != "RUNG_TEST_TAG"})
+    untagged = subprocess.Popen(["sleep", "60"], env={k: v for k, v in os.environ.items() if k != TAG})
     child = None
     try:
         child = int(parent.stdout.readline())
