@@ -28,11 +28,19 @@ run: $(VENV)/.installed-run
 # Two passes: the tests that time steps or watch every process on the machine (marked
 # serial, unless marked parallel too) run alone; the rest first, on two processes
 # (pytest-xdist; tests of one xdist_group in one of them). Both always run; the first
-# failure's exit code is the target's.
+# failure's exit code is the target's. What failed in the first pass is said again at
+# the end, where a reader of the last lines (CI's) sees it.
+test: SHELL := /bin/bash
 test: $(VENV)/.installed-test
-	@a=0; b=0; \
-	$(PY) -m pytest -q -ra -n 2 --dist loadgroup -m "not serial or parallel" --durations=10 || a=$$?; \
+	@a=0; b=0; log=$$(mktemp); \
+	set -o pipefail; \
+	$(PY) -m pytest -q -ra -n 2 --dist loadgroup -m "not serial or parallel" --durations=10 2>&1 | tee $$log || a=$$?; \
 	$(PY) -m pytest -q -ra -m "serial and not parallel" --durations=20 || b=$$?; \
+	if [ $$a -ne 0 ]; then \
+	  echo "== the first pass (on two processes) failed, exit code $$a; its summary again:"; \
+	  sed -n '/short test summary info/,$$p' $$log | grep -v '^SKIPPED' | tail -n 40; \
+	fi; \
+	rm -f $$log; \
 	if [ $$a -ne 0 ]; then exit $$a; fi; exit $$b
 
 bench: $(VENV)/.installed-test

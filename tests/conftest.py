@@ -156,3 +156,19 @@ def own_tag(monkeypatch) -> str:
     tag = uuid.uuid4().hex
     monkeypatch.setenv(TAG, tag)
     return tag
+
+
+@pytest.fixture(autouse=True)
+def grouped_as_marked(request):
+    """A test marked with an xdist_group runs in its group's process when make test's first
+    pass groups (--dist loadgroup: pytest-xdist then ends its id with "@" and the group's
+    name). On pytest 9.2, pytest-xdist 3.8 leaves the id as it was and groups nothing,
+    silently (pytest-dev/pytest-xdist#1386): the suite's Ray tests ran at once in both
+    processes and took each other's Ray daemons for their own leftovers. Said here, on
+    every grouped test, instead of in a failure that looks like rung's."""
+    groups = [m.args[0] if m.args else m.kwargs.get("name", "default")
+              for m in request.node.iter_markers("xdist_group")]
+    if groups and getattr(request.config.option, "loadgroup", False) and "@" not in request.node.nodeid:
+        pytest.fail(f"--dist loadgroup did not put this test in its group {groups[0]!r} (pytest "
+                    f"{pytest.__version__} with pytest-xdist: pytest-dev/pytest-xdist#1386); install the versions "
+                    "requirements-ci.txt pins", pytrace=False)

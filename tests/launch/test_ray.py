@@ -48,6 +48,20 @@ def ray_pids() -> set[int]:
     return pids
 
 
+def described(pids: set[int]) -> list[str]:
+    """Each process: its id, parent's id and the start of its command line (for a failure's
+    message)."""
+    out = []
+    for pid in sorted(pids):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            ppid = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1]
+        except OSError:
+            continue  # ended meanwhile
+        out.append(f"{pid} (parent {ppid}): {cmd[:120]}")
+    return out
+
+
 @pytest.fixture
 def no_ray_left(monkeypatch):
     """A temporary folder of the test's own for everything it starts (TMPDIR: rung's files and
@@ -62,7 +76,8 @@ def no_ray_left(monkeypatch):
     deadline = time.time() + 30
     while time.time() < deadline and ray_pids() - before:
         time.sleep(0.5)
-    assert not ray_pids() - before, "Ray processes left running"
+    left = ray_pids() - before
+    assert not left, f"Ray processes left running: {described(left)}"
     shutil.rmtree(temp, ignore_errors=True)
 
 
