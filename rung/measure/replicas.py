@@ -185,7 +185,7 @@ def _seed_states(model) -> list:
 
 def _run(path: str, batch: int, keras: Optional[str]) -> dict:
     from rung.measure import counts, tfenv
-    from rung.measure.workload import build_checked_model, features, load_workload, make_checked_dataset, one_line
+    from rung.measure.workload import build_checked_model, load_workload, make_checked_dataset, one_line
 
     tf = tfenv.import_tensorflow(keras)
     cpu = tf.config.list_physical_devices("CPU")[0]
@@ -215,17 +215,17 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
     single = {k: g / REPLICAS for k, g in _gradients(tf, one, calls).items()}  # the global batch's mean
     strategy = tf.distribute.MirroredStrategy(devices)
     try:
+        values = strategy.experimental_distribute_values_from_function(
+            lambda ctx: parts[ctx.replica_id_in_sync_group])
         with strategy.scope():
             many = w.build_model()
             if len(many.weights) != len(one.weights):  # a subclassed model builds on its first call
-                many(features(parts[0]))  # a batch of them: not parts[0][0], one image of a pipeline of x alone
+                _build_replicated(strategy, many, parts[0], values)
             many.set_weights(one.get_weights())
             theirs = _seed_states(many)
             if len(theirs) == len(start):
                 for v, s in zip(theirs, start):
                     v.assign(s)
-        values = strategy.experimental_distribute_values_from_function(
-            lambda ctx: parts[ctx.replica_id_in_sync_group])
         with counts.optimizer_calls(many, passthrough=False) as calls:
             strategy.run(many.train_step, args=(values,))
     except Exception as e:  # noqa: BLE001  (the workload's own failure under a strategy)
@@ -260,6 +260,27 @@ def _run(path: str, batch: int, keras: Optional[str]) -> dict:
         out["compiled_losses"] = own_losses(one)  # Keras's step: what was checked is the file's compiled loss
         out["summed_losses"] = summed_losses(one)  # ... or Keras's own loss, made to sum over the batch
     return out
+
+
+def _build_replicated(strategy, model, batch, values) -> None:
+    """Build a subclassed model made under the strategy (its variables made on its first
+    call) so that the one-device model's weights can be set on it: called on a batch of the
+    pipeline's features (not batch[0][0], one image of a pipeline of x alone), or, where its
+    call() takes something else, by one step of its own train_step under the strategy, the
+    update skipped. keras.io's graph attention network holds its graph and calls itself on
+    it, [node_states, edges], in a train_step fed node indices: called on the indices, it
+    failed ("too many values to unpack") and the check said the model did not run under
+    MirroredStrategy, where fit runs it."""
+    from rung.measure import counts
+    from rung.measure.workload import features
+
+    try:
+        model(features(batch))
+        return
+    except Exception:  # noqa: BLE001 - a call() that does not take the batch's features: its own step builds it
+        pass
+    with counts.optimizer_calls(model, passthrough=False):
+        strategy.run(model.train_step, args=(values,))
 
 
 def _logged_loss(tf, logs) -> Optional[float]:

@@ -228,3 +228,24 @@ def test_a_metric_set_with_assign_shows_the_replicas_sum(keras):
     ratio = json.loads(r.stdout.strip().splitlines()[-1])
     assert ratio["mae"] == pytest.approx(1.0, rel=0.01) and ratio["loss"] == pytest.approx(1.0, rel=0.01)
     assert 1.5 < ratio["max_error"] <= 2.0, ratio
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("keras", ["keras3", "tf_keras"])
+def test_a_model_that_calls_itself_on_the_graph_it_holds_is_built_by_its_own_step(keras):
+    """keras.io's graph attention network calls itself on the graph it holds, not on the
+    node indices the dataset feeds. The replica check built the model made under the
+    strategy by calling it on the indices ("too many values to unpack"), and its profile on
+    tf-keras, where fit runs the model under every strategy, gave that as the strategy's
+    failure: advise would have said every plan of several replicas fails before its first
+    step. The model is built by one step of its own now, the update skipped."""
+    from rung.measure.profile import add_replica_check
+    from rung.measure.replicas import check
+
+    r = check(HERE / "held_graph.py", 8, keras)
+    assert r["checked"], r
+    assert r["gradient_ratio"] == pytest.approx(1.0, rel=0.02) and r["verdict"] == "scaled"
+    out = {"notes": []}
+    add_replica_check(out, r)
+    assert out["strategy_failure"] is None and out["loss_scaled_for_replicas"] is True
+
