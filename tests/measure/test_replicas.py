@@ -248,4 +248,3 @@ def test_a_model_that_calls_itself_on_the_graph_it_holds_is_built_by_its_own_ste
     out = {"notes": []}
     add_replica_check(out, r)
     assert out["strategy_failure"] is None and out["loss_scaled_for_replicas"] is True
-
