@@ -106,19 +106,24 @@ def interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def proc_pids() -> list[int]:
+    """The ids of the processes now on this machine (its /proc)."""
+    return [int(e) for e in os.listdir("/proc") if e.isdigit()]
+
+
+def proc_read(pid: int, name: str) -> bytes | None:
+    """/proc/PID/name's bytes, or None for a process that ended meanwhile."""
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 def processes_mentioning(text: str) -> list[int]:
     """Process ids whose command line contains `text` (a path of a test's own, never a
     program's name: nothing is ended by name)."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if text.encode() in f.read():
-                        pids.append(int(entry))
-            except OSError:
-                pass
-    return pids
+    return [pid for pid in proc_pids() if text.encode() in (proc_read(pid, "cmdline") or b"")]
 
 
 TAG = "RUNG_TEST_TAG"
@@ -130,19 +135,13 @@ def tagged_processes(tag: str) -> list[int]:
     with). A test that checks these checks its own processes alone, beside other tests'."""
     needle = f"{TAG}={tag}".encode()
     pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+    for pid in proc_pids():
+        environ, stat = proc_read(pid, "environ"), proc_read(pid, "stat")
+        if environ is None or stat is None or needle not in environ.split(b"\0"):
             continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle not in f.read().split(b"\0"):
-                    continue
-            with open(f"/proc/{entry}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    continue  # exited, not yet reaped
-        except (OSError, IndexError):
-            continue
-        pids.append(int(entry))
+        if stat.rsplit(b")", 1)[1].split()[:1] == [b"Z"]:
+            continue  # exited, not yet reaped
+        pids.append(pid)
     return pids
 
 

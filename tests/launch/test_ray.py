@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from rung.examples import workload_examples
-from tests.conftest import processes_mentioning
+from tests.conftest import proc_pids, proc_read, processes_mentioning
 
 pytestmark = [pytest.mark.tf, pytest.mark.serial,
               pytest.mark.skipif(__import__("importlib").util.find_spec("ray") is None,
@@ -35,16 +35,10 @@ RAY_DAEMONS = ("raylet", "gcs_server", "dashboard", "log_monitor", "monitor.py",
 def ray_pids() -> set[int]:
     """Process ids of Ray daemons and workers now running on this machine."""
     pids = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
+    for pid in proc_pids():
+        cmd = (proc_read(pid, "cmdline") or b"").replace(b"\0", b" ").decode(errors="replace")
         if any(d in cmd for d in RAY_DAEMONS) and "pytest" not in cmd:
-            pids.add(int(entry))
+            pids.add(pid)
     return pids
 
 
@@ -53,12 +47,12 @@ def described(pids: set[int]) -> list[str]:
     message)."""
     out = []
     for pid in sorted(pids):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            ppid = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1]
-        except OSError:
+        cmd, stat = proc_read(pid, "cmdline"), proc_read(pid, "stat")
+        if cmd is None or stat is None:
             continue  # ended meanwhile
-        out.append(f"{pid} (parent {ppid}): {cmd[:120]}")
+        ppid = stat.rpartition(b")")[2].split()[1].decode()
+        line = cmd.replace(b"\0", b" ").decode(errors="replace")
+        out.append(f"{pid} (parent {ppid}): {line[:120]}")
     return out
 
 
