@@ -989,6 +989,28 @@ def _warnings(ctx: Context, c: Candidate) -> list[Finding]:
 LOAD_IMBALANCE_SHARE = 0.10
 
 
+def _tables_replicated(ctx: Context, p) -> Finding:
+    """Embedding tables dominate, and a synchronous plan replicates them anyway: what that
+    costs each replica and each step, and why parameter servers (whose case this is) are not
+    the plan."""
+    w = ctx.s.workload
+    tables = w.embedding_params * memory.BYTES_PER_DTYPE[w.param_dtype]
+    if ctx.tpu:
+        why = "on TPUs shard them with tf.tpu.experimental.embedding (TPUEmbedding) rather than replicating them"
+    elif ctx.reproducible:
+        why = "the goal asks for reproducible runs, which rules out their asynchronous updates"
+    elif p.examples_per_second >= ctx.target:
+        why = "this synchronous plan meets the target, so they are not needed"
+    else:
+        why = "they are predicted no faster here (see rejected)"
+    cost = (f"; all-gathering the rows each step looks up costs {u.seconds(p.sparse_exchange_seconds)} of its "
+            f"{u.seconds(p.step_seconds)}" if p.sparse_exchange_seconds > 0 else "")
+    return Finding(C.EMBEDDING_DOMINATED,
+        f"{w.embedding_params / w.params:.0%} of the parameters are embedding tables ({u.gib(tables)}), the case "
+        f"parameter servers are made for; {why}. Each of the {p.devices} replicas holds the whole tables with "
+        f"their optimizer slots{cost}")
+
+
 def _sync_warnings(ctx: Context, p) -> list[Finding]:
     s, out = ctx.s, []
     if p.hosts > 1 and ctx.tpu:
@@ -1014,6 +1036,8 @@ def _sync_warnings(ctx: Context, p) -> list[Finding]:
         out.append(Finding(C.STRAGGLERS,
             f"with step-time CV {s.workload.step_time_cv:.2g} each step waits {u.seconds(p.straggler_seconds)} "
             f"for the slowest of {p.hosts} workers"))
+    if ctx.embedding_dominated and p.devices > 1:
+        out.append(_tables_replicated(ctx, p))
     if p.devices > 1 and p.load_imbalance_seconds >= LOAD_IMBALANCE_SHARE * p.step_seconds:
         out.append(Finding(C.LOAD_IMBALANCE,
             f"batches of different shapes take different times (CV {s.workload.batch_time_cv:.2g} batch against "

@@ -298,6 +298,31 @@ def test_embedding_dominated():
     assert tasks == {True: True, False: True}, "one plan of each kind"
 
 
+def test_embedding_tables_a_synchronous_plan_replicates_are_said_with_why_not_parameter_servers():
+    """Tables that dominate, in a model that fits one A100-40GB: 1.95 B of 2 B parameters
+    (7.26 GiB of float32 rows; with Adagrad's slot and the gradients 24 GB a replica). One
+    host of 8 meets the target, so the verdict is mirrored; before, nothing in the decision
+    but `rejected` said the tables were there."""
+    recsys = {"params": 2e9, "embedding_params": 1.95e9, "optimizer": "adagrad", "per_device_batch": 4096,
+              "step_seconds": 0.05, "input_wait_seconds": 0.002, "activation_bytes_per_example": 0}
+    box = {"device": "A100-40GB", "devices_per_host": 8, "max_hosts": 8}
+    for reproducible, why in ((False, "this synchronous plan meets the target, so they are not needed"),
+                              (True, "the goal asks for reproducible runs, which rules out")):
+        d = decide(workload=recsys, hardware=box,
+                   goal={"target_examples_per_second": 4 * 4096 / 0.05, "reproducible": reproducible})
+        assert d.verdict == "mirrored" and d.devices == 8
+        said = next(f.message for f in d.warnings if f.code == "EMBEDDING_DOMINATED")
+        assert said.startswith("98% of the parameters are embedding tables (7.26 GiB)") and why in said, said
+        assert "Each of the 8 replicas holds the whole tables" in said
+    # the same tables in a tenth of the parameters do not dominate: nothing is said
+    d = decide(workload={**recsys, "params": 20e9}, hardware={**box, "device": "H200"},
+               goal={"target_examples_per_second": 4 * 4096 / 0.05})
+    assert "EMBEDDING_DOMINATED" not in d.codes
+    # one device needs no replica of anything: nothing is said either
+    one = decide(workload=recsys, hardware=box, goal={"target_examples_per_second": 4096 / 0.05 / 2})
+    assert one.verdict == "single_device" and "EMBEDDING_DOMINATED" not in one.codes
+
+
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_tpu_hardware_and_dynamic_shapes(dynamic):
     d = decide(workload={"dynamic_shapes": dynamic},
