@@ -53,6 +53,7 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/bench_accuracy.py
 	$(PY) benchmarks/bench_reproduce.py
 	$(PY) benchmarks/bench_imbalance.py
+	$(PY) benchmarks/bench_host_pipeline.py
 	$(PY) benchmarks/bench_wire_dtype.py --json benchmarks/out/wire_dtype.json
 
 clean:

@@ -114,6 +114,13 @@ def assess(s: Scenario, d: Decision, links: comm.Links = comm.DEFAULT_LINKS) -> 
             o = _outcome(corner, links) if crosses else base
             if o != base:
                 wait_flip = (wait, o)
+    pipe_flip = None
+    if w.pipeline_seconds_per_batch is not None and w.pipeline_seconds_per_batch_ci95 is not None:
+        for pipe in w.pipeline_seconds_per_batch_ci95:
+            o = _outcome(s.model_copy(update={"workload": w.model_copy(update={"pipeline_seconds_per_batch": pipe}),
+                                              "proposal": None}), links)
+            if o != base:
+                pipe_flip = (pipe, o)
     sizes = plan_sizes(s, d, lo, hi, links)
     d.inputs = {"workload": w.model_dump(exclude_none=True)}
     d.confidence = {
@@ -123,7 +130,7 @@ def assess(s: Scenario, d: Decision, links: comm.Links = comm.DEFAULT_LINKS) -> 
         "noise_band": [lo, hi],
         "slower": _flip_json(slower),
         "faster": _flip_json(faster),
-        "close_call": bool(close or wait_flip),
+        "close_call": bool(close or wait_flip or pipe_flip),
     }
     if sizes:
         d.confidence["plan_in_noise_band"] = sizes
@@ -144,6 +151,12 @@ def assess(s: Scenario, d: Decision, links: comm.Links = comm.DEFAULT_LINKS) -> 
         findings.append(Finding(C.CLOSE_CALL,
             f"an input wait of {u.seconds(wait)} (inside its 95% interval) would make it {_describe(o, base)}: "
             "whether the device waits on its pipeline is not settled by this measurement"))
+    if pipe_flip is not None:
+        pipe, o = pipe_flip
+        findings.append(Finding(C.CLOSE_CALL,
+            f"an input pipeline of {u.seconds(pipe)} a batch (inside its 95% interval) would make it "
+            f"{_describe(o, base)}: whether one host's pipeline keeps its devices fed is not settled by this "
+            "measurement"))
     d.warnings[0:0] = findings
 
 

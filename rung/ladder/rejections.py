@@ -86,7 +86,10 @@ def _why(ctx: Context, d: Decision, v: str):
         if not ctx.input_bound:
             waits = (f"the device waits {u.percent(ctx.wait_fraction)} of each step for input, under 20%"
                      if s.workload.input_wait_seconds > 0 else "no input wait was measured")
-            return [C.NOT_INPUT_BOUND], f"{waits}: the pipeline keeps the device fed", None
+            p = d.prediction
+            hosts_wait = (f", though not the plan's {p.devices_per_host} devices a host (INPUT_BOUND)"
+                          if p is not None and p.input_capped else "")
+            return [C.NOT_INPUT_BOUND], f"{waits}: the pipeline keeps one device fed{hosts_wait}", None
         if not ctx.fits and d.verdict == "needs_sharding":
             return [C.DOES_NOT_FIT], "memory comes first: the model does not fit one device", None
         return [C.ONE_DEVICE_SUFFICIENT], (f"input-bound, but one device meets the target anyway "

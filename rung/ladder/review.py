@@ -172,7 +172,9 @@ def beyond_compute(p: Prediction) -> str:
              ("all-reducing the values fit logs (loss and metrics, one collective each)", p.logged_values_seconds),
              ("the step's extra under mirrored variables (STRATEGY_STEP_SLOWER)", p.mirrored_variables_seconds),
              ("waiting on the slowest worker", p.straggler_seconds),
-             ("waiting on the replica with the slowest batch (LOAD_IMBALANCE)", p.load_imbalance_seconds)]
+             ("waiting on the replica with the slowest batch (LOAD_IMBALANCE)", p.load_imbalance_seconds),
+             ("waiting on the host's input pipeline, which makes every device's batch (INPUT_BOUND)",
+              p.input_floor_wait_seconds)]
     said = [f"{name} {u.seconds(v)}" for name, v in sorted(parts, key=lambda t: -t[1]) if v > 0]
     text = f"of a {u.seconds(p.step_seconds)} step, " + ", ".join(said) if said else \
         f"a step takes {u.seconds(p.step_seconds)}"

@@ -111,6 +111,9 @@ def at_batch(s: Scenario, batch: int) -> Scenario:
     return s.model_copy(update={"workload": w.model_copy(update={
         "per_device_batch": batch, "step_seconds": w.step_seconds * k,
         "input_wait_seconds": w.input_wait_seconds * k,
+        "pipeline_seconds_per_batch": None if w.pipeline_seconds_per_batch is None else w.pipeline_seconds_per_batch * k,
+        "pipeline_seconds_per_batch_ci95": None if w.pipeline_seconds_per_batch_ci95 is None else [
+            x * k for x in w.pipeline_seconds_per_batch_ci95],
         "step_seconds_ci95": None if w.step_seconds_ci95 is None else [x * k for x in w.step_seconds_ci95]})})
 
 
@@ -450,6 +453,10 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     p = d.prediction
     d.strategy_options, why = strategy_options(s, d.verdict, p.devices_per_host if p else 1, d.ps_tasks, ctx.links)
     d.reasons.extend(why)
+    fed = _host_pipeline(ctx, d)
+    if fed is not None:  # a reason where it made the plan bigger or kept it short; else a warning
+        finding, made_the_plan = fed
+        d.reasons.insert(0, finding) if made_the_plan else d.warnings.insert(0, finding)
     # each finder's warnings, in this order; those that stop a job or change its numbers go
     # to the front (the last of them found ends up first)
     for find, first in ((_heavy_tails, False), (_loss_not_scaled, True), (_step_clips, False),
@@ -496,6 +503,39 @@ def _finish(ctx: Context, d: Decision) -> Decision:
         d.review, d.proposal_prediction, extra = review(ctx, d)
         d.warnings.extend(extra)
     return d
+
+
+def _host_pipeline(ctx: Context, d: Decision):
+    """INPUT_BOUND where one device is fed and the plan's hosts are not: one host's input
+    pipeline makes the batches of all its devices (`inputs.host_pipeline_floor`), and the
+    plan's step waits for it. With whether it changed the plan: the ladder's choice with a
+    pipeline that keeps up (the same scenario, the pipeline not measured), when that choice
+    is smaller or the plan misses the target. None where nothing waits on the pipeline, or
+    where one device already does (`ctx.input_bound`: the verdict or its warning says so)."""
+    w, p = ctx.s.workload, d.prediction
+    if p is None or not p.input_capped or ctx.input_bound or not w.pipeline_seconds_per_batch:
+        return None
+    pipe, k = w.pipeline_seconds_per_batch, w.gradient_accumulation_steps
+    own = p.step_seconds - p.input_floor_wait_seconds  # the step without the wait
+    feeds = max(1, int(own / (k * pipe)))
+    fed = decide(ctx.s.model_copy(update={"workload": w.model_copy(update={"pipeline_seconds_per_batch": None}),
+                                          "proposal": None}), ctx.links)
+    q = fed.prediction
+    smaller = (q is not None and q.examples_per_second is not None and fed.verdict != "needs_sharding"
+               and (q.hosts, q.devices) < (p.hosts, p.devices))
+    made_the_plan = smaller or not d.meets_goal
+    where = ("this machine's CPU, where it was measured (the plan's hosts may have more cores)"
+             if w.step_seconds_source == "estimated" else "the host's CPU")
+    text = (f"the input pipeline alone takes {u.seconds(pipe)} to make one device's batch of {w.per_device_batch} on "
+            f"{where}, and one host's pipeline makes every batch its devices train on: at most "
+            f"{u.rate(w.per_device_batch / pipe)} a host, whatever its devices. It keeps about {feeds} of the plan's "
+            f"{p.devices_per_host} devices a host fed; each step waits {u.seconds(p.input_floor_wait_seconds)} "
+            f"for it ({u.percent(p.input_floor_wait_seconds / p.step_seconds)} of the step). Fix the pipeline before "
+            "adding devices or hosts (tf.data: map with num_parallel_calls=tf.data.AUTOTUNE, cache what is decoded, "
+            "prefetch; or decode and augment on the devices)")
+    if smaller or (not d.meets_goal and q is not None and q.examples_per_second):
+        text += f"; with a pipeline that keeps up the ladder would choose {_plan_of(fed)}"
+    return Finding(C.INPUT_BOUND, text), made_the_plan
 
 
 def _strategy_fails(ctx: Context, d: Decision):

@@ -22,3 +22,14 @@ def pipeline_step_floor(measured_step_seconds, devices_per_host):
     feeds: with D devices a step cannot be shorter than D measured steps. This is why
     scaling an input-bound job buys nothing."""
     return measured_step_seconds * np.asarray(devices_per_host, dtype=float)
+
+
+def host_pipeline_floor(pipeline_seconds, devices_per_host):
+    """One host's input pipeline makes the batches of every device on it, one after another
+    as far as its CPU goes: measured alone (`pipeline_seconds` a device's batch, the host's
+    cores all at its disposal), D devices' batches take D times as long, and a step of D
+    devices cannot be shorter. A pipeline faster than one device's compute never shows as a
+    wait on one device, and still starves D of them once D x pipeline > step: the
+    measurement a one-device profile cannot see in its wait. (Data-centre practice, e.g.
+    NVIDIA DALI's rationale: CPU decoding cannot keep 8 GPUs fed at ImageNet rates.)"""
+    return np.asarray(pipeline_seconds, dtype=float) * np.asarray(devices_per_host, dtype=float)

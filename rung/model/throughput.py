@@ -59,6 +59,9 @@ class Prediction:
     # waiting for the replica whose batch takes longest (the workload's batch_time_cv: batches
     # of different shapes, `load_imbalance_seconds`)
     load_imbalance_seconds: float = 0.0
+    # what the step waits beyond its own terms for the host's input pipeline, which makes the
+    # batches of every device on the host (`inputs.host_pipeline_floor`; input_capped)
+    input_floor_wait_seconds: float = 0.0
     dispatch_bound: bool = False  # parameter servers: the coordinator's dispatch caps the fleet
 
     @property
@@ -143,6 +146,18 @@ def _scaled_step(s: Scenario, batch):
     w = s.workload
     k = np.asarray(batch, dtype=float) / w.per_device_batch
     return w.step_seconds * k, (w.step_seconds - w.input_wait_seconds) * k, w.input_wait_seconds * k
+
+
+def _host_pipeline_floor(s: Scenario, batch, devices_per_host, testbed: Optional[Testbed]):
+    """The shortest step one host's input pipeline allows its devices
+    (`inputs.host_pipeline_floor`, the measured pipeline linear in the batch); 0 when it was
+    not measured. Not on the test bed: there the pipeline and the replicas' compute share the
+    same cores, which the step measured under them (and the co-location overhead) counts."""
+    pipe = s.workload.pipeline_seconds_per_batch
+    if not pipe or testbed is not None:
+        return np.zeros_like(np.asarray(devices_per_host, dtype=float))
+    return inputs.host_pipeline_floor(pipe * np.asarray(batch, dtype=float) / s.workload.per_device_batch,
+                                      devices_per_host)
 
 
 def intra_host_efficiency(s: Scenario, links: comm.Links) -> float:
@@ -247,12 +262,13 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     logged = 1 if w.logged_values is None else w.logged_values
     logs = np.where((h > 1) & (not s.is_tpu), comm.logged_values_seconds(logged, xh, xd, links), 0.0)
     step = compute + mirrored + wait + intra + inter + sparse + sync + sync_bn + logs + strag + imbalance
-    capped = np.zeros_like(step, dtype=bool)
     floor = np.zeros_like(step)
     if input_bound(s):
         floor = k * inputs.pipeline_step_floor(measured, d)
-        capped = floor > step
-        step = np.maximum(step, floor)
+    floor = np.maximum(floor, k * _host_pipeline_floor(s, batch, d, testbed))
+    capped = floor > step
+    input_extra = np.maximum(floor - step, 0.0)
+    step = np.maximum(step, floor)
     rep = replica(s, batch)
     goodput = preemption.sync_goodput(h, s.preemptions_per_host_second, s.fleet.restart_seconds,
                                       preemption.checkpoint_seconds(rep.state_bytes, s.fleet.checkpoint_seconds))
@@ -261,7 +277,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     return dict(compute=compute, mirrored=mirrored, wait=wait, intra=intra, inter=inter, sparse=sparse, sync=sync,
                 sync_bn=sync_bn, logs=logs, straggler=strag, imbalance=imbalance, step=step, goodput=goodput, examples_per_second=eps,
                 memory=mem, fits=mem <= memory.usable_device_bytes(s.device_memory_bytes),
-                capped=capped, input_floor=floor, stream_cpu=stream_cpu)
+                capped=capped, input_floor=floor, input_extra=input_extra, stream_cpu=stream_cpu)
 
 
 def ps_worker_memory_bytes(s: Scenario, devices_per_host: int = 1) -> float:
@@ -311,11 +327,12 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
                                    remote, links.ps_variable_seconds, links.ps_transfer_bytes_per_second,
                                    frozen_bytes(s))
     step = compute + wait + intra + exchange + 0.0 * h
-    capped = np.zeros_like(step, dtype=bool)
+    floor = _host_pipeline_floor(s, w.per_device_batch, d, testbed) + 0.0 * h
     if input_bound(s):
-        floor = inputs.pipeline_step_floor(measured, d)
-        capped = floor > step
-        step = np.maximum(step, floor)
+        floor = np.maximum(floor, inputs.pipeline_step_floor(measured, d))
+    capped = floor > step
+    input_extra = np.maximum(floor - step, 0.0)
+    step = np.maximum(step, floor)
     goodput = preemption.async_goodput(s.preemptions_per_host_second, s.fleet.restart_seconds)
     if testbed is None:
         # worker steps a second: the workers up (goodput of each one's time) ask for h x goodput
@@ -333,7 +350,8 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
     return dict(compute=compute, wait=wait, intra=intra, exchange=exchange, step=step, rate=rate,
                 dispatch_bound=dispatch_bound, goodput=goodput, examples_per_second=eps, memory=mem,
                 each_way=each_way + frozen_bytes(s),  # what the PS sends a worker a step (frozen weights too)
-                fits=mem <= memory.usable_device_bytes(s.device_memory_bytes), capped=capped)
+                fits=mem <= memory.usable_device_bytes(s.device_memory_bytes), capped=capped,
+                input_extra=input_extra)
 
 
 # -- one configuration -------------------------------------------------------------------
@@ -366,6 +384,7 @@ def predict_sync(s: Scenario, strategy: str, hosts: int, devices_per_host: int,
         goodput=float(t["goodput"]), examples_per_second=eps,
         scaling_efficiency=_efficiency(s, eps, hosts * devices_per_host),
         memory_bytes_per_device=float(t["memory"]), fits=fits, input_capped=bool(t["capped"]),
+        input_floor_wait_seconds=float(t["input_extra"]),
         checkpoint_interval_seconds=preemption.sync_checkpoint_interval_seconds(
             hosts, s.preemptions_per_host_second, save),
         checkpoint_seconds=save,
@@ -391,5 +410,5 @@ def predict_ps(s: Scenario, workers: int, devices_per_host: int,
         step_seconds=float(t["step"]), goodput=float(t["goodput"]), examples_per_second=eps,
         scaling_efficiency=_efficiency(s, eps, workers * devices_per_host),
         memory_bytes_per_device=float(t["memory"]), fits=fits, input_capped=bool(t["capped"]),
-        ps_tasks=tasks, staleness_steps=ps.staleness_steps(workers), dispatch_bound=bool(t["dispatch_bound"]),
+        input_floor_wait_seconds=float(t["input_extra"]), ps_tasks=tasks, staleness_steps=ps.staleness_steps(workers), dispatch_bound=bool(t["dispatch_bound"]),
     )

@@ -30,7 +30,8 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "optimizer_accumulation_steps", "gradient_clipping", "step_clipping", "logged_loss_divided",
                  "compiled_loss_not_scaled", "compiled_loss_sums", "assigning_metrics", "strategy_failure",
                  "strategy_fails_on_one_device", "mixed_precision_policy", "strategy_step_extra_seconds",
-                 "batch_time_cv", "optimizer_update_seconds")
+                 "batch_time_cv", "optimizer_update_seconds", "pipeline_seconds_per_batch",
+                 "pipeline_seconds_per_batch_ci95")
 _FLOATS = ("params", "non_trainable_params", "embedding_params", "activation_bytes_per_example", "sparse_gradient_bytes_per_example",
            "optimizer_slot_bytes", "flops_per_example")
 
@@ -135,7 +136,7 @@ def workload_block(profile: Profile, step_time_cv: Optional[float] = None) -> di
     for k in _FLOATS:
         if k in block:
             block[k] = float(block[k])
-    for k in ("step_seconds_ci95", "input_wait_seconds_ci95"):
+    for k in ("step_seconds_ci95", "input_wait_seconds_ci95", "pipeline_seconds_per_batch_ci95"):
         if k in block:
             block[k] = [float(x) for x in block[k]]
     if block.get("embedding_params", 0) == 0:

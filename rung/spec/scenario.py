@@ -280,6 +280,16 @@ class Workload(_Block):
     # variation (batches of different shapes: `rung profile` measures it for dynamic shapes):
     # a synchronous step waits for its slowest replica's batch (`load_imbalance_seconds`)
     batch_time_cv: NonNegative = 0.0
+    # v1 extension (optional): seconds the input pipeline alone takes to make one device's
+    # batch on the host's CPU (`rung profile` iterates the dataset without the model, net of
+    # the iterator's fixed cost). One host's pipeline makes the batches of every device on
+    # it, so a step of D devices a host cannot be shorter than D of these, even where one
+    # device never waits (`inputs.host_pipeline_floor`): INPUT_BOUND on the plan it caps.
+    # Absent: not measured (only a measured wait, input_wait_seconds, caps a plan).
+    pipeline_seconds_per_batch: Optional[NonNegative] = None
+    # its 95% interval (`rung profile`'s batch means): a plan the interval's other end would
+    # change is a close call (CLOSE_CALL)
+    pipeline_seconds_per_batch_ci95: Optional[Interval[NonNegative]] = None
 
 
 class Hardware(_Block):

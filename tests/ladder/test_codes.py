@@ -35,6 +35,51 @@ def test_input_bound_is_the_reason_to_fix_the_pipeline_and_a_warning_when_the_ta
     assert "INPUT_BOUND" not in decide().codes  # 0.005 of 0.21 s
 
 
+def test_a_pipeline_that_feeds_one_device_and_not_a_host_is_the_reason_a_plan_grows():
+    """The valid scenario's one device (0.21 s a step, 5 ms waiting) with a pipeline that
+    takes 60 ms a batch alone: one host's pipeline makes at most 256 / 0.06 = 4,267 ex/s,
+    for 8 devices that would do about 9,000. For the valid target (7,000) the ladder climbs to
+    two hosts because of it, and says so first; with the pipeline fed, one host meets it."""
+    slow = {"pipeline_seconds_per_batch": 0.06}
+    d = decide(workload=slow)
+    assert d.verdict == "multi_worker_mirrored" and d.hosts == 2 and d.meets_goal
+    assert d.reasons[0].code == "INPUT_BOUND", d.reasons
+    said = d.reasons[0].message
+    # its own step, about 0.227 s, holds 3 of the pipeline's 60 ms batches
+    assert "at most 4,267 ex/s a host" in said and "about 3 of the plan's 8 devices" in said, said
+    assert "the ladder would choose mirrored on 1 host × 8 devices" in said and "meeting the target" in said, said
+    fix = next(r for r in d.rejected if r.verdict == "fix_input_pipeline")
+    assert "keeps one device fed, though not the plan's 8 devices a host (INPUT_BOUND)" in fix.message
+    # a target one host meets as it is fed: a warning on the mirrored plan, not a reason
+    met = decide(workload=slow, goal={"target_examples_per_second": 4000})
+    assert met.verdict == "mirrored" and "INPUT_BOUND" in warnings(met) and "INPUT_BOUND" not in reasons(met)
+    # 8 x 20 ms is under the step: nothing waits, nothing is said, the plan is the valid one's
+    fed = decide(workload={"pipeline_seconds_per_batch": 0.02})
+    assert "INPUT_BOUND" not in fed.codes and (fed.verdict, fed.hosts) == (decide().verdict, decide().hosts)
+    # measured with an interval whose fast end feeds the host: a close call, said with that end
+    assert "CLOSE_CALL" not in d.codes
+    unsure = decide(workload={**slow, "pipeline_seconds_per_batch_ci95": [0.02, 0.07]})
+    close = [f.message for f in unsure.warnings if f.code == "CLOSE_CALL"]
+    assert close == ["an input pipeline of 20 ms a batch (inside its 95% interval) would make it mirrored: whether "
+                     "one host's pipeline keeps its devices fed is not settled by this measurement"], close
+
+
+def test_the_pipeline_a_profile_timed_alone_reaches_the_plan():
+    """`rung profile` times the dataset alone (pipeline_seconds_per_batch); the scenario it
+    writes carries it, and the plan waits on it as a declared one does."""
+    from rung.spec.profile import Profile, workload_block
+
+    profile = {"schema": "rung/profile/v1", "workload": "decoded.py", "device": "GPU:0", "device_name": "A100",
+               "params": 25.6e6, "embedding_params": 0, "param_dtype": "float32", "mixed_precision": False,
+               "optimizer": "momentum", "activation_bytes_per_example": 1e8, "per_device_batch": 256,
+               "step_seconds": 0.21, "input_wait_seconds": 0.005, "step_time_cv": 0.02, "dynamic_shapes": False,
+               "pipeline_seconds_per_batch": 0.06}
+    block = workload_block(Profile.model_validate(profile))
+    assert block["pipeline_seconds_per_batch"] == 0.06
+    d = rung.advise(parse_scenario(valid_scenario(workload=block)))
+    assert d.reasons[0].code == "INPUT_BOUND" and d.hosts == 2
+
+
 def test_does_not_fit():
     d = decide(workload={"params": 20e9, "optimizer": "adam"})  # 16 B x 20e9 = 320 GB on an 80 GB device
     assert d.verdict == "needs_sharding" and "DOES_NOT_FIT" in reasons(d)

@@ -42,6 +42,31 @@ def test_mirrored_adds_the_intra_host_allreduce_and_the_colocation_overhead():
     assert p.examples_per_second == pytest.approx(8 * 256 / (0.21 + INTRA + SYNC))
 
 
+def test_one_hosts_pipeline_makes_every_devices_batch():
+    """A pipeline that takes 60 ms a batch never shows on one device (its 205 ms compute
+    hides it), and one host's pipeline makes 8 batches a step for mirrored: 480 ms, over the
+    step's own 0.21 + INTRA + SYNC. Two hosts have a pipeline each: 2 x 8 x 256 / 0.48.
+    At 20 ms a batch, 8 x 20 = 160 ms is under the step, and nothing changes."""
+    s = scenario(workload={"pipeline_seconds_per_batch": 0.06})
+    one = t.predict_sync(s, "single_device", 1, 1)
+    assert one.step_seconds == pytest.approx(0.21) and not one.input_capped
+    p = t.predict_sync(s, "mirrored", 1, 8)
+    assert p.input_capped and p.step_seconds == pytest.approx(0.48)
+    assert p.input_floor_wait_seconds == pytest.approx(0.48 - (0.21 + INTRA + SYNC))
+    assert p.examples_per_second == pytest.approx(8 * 256 / 0.48)
+    two = t.predict_sync(s, "multi_worker_mirrored", 2, 8)
+    assert two.input_capped and two.examples_per_second == pytest.approx(2 * 8 * 256 / 0.48)
+    # parameter-server workers of 8 devices wait on their host's pipeline alike
+    ps_worker = t.predict_ps(s, 2, 8)
+    assert ps_worker.input_capped and ps_worker.step_seconds == pytest.approx(0.48)
+    fed = scenario(workload={"pipeline_seconds_per_batch": 0.02})
+    q, plain = t.predict_sync(fed, "mirrored", 1, 8), t.predict_sync(scenario(), "mirrored", 1, 8)
+    assert not q.input_capped and q.step_seconds == pytest.approx(plain.step_seconds)
+    # the pipeline is linear in the batch, as the step is: the floor at twice the batch is 960 ms
+    doubled = t.sync_terms(s, 1, 8, batch=512)
+    assert float(doubled["step"]) == pytest.approx(0.96)
+
+
 def test_gradients_cast_to_float16_for_the_exchange_send_half_the_bytes():
     """A step that all-reduces float16 gradients of float32 variables (Horovod's
     Compression.fp16): the ring carries 2 bytes a parameter; the latency hops stay."""
