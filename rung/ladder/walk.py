@@ -456,7 +456,10 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     fed = _host_pipeline(ctx, d)
     if fed is not None:  # a reason where it made the plan bigger or kept it short; else a warning
         finding, made_the_plan = fed
-        d.reasons.insert(0, finding) if made_the_plan else d.warnings.insert(0, finding)
+        if made_the_plan:
+            d.reasons.insert(0, finding)
+        else:
+            d.warnings.insert(0, finding)
     # each finder's warnings, in this order; those that stop a job or change its numbers go
     # to the front (the last of them found ends up first)
     for find, first in ((_heavy_tails, False), (_loss_not_scaled, True), (_step_clips, False),

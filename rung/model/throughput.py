@@ -152,11 +152,14 @@ def _host_pipeline_floor(s: Scenario, batch, devices_per_host, testbed: Optional
     """The shortest step one host's input pipeline allows its devices
     (`inputs.host_pipeline_floor`, the measured pipeline linear in the batch); 0 when it was
     not measured. Not on the test bed: there the pipeline and the replicas' compute share the
-    same cores, which the step measured under them (and the co-location overhead) counts."""
-    pipe = s.workload.pipeline_seconds_per_batch
+    same cores, which the step measured under them (and the co-location overhead) counts.
+    Never more than the measured step a batch: one device's step is what was measured, its
+    wait for the pipeline included (a pipeline timed alone slower than that is noise)."""
+    w = s.workload
+    pipe = None if w.pipeline_seconds_per_batch is None else min(w.pipeline_seconds_per_batch, w.step_seconds)
     if not pipe or testbed is not None:
         return np.zeros_like(np.asarray(devices_per_host, dtype=float))
-    return inputs.host_pipeline_floor(pipe * np.asarray(batch, dtype=float) / s.workload.per_device_batch,
+    return inputs.host_pipeline_floor(pipe * np.asarray(batch, dtype=float) / w.per_device_batch,
                                       devices_per_host)
 
 
@@ -410,5 +413,6 @@ def predict_ps(s: Scenario, workers: int, devices_per_host: int,
         step_seconds=float(t["step"]), goodput=float(t["goodput"]), examples_per_second=eps,
         scaling_efficiency=_efficiency(s, eps, workers * devices_per_host),
         memory_bytes_per_device=float(t["memory"]), fits=fits, input_capped=bool(t["capped"]),
-        input_floor_wait_seconds=float(t["input_extra"]), ps_tasks=tasks, staleness_steps=ps.staleness_steps(workers), dispatch_bound=bool(t["dispatch_bound"]),
+        input_floor_wait_seconds=float(t["input_extra"]), ps_tasks=tasks, staleness_steps=ps.staleness_steps(workers),
+        dispatch_bound=bool(t["dispatch_bound"]),
     )

@@ -65,6 +65,11 @@ def test_one_hosts_pipeline_makes_every_devices_batch():
     # the pipeline is linear in the batch, as the step is: the floor at twice the batch is 960 ms
     doubled = t.sync_terms(s, 1, 8, batch=512)
     assert float(doubled["step"]) == pytest.approx(0.96)
+    # a pipeline timed alone slower than the measured step (which holds its wait) is taken
+    # at the step: one device stays as measured, 8 wait for 8 x 0.21 s
+    noisy = scenario(workload={"pipeline_seconds_per_batch": 0.3})
+    assert t.predict_sync(noisy, "single_device", 1, 1).step_seconds == pytest.approx(0.21)
+    assert t.predict_sync(noisy, "mirrored", 1, 8).step_seconds == pytest.approx(8 * 0.21)
 
 
 def test_gradients_cast_to_float16_for_the_exchange_send_half_the_bytes():
