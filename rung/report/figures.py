@@ -35,7 +35,8 @@ PARTS = (("compute_seconds", "compute", "#4c78a8"),
          ("sync_batch_norm_seconds", "synchronized BatchNorm", "#eeca3b"),
          ("logged_values_seconds", "logged values (loss, metrics)", "#d4a6c8"),
          ("straggler_seconds", "waiting on the slowest", "#bab0ac"),
-         ("load_imbalance_seconds", "waiting on the slowest batch", "#79706e"))
+         ("load_imbalance_seconds", "waiting on the slowest batch", "#79706e"),
+         ("input_floor_wait_seconds", "waiting on the host's input pipeline", "#ffbf79"))
 MAX_POINTS = 64
 # the title at the top, the legend in a row between it and the plot
 LAYOUT = dict(template="plotly_white", height=460, margin=dict(l=70, r=20, t=110, b=60),

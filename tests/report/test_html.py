@@ -61,16 +61,23 @@ def test_the_step_breakdown_stacks_every_term_of_the_step():
     plot forgets would leave a gap)."""
     from rung.report import figures
 
-    for name in ("multi-host", "preemptible-fleet", "embeddings", "slow-network", "one-box"):
-        s = load_scenario(scenario_examples()[name])
+    capped = 0
+    for name in ("multi-host", "preemptible-fleet", "embeddings", "slow-network", "one-box", "input-bound",
+                 "host-pipeline"):
+        if name == "host-pipeline":  # one host's pipeline feeds about 3 of its 8 devices
+            s = load_scenario(scenario_examples()["multi-host"])
+            s = s.model_copy(update={"workload": s.workload.model_copy(update={"pipeline_seconds_per_batch": 0.06})})
+        else:
+            s = load_scenario(scenario_examples()[name])
         d = advise(s)
         fig = figures.step_breakdown(d)
         rows = figures._rung_predictions(d)
         for i, (verdict, p) in enumerate(rows):
             bars = sum(t.x[i] for t in fig.data if not t.name.startswith("restarts"))
-            if p.input_capped:
-                continue  # the pipeline's floor, not a sum of terms
+            # a step the pipeline caps has its wait for the pipeline as a bar of its own
+            capped += p.input_capped
             assert bars == pytest.approx(p.step_seconds * 1e3, rel=1e-9), (name, verdict)
+    assert capped >= 2  # the input-bound example's rungs and the host pipeline's
 
 
 def test_the_curves_pass_through_the_decision_and_linear_scaling():
