@@ -11,6 +11,20 @@ from rung import units as u
 from rung.model.inputs import INPUT_BOUND_FRACTION
 
 
+def pipeline_alone(p: dict, bound: bool) -> str:
+    """What the pipeline alone delivers, and (not input-bound) how many devices as fast as
+    this one it feeds: one host's pipeline makes every device's batch, so it keeps about
+    step / pipeline of them fed (`inputs.host_pipeline_floor`)."""
+    pipe = p["pipeline_seconds_per_batch"]
+    if not pipe or pipe < 1e-6:
+        return "costs no more per batch than that fixed cost"
+    text = f"delivers a batch every {u.seconds(pipe)} beyond that cost"
+    if not bound:
+        text += (f": about {max(1, int(p['step_seconds'] / pipe)):,} devices as fast as this one, on one host with "
+                 "this CPU, before they wait on it")
+    return text
+
+
 def _borderline(p: dict) -> str:
     """The input wait's 95% interval on both sides of the input-bound line: the verdict
     above could have gone the other way on this machine's noise."""
@@ -47,9 +61,7 @@ def render(p: dict, console: Console | None = None) -> None:
     borderline = _borderline(p)
     if borderline:
         t.add_row("", Text(borderline, style="yellow"))
-    pipe = p["pipeline_seconds_per_batch"]
-    alone = (f"delivers a batch every {u.seconds(pipe)} beyond that cost" if pipe and pipe >= 1e-6
-             else "costs no more per batch than that fixed cost")
+    alone = pipeline_alone(p, bound)
     t.add_row("", Text(f"the wait is net of next()'s fixed cost ({u.seconds(p['iterator_overhead_seconds'])} a "
                        f"call; {u.seconds(p['input_wait_seconds_raw'])} before it is taken off); the pipeline "
                        f"alone {alone}", style="dim"))
