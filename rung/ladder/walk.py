@@ -821,8 +821,10 @@ def _fix_input(ctx: Context) -> Decision:
         f"for input ({u.percent(ctx.wait_fraction)}, at or above 20%): the input pipeline, not the "
         f"device, sets the pace, and adding replicas multiplies cost for no throughput. Fixed, this "
         f"one device would do about {u.rate(fixed_eps)} instead of {u.rate(ctx.one_device_eps)}")]
+    # fixed: no wait, and a pipeline that keeps up (not the one measured, which set the pace)
     fixed = s.model_copy(update={"workload": w.model_copy(update={
-        "step_seconds": compute, "input_wait_seconds": 0.0}), "proposal": None})
+        "step_seconds": compute, "input_wait_seconds": 0.0, "pipeline_seconds_per_batch": None,
+        "pipeline_seconds_per_batch_ci95": None}), "proposal": None})
     after = decide(fixed, ctx.links)
     p = ctx.single.prediction
     d = Decision(verdict="fix_input_pipeline", hosts=1, devices=1, ps_tasks=0, meets_goal=False,

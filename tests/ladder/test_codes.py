@@ -33,6 +33,12 @@ def test_input_bound_is_the_reason_to_fix_the_pipeline_and_a_warning_when_the_ta
     met = decide(workload=slow_input, goal={"target_examples_per_second": 100})  # one device: 512/s
     assert met.verdict == "single_device" and "INPUT_BOUND" in warnings(met)
     assert "INPUT_BOUND" not in decide().codes  # 0.005 of 0.21 s
+    # the pipeline it waits on, timed alone (0.5 s a batch: it sets the pace) is the one the fix
+    # replaces: what the fixed job would get is the same with it declared or not
+    timed = decide(workload={**slow_input, "pipeline_seconds_per_batch": 0.5})
+    assert timed.verdict == "fix_input_pipeline" and timed.after_fix == d.after_fix
+    # fixed, a 0.2 s step: one host's 8 devices do about 8 x 1,280 ex/s, over the 7,000
+    assert d.after_fix["verdict"] == "mirrored" and d.after_fix["meets_goal"]
 
 
 def test_a_pipeline_that_feeds_one_device_and_not_a_host_is_the_reason_a_plan_grows():
