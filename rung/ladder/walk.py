@@ -508,6 +508,14 @@ def _finish(ctx: Context, d: Decision) -> Decision:
     return d
 
 
+def _pipeline_that_keeps_up(s: Scenario, **workload) -> Scenario:
+    """The scenario (without its proposal) as if its input pipeline kept up: none measured,
+    with `workload`'s fields changed too. What a fixed pipeline would get."""
+    w = s.workload
+    return s.model_copy(update={"workload": w.model_copy(update={
+        "pipeline_seconds_per_batch": None, "pipeline_seconds_per_batch_ci95": None, **workload}), "proposal": None})
+
+
 def _host_pipeline(ctx: Context, d: Decision):
     """INPUT_BOUND where one device is fed and the plan's hosts are not: one host's input
     pipeline makes the batches of all its devices (`inputs.host_pipeline_floor`), and the
@@ -521,8 +529,7 @@ def _host_pipeline(ctx: Context, d: Decision):
     pipe, k = w.pipeline_seconds_per_batch, w.gradient_accumulation_steps
     own = p.step_seconds - p.input_floor_wait_seconds  # the step without the wait
     feeds = max(1, int(own / (k * pipe)))
-    fed = decide(ctx.s.model_copy(update={"workload": w.model_copy(update={"pipeline_seconds_per_batch": None}),
-                                          "proposal": None}), ctx.links)
+    fed = decide(_pipeline_that_keeps_up(ctx.s), ctx.links)
     q = fed.prediction
     smaller = (q is not None and q.examples_per_second is not None and fed.verdict != "needs_sharding"
                and (q.hosts, q.devices) < (p.hosts, p.devices))
@@ -822,9 +829,7 @@ def _fix_input(ctx: Context) -> Decision:
         f"device, sets the pace, and adding replicas multiplies cost for no throughput. Fixed, this "
         f"one device would do about {u.rate(fixed_eps)} instead of {u.rate(ctx.one_device_eps)}")]
     # fixed: no wait, and a pipeline that keeps up (not the one measured, which set the pace)
-    fixed = s.model_copy(update={"workload": w.model_copy(update={
-        "step_seconds": compute, "input_wait_seconds": 0.0, "pipeline_seconds_per_batch": None,
-        "pipeline_seconds_per_batch_ci95": None}), "proposal": None})
+    fixed = _pipeline_that_keeps_up(s, step_seconds=compute, input_wait_seconds=0.0)
     after = decide(fixed, ctx.links)
     p = ctx.single.prediction
     d = Decision(verdict="fix_input_pipeline", hosts=1, devices=1, ps_tasks=0, meets_goal=False,

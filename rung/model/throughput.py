@@ -163,6 +163,21 @@ def _host_pipeline_floor(s: Scenario, batch, devices_per_host, testbed: Optional
                                       devices_per_host)
 
 
+def _input_floor(s: Scenario, measured, batch, devices_per_host, testbed: Optional[Testbed]):
+    """The shortest step (one micro-batch's) the input allows D devices a host: an input-bound
+    device's measured step D times (`inputs.pipeline_step_floor`), or the host's pipeline D
+    times (`_host_pipeline_floor`), whichever is longer."""
+    floor = _host_pipeline_floor(s, batch, devices_per_host, testbed)
+    if input_bound(s):
+        floor = np.maximum(floor, inputs.pipeline_step_floor(measured, devices_per_host))
+    return floor
+
+
+def _floored(step, floor):
+    """The step no shorter than its input floor; whether the floor set it; what it waits for it."""
+    return np.maximum(step, floor), floor > step, np.maximum(floor - step, 0.0)
+
+
 def intra_host_efficiency(s: Scenario, links: comm.Links) -> float:
     """Bus bandwidth's share of the intra-host link's nominal rate (halved when the host's
     GPUs have no peer-to-peer access and NCCL stages through host memory)."""
@@ -265,13 +280,8 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     logged = 1 if w.logged_values is None else w.logged_values
     logs = np.where((h > 1) & (not s.is_tpu), comm.logged_values_seconds(logged, xh, xd, links), 0.0)
     step = compute + mirrored + wait + intra + inter + sparse + sync + sync_bn + logs + strag + imbalance
-    floor = np.zeros_like(step)
-    if input_bound(s):
-        floor = k * inputs.pipeline_step_floor(measured, d)
-    floor = np.maximum(floor, k * _host_pipeline_floor(s, batch, d, testbed))
-    capped = floor > step
-    input_extra = np.maximum(floor - step, 0.0)
-    step = np.maximum(step, floor)
+    floor = k * _input_floor(s, measured, batch, d, testbed) + 0.0 * step
+    step, capped, input_extra = _floored(step, floor)
     rep = replica(s, batch)
     goodput = preemption.sync_goodput(h, s.preemptions_per_host_second, s.fleet.restart_seconds,
                                       preemption.checkpoint_seconds(rep.state_bytes, s.fleet.checkpoint_seconds))
@@ -330,12 +340,8 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
                                    remote, links.ps_variable_seconds, links.ps_transfer_bytes_per_second,
                                    frozen_bytes(s))
     step = compute + wait + intra + exchange + 0.0 * h
-    floor = _host_pipeline_floor(s, w.per_device_batch, d, testbed) + 0.0 * h
-    if input_bound(s):
-        floor = np.maximum(floor, inputs.pipeline_step_floor(measured, d))
-    capped = floor > step
-    input_extra = np.maximum(floor - step, 0.0)
-    step = np.maximum(step, floor)
+    floor = _input_floor(s, measured, w.per_device_batch, d, testbed) + 0.0 * h
+    step, capped, input_extra = _floored(step, floor)
     goodput = preemption.async_goodput(s.preemptions_per_host_second, s.fleet.restart_seconds)
     if testbed is None:
         # worker steps a second: the workers up (goodput of each one's time) ask for h x goodput
