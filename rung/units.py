@@ -55,7 +55,8 @@ def seconds(s) -> str:
 def percent(fraction) -> str:
     if fraction is None:
         return "n/a"
-    return f"{100 * float(fraction):.0f}%"
+    text = f"{100 * float(fraction):.0f}"
+    return "<1%" if text == "0" and float(fraction) > 0 else f"{text}%"  # not "0%" for a share that is there
 
 
 def gbps(bytes_per_second) -> str:

@@ -118,7 +118,19 @@ def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tupl
     measured_on = catalog.match_device_name(profile.device_name) if profile.device.startswith("GPU") else None
     here = f"{profile.device} ({profile.device_name}) of this machine"
     caveats: list[Finding] = []
-    if device is None:
+    if args.target_step_seconds is not None:
+        # the team's own step on the plan's devices, a catalog device's or hosts like this one
+        # ("custom"), where before the flag was ignored without a word
+        extra = _strategy_extra_on(profile, device) if device is not None else profile.strategy_step_extra_seconds
+        block = {**block, "step_seconds": args.target_step_seconds, "input_wait_seconds": 0.0,
+                 "step_seconds_ci95": None, "input_wait_seconds_ci95": None, "step_seconds_source": "measured",
+                 "strategy_step_extra_seconds": extra,
+                 "optimizer_update_seconds": None}  # the team's step: what its update takes is not known
+        on = device.name if device is not None else "the plan's devices"
+        caveats.append(Finding(C.MEASURED_ON_THIS_MACHINE,
+            f"the step time on {on} is the team's ({u.seconds(args.target_step_seconds)}, "
+            "--target-step-seconds); its input wait is unknown and taken as none"))
+    elif device is None:
         caveats.append(Finding(C.MEASURED_ON_THIS_MACHINE,
             f"the workload was measured on {here}; the plan assumes hosts whose devices run it as fast"))
         if profile.mixed_precision and profile.device.startswith("CPU"):
@@ -126,14 +138,6 @@ def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tupl
                 f"the {profile.mixed_precision_policy} policy was timed on a CPU that emulates 16-bit "
                 "math: the step is far slower than on a GPU or TPU; plan for a catalog device (--device) "
                 "to have it estimated from FLOPs"))
-    elif args.target_step_seconds is not None:
-        block = {**block, "step_seconds": args.target_step_seconds, "input_wait_seconds": 0.0,
-                 "step_seconds_ci95": None, "input_wait_seconds_ci95": None, "step_seconds_source": "measured",
-                 "strategy_step_extra_seconds": _strategy_extra_on(profile, device),
-                 "optimizer_update_seconds": None}  # the team's step: what its update takes is not known
-        caveats.append(Finding(C.MEASURED_ON_THIS_MACHINE,
-            f"the step time on {device.name} is the team's ({u.seconds(args.target_step_seconds)}, "
-            "--target-step-seconds); its input wait is unknown and taken as none"))
     elif measured_on is not device:
         block = _estimated(profile, block, device)
     clean = {k: v for k, v in block.items() if v is not None}

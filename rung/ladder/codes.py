@@ -69,6 +69,7 @@ ONE_HOST_ON_OFFER = "ONE_HOST_ON_OFFER"          # max_hosts is 1
 SYNCHRONOUS_PREFERRED = "SYNCHRONOUS_PREFERRED"  # nothing forces asynchrony
 SYNCHRONOUS_SUFFICIENT = "SYNCHRONOUS_SUFFICIENT"  # a synchronous rung meets the goal
 NOT_FASTER = "NOT_FASTER"                        # predicted no faster than a lower rung
+HOSTS_DO_NOT_PAY = "HOSTS_DO_NOT_PAY"            # short of the target, several hosts give under half of hosts x one host
 BATCH_TOO_LARGE = "BATCH_TOO_LARGE"              # activations overflow; a smaller batch fits
 SCALING_BELOW_LINEAR = "SCALING_BELOW_LINEAR"    # the chosen hosts reach under 80% of linear
 PROPOSAL_EXCEEDS_FLEET = "PROPOSAL_EXCEEDS_FLEET"  # the proposal asks for more hosts than max_hosts

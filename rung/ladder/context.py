@@ -8,6 +8,7 @@ from typing import Optional
 
 import numpy as np
 
+from rung import units as u
 from rung.model import comm, inputs, memory, ps, throughput
 from rung.model.throughput import Prediction
 from rung.spec.scenario import Scenario
@@ -15,6 +16,13 @@ from rung.spec.scenario import Scenario
 # When no rung meets the target, a higher rung must beat the best lower one by this
 # factor to be worth the complexity it adds (assumption; below it, stay lower).
 MIN_GAIN_TO_CLIMB = 1.10
+# When no rung meets the target, several synchronous hosts must give at least this share
+# of hosts x one host's throughput to be worth their network, gang scheduling and
+# stragglers. The seed's honest test of multi-worker: "if N hosts give you well under N
+# times the throughput, you have bought complexity, not speed"; eight hosts that scale
+# like two (a quarter) are the case rung exists to catch. A third is the line
+# (assumption): 32 hosts at 40% of linear, 12.7x one host, still climb.
+MIN_HOST_SCALING_TO_CLIMB = 1 / 3
 # A synchronous step that waits this share of itself on the slowest worker has a
 # straggler problem worth naming.
 STRAGGLER_SIGNIFICANT_FRACTION = 0.10
@@ -33,6 +41,14 @@ class Candidate:
     verdict: str
     prediction: Optional[Prediction]
     allowed: bool = True
+    # short of the target, whether its hosts give enough for their number
+    # (MIN_HOST_SCALING_TO_CLIMB); a candidate that does not pay is not climbed to. Only
+    # the multi-worker rung is weighed so: parameter servers are climbed to for their
+    # triggers (preemption, stragglers, embedding tables), not for scale alone
+    pays: bool = True
+    # its fastest count when that does not pay (the candidate then holds the fastest count
+    # that does, or, when none does, stays on the fastest with pays False)
+    unpaid: Optional[Prediction] = None
 
     @property
     def eps(self) -> float:
@@ -94,6 +110,7 @@ class Context:
         if top >= 2:
             hosts = np.arange(2, top + 1)
             eps = _runnable_eps(throughput.sync_terms(s, hosts, d, links=L), hosts)
+            mwms_eps = hosts, eps
             self.mwms.prediction = throughput.predict_sync(
                 s, "multi_worker_mirrored", pick_count(eps, hosts, self.target), d, L)
         workers = np.arange(1, top + 1)
@@ -111,6 +128,45 @@ class Context:
             ("EMBEDDING_DOMINATED", self.embedding_dominated),
         ) if on]
         self.ps.allowed = bool(self.async_triggers) and not self.reproducible and not self.tpu
+        self.one_host_eps = max(self.single.eps, self.mirrored.eps if self.mirrored.allowed else 0.0)
+        if top >= 2:
+            self._pay_for_hosts(self.mwms, *mwms_eps, lambda n: throughput.predict_sync(
+                s, "multi_worker_mirrored", n, d, L))
+
+    def _pay_for_hosts(self, c: Candidate, counts: np.ndarray, eps: np.ndarray, predict) -> None:
+        """Short of the target, whether the candidate's hosts give enough for their number.
+        When its fastest count gives under MIN_HOST_SCALING_TO_CLIMB of count x one host's
+        best, that count is kept as `unpaid` (to say what it would give) and the candidate
+        moves to the fastest count that does; when none does, it stays and does not pay.
+        The triggers above were read on the fastest count."""
+        p = c.prediction
+        if p is None or p.examples_per_second is None or p.examples_per_second >= self.target \
+                or not self.one_host_eps or p.examples_per_second >= self.paying_eps(p.hosts):
+            return
+        c.unpaid = p
+        paying = eps >= MIN_HOST_SCALING_TO_CLIMB * counts * self.one_host_eps
+        if not paying.any():
+            c.pays = False
+            return
+        c.prediction = predict(int(counts[paying][int(np.argmax(eps[paying]))]))
+
+    def paying_eps(self, hosts: int) -> float:
+        return MIN_HOST_SCALING_TO_CLIMB * hosts * self.one_host_eps
+
+    def hosts_unpaid(self, c: Candidate) -> str:
+        """What the candidate's fastest count would give for its hosts when that does not
+        pay (empty otherwise): the words of HOSTS_DO_NOT_PAY."""
+        p, one = c.unpaid, self.one_host_eps
+        if p is None or not one:
+            return ""
+        fewer = ("no count of hosts reaches it" if not c.pays else
+                 f"{u.plan(c.prediction.hosts, c.prediction.devices_per_host)}, the most hosts that reach it, "
+                 f"give {u.rate(c.eps)}")
+        return (f"{u.plan(p.hosts, p.devices_per_host)} would give {u.rate(p.examples_per_second)}, "
+                f"{p.examples_per_second / one:.2f}x one host's {u.rate(one)} for {p.hosts}x the hosts "
+                f"({u.percent(p.examples_per_second / (p.hosts * one))} of linear, under "
+                f"{u.percent(MIN_HOST_SCALING_TO_CLIMB)}; {fewer}): short of the target either way, more hosts buy "
+                "complexity (a network, gang scheduling, stragglers), not speed")
 
     def meets(self, c: Candidate) -> bool:
         return c.allowed and c.eps >= self.target

@@ -17,7 +17,7 @@ RUNG_ORDER = ("single_device", "mirrored", "multi_worker_mirrored", "parameter_s
 
 def multi_host_losses(ctx: Context) -> list[Finding]:
     """What costs the multi-host synchronous rung its scaling: network, stragglers, restarts."""
-    p = ctx.mwms.prediction
+    p = ctx.mwms.unpaid or ctx.mwms.prediction  # the fastest count, when more hosts did not pay
     if p is None:
         return []
     s = ctx.s
@@ -178,8 +178,10 @@ def _mirrored(ctx: Context, d: Decision, c: Candidate):
 def _mwms(ctx: Context, d: Decision, c: Candidate):
     if not c.allowed:
         return [C.ONE_HOST_ON_OFFER], "max_hosts is 1: no second host is on offer", None
+    unpaid = ctx.hosts_unpaid(c) if c.unpaid is not None and \
+        c.unpaid.examples_per_second >= MIN_GAIN_TO_CLIMB * d_eps(d) else ""
     kept = _one_device_kept(d, c)
-    if kept is not None:
+    if kept is not None and not unpaid:
         return kept
     if d.verdict == "mirrored" and d.meets_goal:
         return [C.ONE_HOST_SUFFICIENT], ("one host already meets the target; several hosts add a "
@@ -196,8 +198,9 @@ def _mwms(ctx: Context, d: Decision, c: Candidate):
                               f"to restarts, stragglers and embedding all-gathers: {detail}"), c.prediction
         return triggers + [C.BELOW_TARGET], f"{_below(ctx, c)}: {detail}", c.prediction
     slower = c.eps < MIN_GAIN_TO_CLIMB * d_eps(d)
-    codes = [f.code for f in losses] + [C.NOT_FASTER if slower else C.BELOW_TARGET]
-    return codes, f"{detail} (target {u.rate(ctx.target)})", c.prediction
+    codes = [f.code for f in losses] + [C.HOSTS_DO_NOT_PAY if unpaid else C.NOT_FASTER if slower else C.BELOW_TARGET]
+    return codes, f"{unpaid + ': ' if unpaid else ''}{detail} (target {u.rate(ctx.target)})", (
+        c.unpaid if unpaid else c.prediction)
 
 
 def d_eps(d: Decision) -> float:

@@ -112,7 +112,8 @@ def _against_verdict(ctx: Context, pred: Optional[Prediction], d: Optional[Decis
         out.append(Finding(C.PROPOSAL_BELOW_TARGET,
             f"the proposal is predicted at {u.rate(eps)}{u.against_target(eps, ctx.target)}"
             + (f"; {verdict} meets it" if verdict and d.meets_goal else
-               f"; nothing on offer meets it, the verdict's best is {verdict}" if verdict else "")))
+               f"; nothing on offer meets it, the verdict's best is {verdict}" if verdict else "")
+            + _faster_but_unpaid(ctx, d, eps)))
     elif d is not None and d.meets_goal and eps is not None and d.prediction is not None:
         more_hosts = d.verdict == prop.strategy and d.hosts is not None and prop.hosts > d.hosts
         more_devices = prop.strategy == "mirrored" and d.verdict == "single_device" and pred.devices > 1
@@ -127,6 +128,16 @@ def _against_verdict(ctx: Context, pred: Optional[Prediction], d: Optional[Decis
                 f"{pred.devices - 1} add {u.rate(eps - d.prediction.examples_per_second)}, and a global batch "
                 f"{pred.devices}x as large trains differently (scale the learning rate)"))
     return out
+
+
+def _faster_but_unpaid(ctx: Context, d, eps: float) -> str:
+    """A multi-worker proposal, short of the target and faster than the verdict, whose rung
+    was not climbed to because its hosts do not pay."""
+    c = ctx.mwms if ctx.s.proposal.strategy == "multi_worker_mirrored" else None
+    if c is None or d is None or d.prediction is None or eps <= (d.prediction.examples_per_second or 0.0):
+        return ""
+    unpaid = ctx.hosts_unpaid(c)
+    return f". The proposal is faster, but {unpaid}" if unpaid else ""
 
 
 def _proposal_warnings(ctx: Context) -> list[Finding]:

@@ -874,7 +874,7 @@ def _ladder(ctx: Context, sync_blocked: bool) -> Decision:
     else:
         chosen = order[0]
         for c in order[1:]:
-            if c.eps >= MIN_GAIN_TO_CLIMB * chosen.eps:
+            if c.eps >= MIN_GAIN_TO_CLIMB * chosen.eps and c.pays:
                 chosen = c
     return _decision(ctx, chosen, _reasons(ctx, chosen, sync_blocked), _warnings(ctx, chosen))
 
@@ -991,11 +991,21 @@ def _async_reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Findi
 
 
 def _unreachable(ctx: Context, c: Candidate) -> Finding:
-    p = c.prediction
+    p, unpaid = c.prediction, _unpaid_above(ctx, c)
     return Finding(C.TARGET_UNREACHABLE,
-        f"no rung reaches {u.rate(ctx.target)} on the hardware on offer; the best is "
+        f"no rung reaches {u.rate(ctx.target)} on the hardware on offer; the best "
+        f"{'that pays for its hosts ' if unpaid else ''}is "
         f"{c.verdict} on {u.plan(p.hosts, p.devices_per_host)} at {u.rate(p.examples_per_second)} "
-        f"({c.eps / ctx.target:.0%} of the target)")
+        f"({u.percent(c.eps / ctx.target)} of the target)"
+        + "".join(f"; {ctx.hosts_unpaid(o)}" for o in unpaid))
+
+
+def _unpaid_above(ctx: Context, c: Candidate) -> list[Candidate]:
+    """The multi-worker rung when its fastest count, faster than the chosen plan, was not
+    taken because its hosts do not pay (HOSTS_DO_NOT_PAY): the rung passed over, or, when
+    it is the verdict, its hosts beyond the count that pays."""
+    return [o for o in (ctx.mwms,) if o.allowed and o.unpaid is not None
+            and o.unpaid.examples_per_second >= MIN_GAIN_TO_CLIMB * c.eps]
 
 
 def _input_warning(ctx: Context) -> list[Finding]:

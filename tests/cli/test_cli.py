@@ -319,6 +319,12 @@ def test_a_step_slower_under_mirrored_variables_is_carried_to_the_plans_device_b
     args.device = None
     s, _ = plan_scenario(prof, args, where="test", require=False)
     assert s.hardware.device == "custom" and s.workload.strategy_step_extra_seconds == 0.02
+    # the team's own step on hosts like this one: used (before, ignored without a word)
+    args.target_step_seconds = 0.05
+    s, caveats = plan_scenario(prof, args, where="test", require=False)
+    assert s.hardware.device == "custom" and s.workload.step_seconds == 0.05
+    assert s.workload.strategy_step_extra_seconds == 0.02
+    assert any("--target-step-seconds" in f.message for f in caveats if f.code == "MEASURED_ON_THIS_MACHINE")
 
 
 def test_an_estimated_step_adds_the_optimizers_update_carried_by_memory_bandwidth():

@@ -67,6 +67,20 @@ def test_decision_invariants(data):
             if not j["meets_goal"]:
                 assert j["predicted"]["examples_per_second"] >= _eps(r) * (1 - 1e-9)
 
+    # short of the target, several synchronous hosts give at least a third of hosts x one
+    # host's best, and a multi-worker plan passed over for one host while faster by 10% says
+    # its hosts do not pay (the seed: "well under N times the throughput: bought complexity")
+    entries = {**rejected, j["verdict"]: j}
+    one_host = max(_eps(entries["single_device"]),
+                   0.0 if "ONE_DEVICE_PER_HOST" in entries["mirrored"].get("codes", ()) else _eps(entries["mirrored"]))
+    if not j["meets_goal"] and j["verdict"] == "multi_worker_mirrored":
+        assert _eps(j) >= one_host * j["hosts"] / 3 * (1 - 1e-9)
+    if not j["meets_goal"] and j["verdict"] in ("single_device", "mirrored"):
+        mw = rejected["multi_worker_mirrored"]
+        if _eps(mw) >= 1.1 * _eps(j) * (1 + 1e-9) and "DOES_NOT_FIT" not in mw["codes"]:
+            assert "HOSTS_DO_NOT_PAY" in mw["codes"], mw
+            assert _eps(mw) < one_host * mw["hosts"] / 3
+
     # hosts/devices shape per the contract
     if j["verdict"] == "needs_sharding":
         assert j["hosts"] is None and j["devices"] is None

@@ -35,6 +35,14 @@ def test_flop(n, text):
     assert u.flop(n) == text
 
 
+@pytest.mark.parametrize("f,text", [
+    (0.0, "0%"), (0.003, "<1%"),          # 29,794 ex/s of a target of 10 M said "0% of the target"
+    (0.005, "<1%"), (0.0051, "1%"), (0.17, "17%"), (1.0, "100%"),
+])
+def test_percent_says_a_share_that_is_there(f, text):
+    assert u.percent(f) == text
+
+
 def test_nothing_is_printed_as_an_exponent():
     # bytes from one to petabytes, seconds from a nanosecond to a day, rates from one
     # example an hour to millions a second
