@@ -556,6 +556,24 @@ def test_a_larger_batch_is_put_forward_when_the_replicas_spend_longer_synchronis
     assert "At 128 examples per device (4x" in f.message
 
 
+def test_a_plan_short_of_the_target_is_offered_a_larger_batch_under_three_quarters_of_linear():
+    # one host of 8 A100s on NVLink: 6 ms compute + 3 ms fixed + 0.065 x 6 ms + ~0.1 ms ring =
+    # 9.49 ms, so 8 x 32 / 9.49 ms = 27,000 ex/s, 63% of 8 x 5,333. Meeting a target of 20,000
+    # it is not looked at (over half of linear); short of 40,000 with no second host, 2x the
+    # batch gives 8 x 64 / (12 + 3 + 0.78 + 0.1 ms) = 32,200 ex/s (76%): said. Before, nothing.
+    step = dict(SHORT_STEP, step_seconds=0.006)
+    one_host = {"max_hosts": 1}
+    met = decide(workload=step, hardware=one_host, goal={"target_examples_per_second": 20000})
+    assert met.verdict == "mirrored" and met.meets_goal and 0.6 < met.prediction.scaling_efficiency < 0.66
+    assert "LARGER_BATCH" not in met.codes
+    short = decide(workload=step, hardware=one_host, goal={"target_examples_per_second": 40000})
+    assert short.verdict == "mirrored" and not short.meets_goal
+    [f] = [f for f in short.warnings if f.code == "LARGER_BATCH"]
+    assert "At 64 examples per device (2x the 32" in f.message
+    predicted = float(f.message.split("predicted at ")[1].split(" ex/s")[0].replace(",", ""))
+    assert 31_500 < predicted < 32_500
+
+
 def test_one_device_kept_short_of_the_target_is_not_faster_and_a_larger_batch_would_climb():
     # one host of 2 A100s on PCIe and no second host: one device does 16,000 ex/s against a
     # target of 20,000; two replicas pay 2 ms compute + 3 ms fixed + 0.13 ms co-location +
