@@ -144,13 +144,14 @@ class Context:
                 or not self.one_host_eps or p.examples_per_second >= self.paying_eps(p.hosts):
             return
         c.unpaid = p
-        paying = eps >= MIN_HOST_SCALING_TO_CLIMB * counts * self.one_host_eps
+        paying = eps >= self.paying_eps(counts)
         if not paying.any():
             c.pays = False
             return
         c.prediction = predict(int(counts[paying][int(np.argmax(eps[paying]))]))
 
-    def paying_eps(self, hosts: int) -> float:
+    def paying_eps(self, hosts):
+        """The least throughput `hosts` (a count or an array of counts) must give to pay."""
         return MIN_HOST_SCALING_TO_CLIMB * hosts * self.one_host_eps
 
     def hosts_unpaid(self, c: Candidate) -> str:

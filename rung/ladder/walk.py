@@ -122,8 +122,8 @@ def at_batch(s: Scenario, batch: int) -> Scenario:
 
 def _larger_batch(s: Scenario, d: Decision, links: comm.Links):
     """LARGER_BATCH: the chosen synchronous plan's replicas reach under half of linear
-    scaling (under LARGER_BATCH_AIM when it misses the target), and a larger per-device batch (which fits) is predicted to amortise what the
-    step pays whatever its batch: the same plan at that batch, and the ladder's own
+    scaling (under LARGER_BATCH_AIM when it misses the target), and a larger per-device
+    batch (which fits) is predicted to amortise what the step pays whatever its batch: the same plan at that batch, and the ladder's own
     choice there. Or one device was kept, short of the target, because several replicas
     were predicted no faster, and at a larger batch the ladder would climb
     (`_larger_batch_to_climb`). A batch already cut to fit (BATCH_TOO_LARGE) cannot grow."""
