@@ -189,6 +189,9 @@ def _mwms(ctx: Context, d: Decision, c: Candidate):
     losses = multi_host_losses(ctx)
     detail = "; ".join(f.message for f in losses) or (beyond_compute(c.prediction) if c.prediction else "")
     if d.verdict == "parameter_server":
+        # beside asynchronous workers the synchronous rung is shown at its fastest count,
+        # where the triggers were read, whether or not its hosts pay
+        c = Candidate(c.verdict, c.unpaid or c.prediction, c.allowed)
         triggers = list(ctx.async_triggers)
         if not ctx.fits:
             return [C.DOES_NOT_FIT] + triggers, (f"a full replica needs {u.gib(ctx.replica.total_bytes)}, "

@@ -749,7 +749,7 @@ def _heavy_tails(ctx: Context, d: Decision):
         return None
     p = d.prediction
     if p is None or p.hosts < 2 or p.strategy == "parameter_server":
-        p = ctx.mwms.prediction
+        p = ctx.mwms.unpaid or ctx.mwms.prediction
     if p is None or p.hosts < 2:
         return None
     from rung.model import straggler
@@ -967,7 +967,7 @@ def _interconnect_bound(ctx: Context, c: Candidate, met: bool) -> Finding | None
 
 def _async_reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Finding]:
     p, s, out = c.prediction, ctx.s, []
-    mw = ctx.mwms.prediction
+    mw = ctx.mwms.unpaid or ctx.mwms.prediction  # the fastest count, where the triggers were read
     if ctx.preemptible:
         sync_note = (f"; synchronous training on {mw.hosts} hosts would keep only {u.percent(mw.goodput)} "
                      f"of its time after restarts") if mw is not None and not sync_blocked else ""
