@@ -14,6 +14,8 @@ def register(sub) -> None:
                        description="Simulate synchronous (all-reduce, gang restarts) and asynchronous (parameter "
                                    "servers, workers leaving and rejoining) training of a scenario's workload on "
                                    "N workers, beside the closed forms rung decides with.")
+    p.add_argument("scenario_file", nargs="?", metavar="SCENARIO",
+                   help="scenario v1 file (YAML or JSON), as --scenario (as `rung advise SCENARIO` takes one)")
     p.add_argument("--scenario", metavar="FILE", help="scenario v1 file (YAML or JSON)")
     p.add_argument("--bench", metavar="BENCH.json",
                    help="instead of a scenario: reproduce this bench's synchronous runs from their own inputs "
@@ -49,6 +51,12 @@ def _distribution(text: str) -> tuple[str, float | None]:
 
 
 def run(args) -> int:
+    if args.scenario_file:
+        # `rung simulate my-scenario.yaml`, as `rung advise my-scenario.yaml` (it said
+        # "unrecognized arguments")
+        if args.scenario and args.scenario != args.scenario_file:
+            raise InputError(args.scenario_file, None, "give the scenario once: as SCENARIO or as --scenario")
+        args.scenario = args.scenario_file
     if bool(args.scenario) == bool(args.bench):
         raise InputError("--scenario", None, "give one of --scenario FILE or --bench BENCH.json")
     if args.bench:

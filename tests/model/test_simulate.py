@@ -77,6 +77,16 @@ def test_the_command_prints_simulation_v1_and_refuses_bad_input(tmp_path):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["schema"] == "rung/simulation/v1" and out["workers"] == 8 and out["steps"] == 100
+    # the scenario where `rung advise` takes it, without --scenario: the same figures (it said
+    # "unrecognized arguments"); given twice, differently, one line and exit 2
+    r = subprocess.run([sys.executable, "-m", "rung", "simulate", str(path), "--workers", "8", "--steps", "100",
+                        "--json"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    again = json.loads(r.stdout)
+    assert again.pop("wall_seconds") > 0 and again == {k: v for k, v in out.items() if k != "wall_seconds"}
+    r = subprocess.run([sys.executable, "-m", "rung", "simulate", str(path), "--scenario", str(tmp_path / "t.yaml")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert set(out["sync"]) == {"examples_per_second", "step_seconds_mean", "straggler_seconds_mean", "goodput"}
     assert set(out["async"]) == {"examples_per_second", "staleness_mean", "staleness_p95"}
     for bad, words in ((["--step-distribution", "pareto"], "--step-distribution"), (["--workers", "0"], "--workers"),
