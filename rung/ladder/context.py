@@ -154,11 +154,12 @@ class Context:
         """The least throughput `hosts` (a count or an array of counts) must give to pay."""
         return MIN_HOST_SCALING_TO_CLIMB * hosts * self.one_host_eps
 
-    def hosts_unpaid(self, c: Candidate) -> str:
+    def hosts_unpaid(self, c: Candidate, against: float) -> str:
         """What the candidate's fastest count would give for its hosts when that does not
-        pay (empty otherwise): the words of HOSTS_DO_NOT_PAY."""
+        pay and is MIN_GAIN_TO_CLIMB faster than `against` (the plan's rate); empty
+        otherwise: the words of HOSTS_DO_NOT_PAY."""
         p, one = c.unpaid, self.one_host_eps
-        if p is None or not one:
+        if p is None or not one or not c.allowed or p.examples_per_second < MIN_GAIN_TO_CLIMB * against:
             return ""
         fewer = ("no count of hosts reaches it" if not c.pays else
                  f"{u.plan(c.prediction.hosts, c.prediction.devices_per_host)}, the most hosts that reach it, "

@@ -178,8 +178,7 @@ def _mirrored(ctx: Context, d: Decision, c: Candidate):
 def _mwms(ctx: Context, d: Decision, c: Candidate):
     if not c.allowed:
         return [C.ONE_HOST_ON_OFFER], "max_hosts is 1: no second host is on offer", None
-    unpaid = ctx.hosts_unpaid(c) if c.unpaid is not None and \
-        c.unpaid.examples_per_second >= MIN_GAIN_TO_CLIMB * d_eps(d) else ""
+    unpaid = ctx.hosts_unpaid(c, d_eps(d))
     kept = _one_device_kept(d, c)
     if kept is not None and not unpaid:
         return kept

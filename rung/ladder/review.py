@@ -133,10 +133,10 @@ def _against_verdict(ctx: Context, pred: Optional[Prediction], d: Optional[Decis
 def _faster_but_unpaid(ctx: Context, d, eps: float) -> str:
     """A multi-worker proposal, short of the target and faster than the verdict, whose rung
     was not climbed to because its hosts do not pay."""
-    c = ctx.mwms if ctx.s.proposal.strategy == "multi_worker_mirrored" else None
-    if c is None or d is None or d.prediction is None or eps <= (d.prediction.examples_per_second or 0.0):
+    if ctx.s.proposal.strategy != "multi_worker_mirrored" or d is None or d.prediction is None \
+            or eps <= (d.prediction.examples_per_second or 0.0):
         return ""
-    unpaid = ctx.hosts_unpaid(c)
+    unpaid = ctx.hosts_unpaid(ctx.mwms, d.prediction.examples_per_second or 0.0)
     return f". The proposal is faster, but {unpaid}" if unpaid else ""
 
 

@@ -995,21 +995,15 @@ def _async_reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Findi
 
 
 def _unreachable(ctx: Context, c: Candidate) -> Finding:
-    p, unpaid = c.prediction, _unpaid_above(ctx, c)
+    """TARGET_UNREACHABLE, with what multi-worker's fastest count would give when it was not
+    taken because its hosts do not pay (HOSTS_DO_NOT_PAY): the rung passed over, or, when it
+    is the verdict, its hosts beyond the count that pays."""
+    p, unpaid = c.prediction, ctx.hosts_unpaid(ctx.mwms, c.eps)
     return Finding(C.TARGET_UNREACHABLE,
         f"no rung reaches {u.rate(ctx.target)} on the hardware on offer; the best "
         f"{'that pays for its hosts ' if unpaid else ''}is "
         f"{c.verdict} on {u.plan(p.hosts, p.devices_per_host)} at {u.rate(p.examples_per_second)} "
-        f"({u.percent(c.eps / ctx.target)} of the target)"
-        + "".join(f"; {ctx.hosts_unpaid(o)}" for o in unpaid))
-
-
-def _unpaid_above(ctx: Context, c: Candidate) -> list[Candidate]:
-    """The multi-worker rung when its fastest count, faster than the chosen plan, was not
-    taken because its hosts do not pay (HOSTS_DO_NOT_PAY): the rung passed over, or, when
-    it is the verdict, its hosts beyond the count that pays."""
-    return [o for o in (ctx.mwms,) if o.allowed and o.unpaid is not None
-            and o.unpaid.examples_per_second >= MIN_GAIN_TO_CLIMB * c.eps]
+        f"({u.percent(c.eps / ctx.target)} of the target)" + (f"; {unpaid}" if unpaid else ""))
 
 
 def _input_warning(ctx: Context) -> list[Finding]:
