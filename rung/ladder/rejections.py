@@ -189,7 +189,9 @@ def _mwms(ctx: Context, d: Decision, c: Candidate):
     detail = "; ".join(f.message for f in losses) or (beyond_compute(c.prediction) if c.prediction else "")
     if d.verdict == "parameter_server":
         # beside asynchronous workers the synchronous rung is shown at its fastest count,
-        # where the triggers were read, whether or not its hosts pay
+        # where the triggers were read, whether or not its hosts pay; passed over for its
+        # hosts, it was 10% above one host and was not climbed to (HOSTS_DO_NOT_PAY)
+        unpaid = ctx.hosts_unpaid(c, ctx.one_host_eps)
         c = Candidate(c.verdict, c.unpaid or c.prediction, c.allowed)
         triggers = list(ctx.async_triggers)
         if not ctx.fits:
@@ -198,6 +200,8 @@ def _mwms(ctx: Context, d: Decision, c: Candidate):
         if ctx.meets(c):
             return triggers, (f"meets the target but loses {ctx.sync_waste(c.prediction):.0%} of its time "
                               f"to restarts, stragglers and embedding all-gathers: {detail}"), c.prediction
+        if unpaid:
+            return triggers + [C.HOSTS_DO_NOT_PAY], f"{unpaid}: {detail}", c.prediction
         return triggers + [C.BELOW_TARGET], f"{_below(ctx, c)}: {detail}", c.prediction
     slower = c.eps < MIN_GAIN_TO_CLIMB * d_eps(d)
     codes = [f.code for f in losses] + [C.HOSTS_DO_NOT_PAY if unpaid else C.NOT_FASTER if slower else C.BELOW_TARGET]

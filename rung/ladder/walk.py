@@ -111,20 +111,20 @@ def at_batch(s: Scenario, batch: int) -> Scenario:
     (linear in the batch, as `throughput._scaled_step` assumes)."""
     w = s.workload
     k = batch / w.per_device_batch
-    return s.model_copy(update={"workload": w.model_copy(update={
-        "per_device_batch": batch, "step_seconds": w.step_seconds * k,
-        "input_wait_seconds": w.input_wait_seconds * k,
-        "pipeline_seconds_per_batch": None if w.pipeline_seconds_per_batch is None else w.pipeline_seconds_per_batch * k,
-        "pipeline_seconds_per_batch_ci95": None if w.pipeline_seconds_per_batch_ci95 is None else [
-            x * k for x in w.pipeline_seconds_per_batch_ci95],
-        "step_seconds_ci95": None if w.step_seconds_ci95 is None else [x * k for x in w.step_seconds_ci95]})})
+
+    def times(v):  # a time, or a 95% interval of one, at k times the batch (None stays None)
+        return None if v is None else [x * k for x in v] if isinstance(v, list) else v * k
+
+    return s.model_copy(update={"workload": w.model_copy(update={"per_device_batch": batch, **{
+        f: times(getattr(w, f)) for f in ("step_seconds", "input_wait_seconds", "step_seconds_ci95",
+                                          "pipeline_seconds_per_batch", "pipeline_seconds_per_batch_ci95")}})})
 
 
 def _larger_batch(s: Scenario, d: Decision, links: comm.Links):
     """LARGER_BATCH: the chosen synchronous plan's replicas reach under half of linear
     scaling (under LARGER_BATCH_AIM when it misses the target), and a larger per-device
-    batch (which fits) is predicted to amortise what the step pays whatever its batch: the same plan at that batch, and the ladder's own
-    choice there. Or one device was kept, short of the target, because several replicas
+    batch (which fits) is predicted to amortise what the step pays whatever its batch:
+    the same plan at that batch, and the ladder's own choice there. Or one device was kept, short of the target, because several replicas
     were predicted no faster, and at a larger batch the ladder would climb
     (`_larger_batch_to_climb`). A batch already cut to fit (BATCH_TOO_LARGE) cannot grow."""
     p = d.prediction

@@ -64,7 +64,8 @@ def test_decision_invariants(data):
                 continue
             if j["meets_goal"] and not (j["verdict"] == "parameter_server" and lower == "multi_worker_mirrored"):
                 assert _eps(r) < target, f"{lower} meets the target below {j['verdict']}"
-            if not j["meets_goal"]:
+            if not j["meets_goal"] and "HOSTS_DO_NOT_PAY" not in r["codes"]:
+                # never a rung slower than a lower one, unless that one's hosts do not pay
                 assert j["predicted"]["examples_per_second"] >= _eps(r) * (1 - 1e-9)
 
     # short of the target, several synchronous hosts give at least a third of hosts x one
