@@ -49,19 +49,43 @@ def killed_with_parent(sig: int | None = None):
 
     Linux ties the signal to the *thread* that forked: start such children from a thread
     that lives as long as they should (the launcher's main thread)."""
-    import ctypes
     import signal
 
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here, not in the forked child
-    except (OSError, AttributeError):
+    prctl = _prctl()
+    if prctl is None:
         return None
     parent = os.getpid()
     signum = int(signal.SIGKILL if sig is None else sig)
 
     def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died between fork and prctl: no signal will come
-            os._exit(1)
+        _ask(prctl, signum, parent)
 
     return preexec
+
+
+def die_with_parent() -> None:
+    """This process is sent SIGKILL by the kernel when its parent dies: for code running in
+    a process someone else started, a Ray worker, whose parent is its node's raylet. Ray's
+    own way out (the worker sees the raylet gone and exits) is code the worker must run,
+    which one busy in TensorFlow did not always get to (a RayTrainWorker of launch_ray.py's
+    ran on 17 minutes after its raylet had ended). Nothing where prctl is not there."""
+    import signal
+
+    prctl = _prctl()
+    if prctl is not None:
+        _ask(prctl, int(signal.SIGKILL), os.getppid())
+
+
+def _prctl():
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # looked up before a fork, not in the child
+    except (OSError, AttributeError):
+        return None
+
+
+def _ask(prctl, signum: int, parent: int) -> None:
+    prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the signal was asked for: none will come
+        os._exit(1)

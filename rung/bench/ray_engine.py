@@ -119,6 +119,10 @@ def _run_task(cfg: dict) -> dict:
     import sys
     import tempfile
 
+    from rung.bench.orphans import die_with_parent
+
+    die_with_parent()  # with the node's raylet, whatever this process is doing then
+
     os.environ.update(cfg.pop("env", {}))  # the Keras choice, before TensorFlow is imported
     cwd = cfg.pop("cwd", None)
     if cwd and os.path.isdir(cwd):
@@ -244,6 +248,9 @@ def _parameter_servers(ray, workers: int, ps_tasks: int, job: dict, env: dict) -
     @ray.remote(num_cpus=0.5)
     class Server:
         def __init__(self, cluster, kind, index):
+            from rung.bench.orphans import die_with_parent
+
+            die_with_parent()
             os.environ["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": {"type": kind, "index": index}})
             import tensorflow as tf
 

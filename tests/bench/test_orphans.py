@@ -18,6 +18,10 @@ mode = sys.argv[1]
 if mode == "plain":
     child = "from rung.bench.orphans import exit_with_parent; exit_with_parent(0.1); import time; time.sleep(120)"
     pids = [subprocess.Popen([sys.executable, "-c", child], start_new_session=True).pid]
+elif mode == "pdeathsig":
+    # asks, then runs nothing that could notice: only the kernel can end it early
+    child = "from rung.bench.orphans import die_with_parent; die_with_parent(); import time; time.sleep(120)"
+    pids = [subprocess.Popen([sys.executable, "-c", child], start_new_session=True).pid]
 elif mode == "warm":
     # a bench's warm process and a task forked from it, a long one-device run of the mlp
     import os
@@ -72,6 +76,13 @@ def _orphans_after_killing_their_parent(mode: str, wait_seconds: float, *args: s
 
 def test_a_child_exits_when_its_parent_is_killed():
     assert _orphans_after_killing_their_parent("plain", 10) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl's PR_SET_PDEATHSIG is Linux's")
+def test_a_ray_worker_asking_to_die_with_its_parent_is_killed_by_the_kernel():
+    """`die_with_parent`, which the bench's Ray tasks and servers call (their parent is the
+    node's raylet): a child that watches nothing is ended all the same."""
+    assert _orphans_after_killing_their_parent("pdeathsig", 10) == []
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

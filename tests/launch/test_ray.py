@@ -179,6 +179,86 @@ def test_a_launcher_killed_by_sigkill_ends_its_ray_job_and_instance(tmp_path, no
             os.killpg(pid, signal.SIGTERM)
 
 
+def children(pid: int) -> list[int]:
+    """The ids of the processes whose parent is `pid`."""
+    out = []
+    for p in proc_pids():
+        stat = proc_read(p, "stat")
+        if stat is not None and stat.rpartition(b")")[2].split()[1] == str(pid).encode():
+            out.append(p)
+    return out
+
+
+def command(pid: int) -> str:
+    return (proc_read(pid, "cmdline") or b"").replace(b"\0", b" ").decode(errors="replace")
+
+
+FREEZER = Path("/sys/fs/cgroup/freezer")
+
+
+@ray_tests
+@pytest.mark.skipif(os.geteuid() != 0 or not (FREEZER / "cgroup.procs").exists(),
+                    reason="freezing a process needs root and the cgroup v1 freezer")
+def test_a_ray_train_worker_that_cannot_run_ends_with_its_raylet(tmp_path, no_ray_left):
+    # A full test run once left a RayTrainWorker running for 17 minutes after its launcher,
+    # driver and raylet had ended: Ray's way out (the worker sees the raylet gone and exits)
+    # is code the worker itself must run. Here one worker cannot run at all (frozen in a
+    # cgroup, where even SIGKILL waits for the thaw) when its raylet is killed: the kernel
+    # must have sent it SIGKILL all the same (prctl's PR_SET_PDEATHSIG, asked by
+    # launch_ray.py's worker), pending until the thaw, which ends it
+    import signal
+
+    out = tmp_path / "job"
+    launcher = subprocess.Popen([sys.executable, "-m", "rung", "launch", str(MLP), "--engine", "ray", "--strategy",
+                                 "multi_worker_mirrored", "--workers", "2", "--steps", "400", "--epochs", "50",
+                                 "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    group = FREEZER / f"rung-test-{os.getpid()}"
+    worker = None
+    try:
+        deadline, raylet = time.time() + 120, None
+        while time.time() < deadline and worker is None:
+            assert launcher.poll() is None, "the launch ended before training began"
+            time.sleep(0.2)
+            if not any((out / "checkpoints").glob("**/*")):
+                continue  # training has begun once the chief's backup folder has its first files
+            driver = processes_mentioning(str(out / "launch_ray.py"))
+            raylet = next((p for d in driver for p in children(d) if "raylet/raylet" in command(p)), None)
+            workers = [p for p in children(raylet) if "ray::RayTrainWorker" in command(p)] if raylet else []
+            worker = workers[0] if len(workers) == 2 else None
+        assert worker is not None, "no two Ray Train workers training within 120 s"
+        group.mkdir()
+        (group / "cgroup.procs").write_text(str(worker))
+        (group / "freezer.state").write_text("FROZEN")
+        deadline = time.time() + 10
+        while time.time() < deadline and (group / "freezer.state").read_text().strip() != "FROZEN":
+            time.sleep(0.05)
+        os.kill(raylet, signal.SIGKILL)
+        deadline = time.time() + 10
+        while time.time() < deadline and b"\tZ" not in (proc_read(raylet, "status") or b"\tZ"):
+            time.sleep(0.05)  # until the raylet has died (a zombie until its parent reaps it)
+        status = (proc_read(worker, "status") or b"").decode()
+        pending = [int(line.split()[1], 16) for line in status.splitlines() if line.startswith(("SigPnd", "ShdPnd"))]
+        assert any(mask & (1 << (signal.SIGKILL - 1)) for mask in pending), \
+            f"no SIGKILL pending for the frozen worker after its raylet died: {pending}"
+        (group / "freezer.state").write_text("THAWED")
+        deadline = time.time() + 10
+        while time.time() < deadline and b"\tZ" not in (proc_read(worker, "status") or b"\tZ"):
+            time.sleep(0.05)
+        assert b"\tZ" in (proc_read(worker, "status") or b"\tZ"), "the thawed worker did not end"
+        launcher.wait(timeout=120)  # its job failed: the raylet is gone
+    finally:
+        if group.exists():
+            (group / "freezer.state").write_text("THAWED")
+            for pid in (group / "cgroup.procs").read_text().split():  # back to the root group
+                (FREEZER / "cgroup.procs").write_text(pid)
+            group.rmdir()
+        for pid in processes_mentioning(str(out / "launch_ray.py")):  # this test's own job, if a check failed
+            os.killpg(pid, signal.SIGTERM)
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+
+
 @pytest.mark.skipif(not TWO_NODES,
                     reason="test hosts need root (and util-linux's unshare and nsenter)")
 def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
