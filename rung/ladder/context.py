@@ -36,15 +36,20 @@ SYNC_WASTE_LIMIT = 0.20
 LINEAR_SCALING_FRACTION = 0.80
 
 
+# what several hosts cost beyond their price, by rung (HOSTS_DO_NOT_PAY's words)
+_COMPLEXITY = {"multi_worker_mirrored": "a network, gang scheduling, stragglers",
+               "parameter_server": "a network, parameter-server tasks, stale gradients"}
+
+
 @dataclass
 class Candidate:
     verdict: str
     prediction: Optional[Prediction]
     allowed: bool = True
     # short of the target, whether its hosts give enough for their number
-    # (MIN_HOST_SCALING_TO_CLIMB); a candidate that does not pay is not climbed to. Only
-    # the multi-worker rung is weighed so: parameter servers are climbed to for their
-    # triggers (preemption, stragglers, embedding tables), not for scale alone
+    # (MIN_HOST_SCALING_TO_CLIMB); a candidate that does not pay is not climbed to. The
+    # multi-worker rung is weighed so, and parameter servers climbed to for the fleet
+    # (preemption, stragglers), not for a model dominated by embedding tables (below)
     pays: bool = True
     # its fastest count when that does not pay (the candidate then holds the fastest count
     # that does, or, when none does, stays on the fastest with pays False)
@@ -114,8 +119,8 @@ class Context:
             self.mwms.prediction = throughput.predict_sync(
                 s, "multi_worker_mirrored", pick_count(eps, hosts, self.target), d, L)
         workers = np.arange(1, top + 1)
-        eps = _runnable_eps(throughput.ps_terms(s, workers, d, L), workers)
-        self.ps = Candidate("parameter_server", throughput.predict_ps(s, pick_count(eps, workers, self.target), d, L))
+        ps_eps = _runnable_eps(throughput.ps_terms(s, workers, d, L), workers)
+        self.ps = Candidate("parameter_server", throughput.predict_ps(s, pick_count(ps_eps, workers, self.target), d, L))
         slices = tpu_slice_counts(s, top)
         tpu_eps = _runnable_eps(throughput.sync_terms(s, slices, d, links=L), slices)
         self.tpu_rung = Candidate("tpu", throughput.predict_sync(s, "tpu", pick_count(tpu_eps, slices, self.target), d, L))
@@ -132,6 +137,16 @@ class Context:
         if top >= 2:
             self._pay_for_hosts(self.mwms, *mwms_eps, lambda n: throughput.predict_sync(
                 s, "multi_worker_mirrored", n, d, L))
+            if self.fits and not self.embedding_dominated:
+                # asynchronous workers buy tolerance of preemption and stragglers, but short
+                # of the target they are climbed to for speed, and 16 preemptible hosts at
+                # 2.7x one host are complexity (a network, parameter-server tasks, stale
+                # gradients) bought for little, as synchronous ones would be. Not weighed:
+                # a model that does not fit one device (no one host to weigh against), and
+                # embedding tables, the seed's natural fit for parameter servers, whose
+                # synchronous alternative all-gathers rows (an open judgement: 45 one-T4
+                # hosts on 1 Gb/s at 5x one device keep their plan, docs/model.md)
+                self._pay_for_hosts(self.ps, workers, ps_eps, lambda n: throughput.predict_ps(s, n, d, L))
 
     def _pay_for_hosts(self, c: Candidate, counts: np.ndarray, eps: np.ndarray, predict) -> None:
         """Short of the target, whether the candidate's hosts give enough for their number.
@@ -168,7 +183,7 @@ class Context:
                 f"{p.examples_per_second / one:.2f}x one host's {u.rate(one)} for {p.hosts}x the hosts "
                 f"({u.percent(p.examples_per_second / (p.hosts * one))} of linear, under "
                 f"{u.percent(MIN_HOST_SCALING_TO_CLIMB)}; {fewer}): short of the target either way, more hosts buy "
-                "complexity (a network, gang scheduling, stragglers), not speed")
+                f"complexity ({_COMPLEXITY[c.verdict]}), not speed")
 
     def meets(self, c: Candidate) -> bool:
         return c.allowed and c.eps >= self.target

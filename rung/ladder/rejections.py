@@ -247,6 +247,9 @@ def _ps(ctx: Context, d: Decision, c: Candidate):
     if d.meets_goal:
         return [C.SYNCHRONOUS_SUFFICIENT, stale], (f"{d.verdict} meets the target synchronously; "
                                                    "asynchrony would add stale gradients"), c.prediction
+    unpaid = ctx.hosts_unpaid(c, d_eps(d))
+    if unpaid:  # faster than the plan, on hosts that do not pay for their number
+        return [C.HOSTS_DO_NOT_PAY, stale], unpaid, c.unpaid
     codes, why = [C.NOT_FASTER, stale], (f"predicted {u.rate(c.eps)}, not enough above {d.verdict}'s "
                                          f"{u.rate(d_eps(d))} to pay for stale gradients")
     p = c.prediction

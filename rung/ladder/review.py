@@ -131,12 +131,12 @@ def _against_verdict(ctx: Context, pred: Optional[Prediction], d: Optional[Decis
 
 
 def _faster_but_unpaid(ctx: Context, d, eps: float) -> str:
-    """A multi-worker proposal, short of the target and faster than the verdict, whose rung
-    was not climbed to because its hosts do not pay."""
-    if ctx.s.proposal.strategy != "multi_worker_mirrored" or d is None or d.prediction is None \
-            or eps <= (d.prediction.examples_per_second or 0.0):
+    """A multi-worker or parameter-server proposal, short of the target and faster than the
+    verdict, whose rung was not climbed to because its hosts do not pay."""
+    rung = {"multi_worker_mirrored": ctx.mwms, "parameter_server": ctx.ps}.get(ctx.s.proposal.strategy)
+    if rung is None or d is None or d.prediction is None or eps <= (d.prediction.examples_per_second or 0.0):
         return ""
-    unpaid = ctx.hosts_unpaid(ctx.mwms, d.prediction.examples_per_second or 0.0)
+    unpaid = ctx.hosts_unpaid(rung, d.prediction.examples_per_second or 0.0)
     return f". The proposal is faster, but {unpaid}" if unpaid else ""
 
 

@@ -994,11 +994,18 @@ def _async_reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Findi
     return out
 
 
+def _unpaid(ctx: Context, against: float) -> str:
+    """HOSTS_DO_NOT_PAY's words for the faster of the multi-host rungs whose fastest count was
+    passed over because its hosts do not pay (and is 10% above `against`); empty when none."""
+    passed = [c for c in (ctx.mwms, ctx.ps) if ctx.hosts_unpaid(c, against)]
+    return ctx.hosts_unpaid(max(passed, key=lambda c: c.unpaid.examples_per_second), against) if passed else ""
+
+
 def _unreachable(ctx: Context, c: Candidate) -> Finding:
-    """TARGET_UNREACHABLE, with what multi-worker's fastest count would give when it was not
-    taken because its hosts do not pay (HOSTS_DO_NOT_PAY): the rung passed over, or, when it
-    is the verdict, its hosts beyond the count that pays."""
-    p, unpaid = c.prediction, ctx.hosts_unpaid(ctx.mwms, c.eps)
+    """TARGET_UNREACHABLE, with what a multi-host rung's fastest count would give when it was
+    not taken because its hosts do not pay (HOSTS_DO_NOT_PAY): the rung passed over, or, when
+    it is the verdict, its hosts beyond the count that pays."""
+    p, unpaid = c.prediction, _unpaid(ctx, c.eps)
     return Finding(C.TARGET_UNREACHABLE,
         f"no rung reaches {u.rate(ctx.target)} on the hardware on offer; the best "
         f"{'that pays for its hosts ' if unpaid else ''}is "

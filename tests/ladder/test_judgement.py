@@ -344,18 +344,43 @@ def test_scaling_below_linear_names_what_the_step_spends_beyond_compute():
     assert "gradient exchange" in text and "waiting on the slowest worker" in text
 
 
-def test_a_preemptible_fleet_told_its_synchronous_hosts_do_not_pay_beside_parameter_servers():
+def test_a_preemptible_fleet_whose_hosts_do_not_pay_stays_on_one_host_whichever_rung_it_would_climb():
     """Preemptible A100 hosts of one device on 10 Gb/s, 17.8 M parameters of SGD at batch 1
-    (28 ms steps): 16 synchronous hosts would give 2.9x one host (18% of linear), under a
-    third, so multi-worker is not climbed to; parameter servers, climbed to for the
-    preemption, are the plan. Before, the rejection said only BELOW_TARGET beside a plan
-    slower than it (found by the invariants' generated scenarios)."""
-    d = decide(workload={"params": 17782794.1, "optimizer": "sgd", "per_device_batch": 1, "step_seconds": 0.028117,
+    (28 ms steps): 16 synchronous hosts would give 2.9x one host (18% of linear), 16
+    asynchronous workers 2.7x (17%), both under a third. Before, multi-worker was passed over
+    for its hosts and parameter servers, climbed to for the preemption, were the plan at the
+    slower of the two (found by the invariants' generated scenarios); now neither is climbed
+    to, and both say why."""
+    fleet = dict(workload={"params": 17782794.1, "optimizer": "sgd", "per_device_batch": 1, "step_seconds": 0.028117,
+                           "input_wait_seconds": 0.0, "step_time_cv": 0.0, "activation_bytes_per_example": 0},
+                 hardware={"device": "A100-40GB", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 10,
+                           "max_hosts": 16},
+                 fleet={"preemptible": True, "restart_seconds": 0}, goal={"target_examples_per_second": 17782.8})
+    d = decide(**fleet)
+    assert d.verdict == "single_device" and not d.meets_goal
+    for verdict in ("multi_worker_mirrored", "parameter_server"):
+        r = next(r for r in d.rejected if r.verdict == verdict)
+        assert r.prediction.examples_per_second > 2 * d.prediction.examples_per_second
+        assert "HOSTS_DO_NOT_PAY" in r.codes and "16 hosts × 1 device would give" in r.message
+    ps = next(r for r in d.rejected if r.verdict == "parameter_server")
+    assert "parameter-server tasks, stale gradients" in ps.message
+    [unreachable] = [f for f in d.reasons if f.code == "TARGET_UNREACHABLE"]
+    assert "the best that pays for its hosts is single_device" in unreachable.message
+    # a team that proposed the 16 asynchronous workers is told why the verdict is slower
+    proposed = decide(**fleet, proposal={"strategy": "parameter_server", "hosts": 16})
+    below = next(f.message for f in proposed.warnings if f.code == "PROPOSAL_BELOW_TARGET")
+    assert "The proposal is faster, but 16 hosts × 1 device would give" in below and "stale gradients" in below
+
+
+def test_a_preemptible_fleet_whose_asynchronous_workers_pay_keeps_them():
+    """The same fleet with 250 ms steps of batch 64 (compute dwarfs the exchange): 16
+    asynchronous workers pay for their hosts, and the preemption puts them above
+    synchronous ones, as before."""
+    d = decide(workload={"params": 17782794.1, "optimizer": "sgd", "per_device_batch": 64, "step_seconds": 0.25,
                          "input_wait_seconds": 0.0, "step_time_cv": 0.0, "activation_bytes_per_example": 0},
                hardware={"device": "A100-40GB", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 10,
                          "max_hosts": 16},
-               fleet={"preemptible": True, "restart_seconds": 0}, goal={"target_examples_per_second": 17782.8})
+               fleet={"preemptible": True, "preemptions_per_host_hour": 1.0}, goal={"target_examples_per_second": 1e5})
     assert d.verdict == "parameter_server" and not d.meets_goal
-    mw = next(r for r in d.rejected if r.verdict == "multi_worker_mirrored")
-    assert mw.prediction.examples_per_second > d.prediction.examples_per_second
-    assert "HOSTS_DO_NOT_PAY" in mw.codes and "16 hosts × 1 device would give" in mw.message
+    assert d.prediction.examples_per_second >= d.prediction.hosts / 3 * 64 / 0.25
+    assert "HOSTS_DO_NOT_PAY" not in d.codes
