@@ -63,17 +63,27 @@ def killed_with_parent(sig: int | None = None):
     return preexec
 
 
-def die_with_parent() -> None:
+def die_with_parent(named: str | None = None) -> None:
     """This process is sent SIGKILL by the kernel when its parent dies: for code running in
     a process someone else started, a Ray worker, whose parent is its node's raylet. Ray's
     own way out (the worker sees the raylet gone and exits) is code the worker must run,
     which one busy in TensorFlow did not always get to (a RayTrainWorker of launch_ray.py's
-    ran on 17 minutes after its raylet had ended). Nothing where prctl is not there."""
+    ran on 17 minutes after its raylet had ended). With `named`, only when the parent's
+    name (/proc's comm) is that: a parent of another kind may end before this process
+    should. Nothing where prctl is not there."""
     import signal
 
+    parent = os.getppid()
+    if named is not None:
+        try:
+            with open(f"/proc/{parent}/comm") as f:
+                if f.read().strip() != named:
+                    return
+        except OSError:
+            return
     prctl = _prctl()
     if prctl is not None:
-        _ask(prctl, int(signal.SIGKILL), os.getppid())
+        _ask(prctl, int(signal.SIGKILL), parent)
 
 
 def _prctl():

@@ -121,7 +121,7 @@ def _run_task(cfg: dict) -> dict:
 
     from rung.bench.orphans import die_with_parent
 
-    die_with_parent()  # with the node's raylet, whatever this process is doing then
+    die_with_parent("raylet")  # with the node's raylet, whatever this process is doing then
 
     os.environ.update(cfg.pop("env", {}))  # the Keras choice, before TensorFlow is imported
     cwd = cfg.pop("cwd", None)
@@ -250,7 +250,7 @@ def _parameter_servers(ray, workers: int, ps_tasks: int, job: dict, env: dict) -
         def __init__(self, cluster, kind, index):
             from rung.bench.orphans import die_with_parent
 
-            die_with_parent()
+            die_with_parent("raylet")
             os.environ["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": {"type": kind, "index": index}})
             import tensorflow as tf
 

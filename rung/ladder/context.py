@@ -104,6 +104,10 @@ class Context:
         self.preemptible = s.preemptible
         self.reproducible = s.goal.reproducible
         self.ps_worker_fits = throughput.ps_worker_memory_bytes(s) <= self.usable_bytes
+        given = s.goal.min_host_scaling
+        self.min_host_scaling = MIN_HOST_SCALING_TO_CLIMB if given is None else given
+        self._line_set_by = " as goal.min_host_scaling asks" if given is not None else (
+            ", rung's line: goal.min_host_scaling sets another")
         self._evaluate()
 
     # -- every rung's best configuration ----------------------------------------------
@@ -150,9 +154,10 @@ class Context:
 
     def _pay_for_hosts(self, c: Candidate, counts: np.ndarray, eps: np.ndarray, predict) -> None:
         """Short of the target, whether the candidate's hosts give enough for their number.
-        When its fastest count gives under MIN_HOST_SCALING_TO_CLIMB of count x one host's
-        best, that count is kept as `unpaid` (to say what it would give) and the candidate
-        moves to the fastest count that does; when none does, it stays and does not pay.
+        When its fastest count gives under min_host_scaling (goal.min_host_scaling, else
+        MIN_HOST_SCALING_TO_CLIMB) of count x one host's best, that count is kept as
+        `unpaid` (to say what it would give) and the candidate moves to the fastest count
+        that does; when none does, it stays and does not pay.
         The triggers above were read on the fastest count."""
         p = c.prediction
         if p is None or p.examples_per_second is None or p.examples_per_second >= self.target \
@@ -167,7 +172,7 @@ class Context:
 
     def paying_eps(self, hosts):
         """The least throughput `hosts` (a count or an array of counts) must give to pay."""
-        return MIN_HOST_SCALING_TO_CLIMB * hosts * self.one_host_eps
+        return self.min_host_scaling * hosts * self.one_host_eps
 
     def hosts_unpaid(self, c: Candidate, against: float) -> str:
         """What the candidate's fastest count would give for its hosts when that does not
@@ -182,8 +187,8 @@ class Context:
         return (f"{u.plan(p.hosts, p.devices_per_host)} would give {u.rate(p.examples_per_second)}, "
                 f"{p.examples_per_second / one:.2f}x one host's {u.rate(one)} for {p.hosts}x the hosts "
                 f"({u.percent(p.examples_per_second / (p.hosts * one))} of linear, under "
-                f"{u.percent(MIN_HOST_SCALING_TO_CLIMB)}; {fewer}): short of the target either way, more hosts buy "
-                f"complexity ({_COMPLEXITY[c.verdict]}), not speed")
+                f"{u.percent(self.min_host_scaling)}{self._line_set_by}; {fewer}): short of the target either way, "
+                f"more hosts buy complexity ({_COMPLEXITY[c.verdict]}), not speed")
 
     def meets(self, c: Candidate) -> bool:
         return c.allowed and c.eps >= self.target

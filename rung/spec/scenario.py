@@ -340,6 +340,9 @@ class Goal(_Block):
     reproducible: bool = False
     prefer: Prefer = "simplicity"
     max_usd_per_hour: Optional[Positive] = None  # a budget for the whole job
+    # short of the target, the least share of linear (hosts x one host's best) several
+    # hosts must give to be climbed to; None: rung's line (ladder.context), 0: any speed-up
+    min_host_scaling: Optional[Annotated[float, Field(ge=0, le=1)]] = None
 
 
 class Proposal(_Block):

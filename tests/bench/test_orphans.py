@@ -18,10 +18,13 @@ mode = sys.argv[1]
 if mode == "plain":
     child = "from rung.bench.orphans import exit_with_parent; exit_with_parent(0.1); import time; time.sleep(120)"
     pids = [subprocess.Popen([sys.executable, "-c", child], start_new_session=True).pid]
-elif mode == "pdeathsig":
+elif mode.startswith("pdeathsig"):
     # asks, then runs nothing that could notice: only the kernel can end it early
-    child = "from rung.bench.orphans import die_with_parent; die_with_parent(); import time; time.sleep(120)"
-    pids = [subprocess.Popen([sys.executable, "-c", child], start_new_session=True).pid]
+    child = "from rung.bench.orphans import die_with_parent; die_with_parent(%s); import time; time.sleep(120)"
+    import os
+    here = open(f"/proc/{os.getpid()}/comm").read().strip()  # this parent's name, as its child reads it
+    name = {"pdeathsig": None, "pdeathsig-named": here, "pdeathsig-other": "raylet"}[mode]
+    pids = [subprocess.Popen([sys.executable, "-c", child % repr(name)], start_new_session=True).pid]
 elif mode == "warm":
     # a bench's warm process and a task forked from it, a long one-device run of the mlp
     import os
@@ -83,6 +86,9 @@ def test_a_ray_worker_asking_to_die_with_its_parent_is_killed_by_the_kernel():
     """`die_with_parent`, which the bench's Ray tasks and servers call (their parent is the
     node's raylet): a child that watches nothing is ended all the same."""
     assert _orphans_after_killing_their_parent("pdeathsig", 10) == []
+    # asked only when the parent has the name given (Ray's workers: "raylet")
+    assert _orphans_after_killing_their_parent("pdeathsig-named", 10) == []
+    assert len(_orphans_after_killing_their_parent("pdeathsig-other", 2)) == 1
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

@@ -130,6 +130,18 @@ def test_short_of_the_target_multi_worker_takes_the_most_hosts_that_pay():
     met = decide(**{**one_gpu_hosts_on_10g(80e6), "goal": {"target_examples_per_second": 340}})
     assert met.verdict == "multi_worker_mirrored" and met.hosts == 8 and met.meets_goal
     assert "HOSTS_DO_NOT_PAY" not in met.codes
+    # the team sets its own line: a fifth takes 8 hosts (0.29 of linear by hand), 0.40 none
+    # (2 hosts give 0.41 but are 0.82x one device); the message says whose line it is
+    fifth = decide(**{**one_gpu_hosts_on_10g(80e6), "goal": {"target_examples_per_second": 5000,
+                                                             "min_host_scaling": 0.2}})
+    assert fifth.verdict == "multi_worker_mirrored" and fifth.hosts == 8
+    strict = decide(**{**one_gpu_hosts_on_10g(80e6), "goal": {"target_examples_per_second": 5000,
+                                                              "min_host_scaling": 0.4}})
+    assert strict.verdict == "single_device"
+    mw = next(r for r in strict.rejected if r.verdict == "multi_worker_mirrored")
+    assert "under 40% as goal.min_host_scaling asks" in mw.message
+    assert "rung's line: goal.min_host_scaling sets another" in next(
+        r for r in d.rejected if r.verdict == "multi_worker_mirrored").message
 
 
 def test_preemption_decides_between_sync_and_async():

@@ -77,6 +77,8 @@ BAD = [
     (valid_scenario(workload={"params": 1e308}), "workload.params", "at most 1e+15, received 1e+308"),
     (valid_scenario(workload={"step_seconds": 1e308}), "workload.step_seconds", "at most 1e+06"),
     (valid_scenario(hardware={"max_hosts": 10_000_000}), "hardware.max_hosts", "at most 1,000,000"),
+    (valid_scenario(goal={"target_examples_per_second": 100, "min_host_scaling": 1.5}), "goal.min_host_scaling",
+     "at most 1, received 1.5"),
     (valid_scenario(proposal={"strategy": "multi_worker_mirrored", "hosts": 2e6}), "proposal.hosts",
      "at most 1,000,000"),
     (valid_scenario(workload={"input_wait_seconds": 0.5}), "workload.input_wait_seconds", "not shorter"),
