@@ -32,11 +32,16 @@ TWO_NODES = os.geteuid() == 0 and bool(shutil.which("unshare") and shutil.which(
 RAY_DAEMONS = ("raylet", "gcs_server", "dashboard", "log_monitor", "monitor.py", "ray::")
 
 
+def command(pid: int) -> str:
+    """A process's command line, or "" for one that ended meanwhile."""
+    return (proc_read(pid, "cmdline") or b"").replace(b"\0", b" ").decode(errors="replace")
+
+
 def ray_pids() -> set[int]:
     """Process ids of Ray daemons and workers now running on this machine."""
     pids = set()
     for pid in proc_pids():
-        cmd = (proc_read(pid, "cmdline") or b"").replace(b"\0", b" ").decode(errors="replace")
+        cmd = command(pid)
         if any(d in cmd for d in RAY_DAEMONS) and "pytest" not in cmd:
             pids.add(pid)
     return pids
@@ -187,10 +192,6 @@ def children(pid: int) -> list[int]:
         if stat is not None and stat.rpartition(b")")[2].split()[1] == str(pid).encode():
             out.append(p)
     return out
-
-
-def command(pid: int) -> str:
-    return (proc_read(pid, "cmdline") or b"").replace(b"\0", b" ").decode(errors="replace")
 
 
 FREEZER = Path("/sys/fs/cgroup/freezer")
