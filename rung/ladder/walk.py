@@ -124,8 +124,9 @@ def _larger_batch(s: Scenario, d: Decision, links: comm.Links):
     """LARGER_BATCH: the chosen synchronous plan's replicas reach under half of linear
     scaling (under LARGER_BATCH_AIM when it misses the target), and a larger per-device
     batch (which fits) is predicted to amortise what the step pays whatever its batch:
-    the same plan at that batch, and the ladder's own choice there. Or one device was kept, short of the target, because several replicas
-    were predicted no faster, and at a larger batch the ladder would climb
+    the same plan at that batch, and the ladder's own choice there. Or one device was
+    kept, short of the target, because several replicas were predicted no faster, and at
+    a larger batch the ladder would climb
     (`_larger_batch_to_climb`). A batch already cut to fit (BATCH_TOO_LARGE) cannot grow."""
     p = d.prediction
     if p is None or any(f.code == C.BATCH_TOO_LARGE for f in d.warnings):
@@ -997,8 +998,9 @@ def _async_reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Findi
 def _unpaid(ctx: Context, against: float) -> str:
     """HOSTS_DO_NOT_PAY's words for the faster of the multi-host rungs whose fastest count was
     passed over because its hosts do not pay (and is 10% above `against`); empty when none."""
-    passed = [c for c in (ctx.mwms, ctx.ps) if ctx.hosts_unpaid(c, against)]
-    return ctx.hosts_unpaid(max(passed, key=lambda c: c.unpaid.examples_per_second), against) if passed else ""
+    said = [(c.unpaid.examples_per_second, words) for c in (ctx.mwms, ctx.ps)
+            if (words := ctx.hosts_unpaid(c, against))]
+    return max(said)[1] if said else ""
 
 
 def _unreachable(ctx: Context, c: Candidate) -> Finding:
