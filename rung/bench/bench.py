@@ -29,6 +29,7 @@ from rung.failures import hint
 from rung.kerasfit import (TF_KERAS_DEFINES, keras3_imports, keras3_mirrored_failures, tf_keras_imports, tf_keras_reason,
                            workload_text)
 from rung.model import comm as model_comm
+from rung.model.testbed import MAX_CPU_SHARE
 from rung.spec.benchresult import PsCosts
 
 SCHEMA = "rung/bench/v1"
@@ -376,6 +377,8 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
     # the calibration's runs are multi-worker: their basis is the one-device step on their Keras
     calibration = _calibrate(out_runs, bases.get(keras_for("multi_worker_mirrored", base.get("model")), basis), link,
                              link_mbit, straggler, calibration_points) if calibrate else None
+    if calibration and calibration.get("fitted"):
+        calibration.update(ps_calibration(ps_costs))
     if calibrate and not link_mbit:
         notes.append("calibrated on an unshaped link (" + link["where"] + "): it gives rung advise a hop latency "
                      "but no link efficiency; calibrate with --hosts and --link-mbit to measure a network link")
@@ -733,7 +736,7 @@ def fit_testbed(wire, comm, load) -> Optional[tuple[float, float, float]]:
 
     def error(f: float) -> float:
         share, c = line(f)
-        u = np.minimum(c * load, predict.MAX_CPU_SHARE)
+        u = np.minimum(c * load, MAX_CPU_SHARE)
         return float(np.sum(((f + wire / (share * (1 - u))) / comm - 1) ** 2))
 
     f = 0.0
@@ -748,6 +751,28 @@ def fit_testbed(wire, comm, load) -> Optional[tuple[float, float, float]]:
         f = (lo + hi) / 2 if error((lo + hi) / 2) < error(f) else f
     share, c = line(f)
     return share, c, f
+
+
+def ps_calibration(ps_costs: Optional[dict]) -> dict:
+    """The parameter-server costs a calibration carries to `rung advise` (empty when no
+    parameter-server run measured them): Keras fit's whole per-step cost at the coordinator
+    (`keras_dispatch_seconds`: the fleet's dispatch cap, as `Links.ps_dispatch_seconds`
+    was measured) and one variable's read and update over loopback, each the median over
+    the worker counts measured."""
+    import statistics
+
+    measured = [m for m in (ps_costs or {}).values() if m is not None]
+    if not measured:
+        return {}
+    loopback = [m.variable_seconds if m.variable_seconds_loopback is None else m.variable_seconds_loopback
+                for m in measured]
+    cores = {m.cores for m in measured if m.cores}
+    dispatch = float(statistics.median(m.keras_dispatch_seconds for m in measured))
+    if dispatch <= 0:
+        return {}
+    return {"ps_dispatch_seconds": dispatch, "ps_variable_seconds": float(statistics.median(loopback)),
+            "ps_workers": max(m.workers for m in measured),
+            **({"ps_cores": cores.pop()} if len(cores) == 1 else {})}
 
 
 def _calibrate(runs, basis, link, link_mbit, straggler, previous_points=None) -> Optional[dict]:

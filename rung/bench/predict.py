@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from rung.model import comm, throughput
-from rung.model.testbed import MAX_CPU_SHARE, Testbed  # noqa: F401  (MAX_CPU_SHARE: re-exported for tests)
+from rung.model.testbed import Testbed
 from rung.spec.benchresult import PsCosts
 from rung.spec.scenario import SCHEMA, Scenario, parse_scenario
 

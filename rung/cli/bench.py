@@ -123,14 +123,15 @@ def run(args) -> int:
         check_writable(args.calibration_out, "--calibration-out")  # before minutes of runs, not after
     if args.html:
         check_writable(args.html, "--html")
-    points = None
+    points, earlier = None, None
     if args.calibration_merge:
         if not args.calibrate:
             raise InputError("--calibration-merge", None, "goes with --calibrate")
         if Path(args.calibration_out).exists():
             from rung.spec.calibration import load_calibration
 
-            points = [q.model_dump() for q in load_calibration(args.calibration_out).points]
+            earlier = load_calibration(args.calibration_out)
+            points = [q.model_dump() for q in earlier.points]
     if args.address and args.engine != "ray":
         raise InputError("--address", None, "goes with --engine ray")
     if args.engine == "ray":
@@ -152,7 +153,9 @@ def run(args) -> int:
                        on_progress=progress.step, engine=args.engine, address=args.address, reuse_ps_costs=reuse,
                        keras=args.keras)
     if args.calibrate and result["calibration"] and result["calibration"].get("fitted"):
-        from rung.spec.calibration import parse_calibration
+        from rung.spec.calibration import keep_ps_costs, parse_calibration
+
+        keep_ps_costs(result["calibration"], earlier)
 
         parse_calibration(result["calibration"], "the fitted calibration")  # what advise will read back
         write_atomically(args.calibration_out, json.dumps(result["calibration"], indent=2) + "\n",

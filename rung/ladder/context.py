@@ -190,6 +190,12 @@ class Context:
                 f"{u.percent(self.min_host_scaling)}{self._line_set_by}; {fewer}): short of the target either way, "
                 f"more hosts buy complexity ({_COMPLEXITY[c.verdict]}), not speed")
 
+    def dispatch_words(self) -> str:
+        """The coordinator's dispatch per step, and where that figure comes from (rung's
+        default, or the user's own bench through --calibration): COORDINATOR_BOUND's words."""
+        L = self.links
+        return f"{u.seconds(L.ps_dispatch_seconds)} each: {L.ps_costs_source}"
+
     def meets(self, c: Candidate) -> bool:
         return c.allowed and c.eps >= self.target
 

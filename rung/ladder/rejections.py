@@ -256,7 +256,7 @@ def _ps(ctx: Context, d: Decision, c: Candidate):
     if p is not None and p.dispatch_bound:  # what holds it back is its one coordinator
         L, spe = ctx.links, ctx.s.workload.steps_per_execution
         codes.insert(1, C.COORDINATOR_BOUND)
-        why += (f"; one coordinator dispatches every worker's steps ({u.seconds(L.ps_dispatch_seconds)} each), "
+        why += (f"; one coordinator dispatches every worker's steps ({ctx.dispatch_words()}), "
                 f"at most {1 / L.ps_dispatch_seconds:,.0f} worker steps a second of "
                 f"{p.devices_per_host * ctx.s.workload.per_device_batch:,} examples whatever the fleet's size"
                 + (": a larger per-worker batch or compile(steps_per_execution > 1) raises that cap"

@@ -1035,7 +1035,7 @@ def _warnings(ctx: Context, c: Candidate) -> list[Finding]:
         if p.dispatch_bound:
             L = ctx.links
             out.append(Finding(C.COORDINATOR_BOUND,
-                f"one coordinator dispatches every worker's steps ({u.seconds(L.ps_dispatch_seconds)} each), so "
+                f"one coordinator dispatches every worker's steps ({ctx.dispatch_words()}), so "
                 f"the fleet completes at most {1 / L.ps_dispatch_seconds:,.0f} steps a second whatever its size; "
                 + ("compile with steps_per_execution > 1 to run several steps per dispatch"
                    if ctx.s.workload.steps_per_execution == 1 else

@@ -70,6 +70,9 @@ class Links:
     ps_dispatch_seconds: float = 0.010
     # one trainable variable's remote read and update per step: measured 0.14-0.15 ms over loopback
     ps_variable_seconds: float = 1.5e-4
+    # where the two figures above come from, as a decision says it beside COORDINATOR_BOUND
+    ps_costs_source: str = ("rung's default, measured on its own 2-core test machine; `rung bench --calibrate` "
+                            "with a parameter-server run measures yours")
     # remote variable transfer rate (gRPC tensor transfer); None: the link's
     ps_transfer_bytes_per_second: float | None = None
     # one all-reduce of a few bytes among the replicas (what a synchronized BatchNorm
@@ -96,6 +99,13 @@ class Links:
             changes["inter_host_efficiency"] = c.inter_host_efficiency
         if c.inter_host_hop_seconds is not None:
             changes["inter_host_hop_seconds"] = c.inter_host_hop_seconds
+        if c.ps_dispatch_seconds is not None:
+            changes["ps_dispatch_seconds"] = c.ps_dispatch_seconds
+            on = f" on {c.ps_cores} cores" if c.ps_cores else ""
+            changes["ps_costs_source"] = (f"measured by `rung bench`{on} with {c.ps_workers or '?'} local worker(s), "
+                                          f"{c.measured_at} (--calibration)")
+        if c.ps_variable_seconds is not None:
+            changes["ps_variable_seconds"] = c.ps_variable_seconds
         return replace(self, **changes)
 
 

@@ -117,5 +117,14 @@ def render(b: BenchResult, console: Console | None = None) -> None:
                               f"{u.seconds(c.testbed_sync_seconds)}" if c.testbed_sync_seconds else "")
                            + f"; fitted on {', '.join(c.fitted_on)}"
                            + (f"; written to {c.written_to}" if c.written_to else ""), style="cyan"))
+    if c is not None and c.fitted and c.ps_dispatch_seconds:
+        console.print(Text(f"calibration: parameter servers: rung advise takes one coordinator's dispatch as "
+                           f"{u.seconds(c.ps_dispatch_seconds)} a step (at most {1 / c.ps_dispatch_seconds:,.0f} "
+                           "steps a second for any fleet)"
+                           + (f" and a variable's remote read and update as {u.seconds(c.ps_variable_seconds)}"
+                              if c.ps_variable_seconds is not None else "")
+                           + f", measured here with {c.ps_workers} local worker(s)"
+                           + (f" on {c.ps_cores} cores" if c.ps_cores else "")
+                           + ": bench on the machine your coordinator will run on for its own", style="cyan"))
     for n in b.notes:
         console.print(Text(f"note: {n}", style="dim"))

@@ -15,6 +15,8 @@ from rung.spec.scenario import Count, NonNegative, Positive, _describe, _message
 from rung.spec.yamlio import load_mapping
 
 SCHEMA = "rung/calibration/v1"
+# the parameter-server costs a calibration may carry (measured together, kept together)
+PS_FIELDS = ("ps_dispatch_seconds", "ps_variable_seconds", "ps_workers", "ps_cores")
 # a measured all-reduce share above 1.5 of the nominal rate is a broken measurement
 Efficiency = Annotated[float, Field(gt=0, le=1.5)]
 
@@ -57,6 +59,14 @@ class Calibration(_Block):
     # slow wire; the share is taken as 1 and inter_host_efficiency is not given
     share_fitted: bool = True
     link_mbit: Optional[Positive] = None
+    # parameter-server costs `rung.bench.psbench` measured on the benching machine (one PS
+    # task and `ps_workers` workers over loopback), when the bench had a parameter-server
+    # run: Keras fit's cost per step at the coordinator (the fleet's dispatch cap in rung
+    # advise) and one variable's remote read and update. Absent: rung's defaults.
+    ps_dispatch_seconds: Optional[Positive] = None
+    ps_variable_seconds: Optional[NonNegative] = None
+    ps_workers: Optional[Count] = None
+    ps_cores: Optional[Count] = None
     fitted_on: list[str] = []
     points: list[Point] = []
     measured_at: str
@@ -80,6 +90,14 @@ def parse_calibration(data, where: str = "<calibration>") -> Calibration:
         raise InputError(where, "inter_host_efficiency", "neither inter_host_efficiency nor inter_host_hop_seconds "
                                                          "is given: nothing to calibrate with")
     return c
+
+
+def keep_ps_costs(fitted: dict, earlier: Optional[Calibration]) -> dict:
+    """A calibration fitted by a bench that measured no parameter-server costs keeps the
+    ones of the file it was merged with (`--calibration-merge`); measured ones replace them."""
+    if earlier is not None and fitted.get("ps_dispatch_seconds") is None:
+        fitted.update(earlier.model_dump(include=set(PS_FIELDS), exclude_none=True))
+    return fitted
 
 
 def load_calibration(path: str | Path) -> Calibration:

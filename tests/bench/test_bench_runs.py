@@ -331,6 +331,11 @@ def test_two_test_hosts_on_a_shaped_link(tmp_path, ps_costs):
     assert c["fitted"] and c["testbed_cpu_seconds_per_byte"] == 0.0 and 0.4 < c["allreduce_share_of_goodput"] < 1.2
     assert c["fitted_on"] == ["multi_worker_mirrored:2 at 200 Mbit/s"]
     assert abs(mw["calibrated_prediction_error"]) < 0.02                # in-sample: one point, one constant
+    # the parameter-server costs the bench predicted its PS run with go to rung advise too:
+    # the coordinator's whole per-step cost and a variable's loopback read and update
+    m = json.loads(open(ps_costs).read())
+    assert c["ps_dispatch_seconds"] == m["keras_dispatch_seconds"] and c["ps_workers"] == 2
+    assert c["ps_variable_seconds"] == m.get("variable_seconds_loopback", m["variable_seconds"])
     a = subprocess.run([sys.executable, "-m", "rung", "advise", "--example", "multi-host", "--json",
                         "--calibration", str(cal)], capture_output=True, text=True, timeout=60)
     assert a.returncode == 0, a.stderr

@@ -287,7 +287,8 @@ def test_one_point_of_a_small_model_is_a_fixed_cost_not_a_slow_link():
 def test_testbed_cpu_share_slows_the_all_reduce_and_is_bounded():
     from dataclasses import replace
 
-    from rung.bench.predict import MAX_CPU_SHARE, testbed_cpu_share
+    from rung.bench.predict import testbed_cpu_share
+    from rung.model.testbed import MAX_CPU_SHARE
 
     b = Basis(one_device_step_seconds=0.001, dense_gradient_bytes=16e6, sparse_gradient_bytes=0,
               step_time_cv=0.0, link_bytes_per_second=50e6, link_rtt_seconds=0.0, cores=2)

@@ -146,7 +146,9 @@ def test_advise_uses_a_stored_calibration(tmp_path):
            ({**good, "schema": "rung/calibration/v0"}, "schema"),
            ({**good, "efficiency": 0.5}, "unknown key"),
            ({**good, "inter_host_hop_seconds": "fast"}, "inter_host_hop_seconds"),
-           ({**good, "points": [{"run": "x"}]}, "points.0")]
+           ({**good, "points": [{"run": "x"}]}, "points.0"),
+           ({**good, "ps_dispatch_seconds": 0}, "ps_dispatch_seconds"),
+           ({**good, "ps_workers": 1.5}, "ps_workers")]
     for data, words in bad:
         cal.write_text(json.dumps(data))
         r = run_cli("advise", "--scenario", scenario, "--json", "--calibration", str(cal))

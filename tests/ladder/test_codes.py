@@ -406,6 +406,35 @@ def test_coordinator_bound_when_short_steps_outrun_one_coordinator():
     assert "steps_per_execution=8 amortises part of it" in note and "compile with" not in note
 
 
+def test_a_coordinator_measured_by_the_users_bench_sets_the_cap_and_is_named():
+    """The 10 ms dispatch is rung's own 2-core machine's; a calibration whose bench measured
+    a 5 ms dispatch (a faster coordinator) lifts the same fleet's cap from 100 to 200
+    steps a second, and the warning says whose figure each one is."""
+    from rung.model.comm import DEFAULT_LINKS
+    from rung.spec.calibration import parse_calibration
+
+    blocks = dict(workload={"params": 4.05e9, "embedding_params": 4e9, "optimizer": "adagrad",
+                            "activation_bytes_per_example": 0, "step_seconds": 0.02},
+                  hardware={"device": "V100-16GB", "devices_per_host": 1, "intra_host": None, "max_hosts": 16},
+                  goal={"target_examples_per_second": 256 * 500})
+    cal = parse_calibration({"schema": "rung/calibration/v1", "fitted": True, "inter_host_hop_seconds": 25e-6,
+                             "allreduce_share_of_goodput": 1.0, "measured_at": "2026-12-06T14:00:00Z",
+                             "ps_dispatch_seconds": 0.005, "ps_variable_seconds": 1.5e-4, "ps_workers": 2,
+                             "ps_cores": 32})
+    default = decide(**blocks)
+    mine = rung.advise(parse_scenario(valid_scenario(**blocks)), DEFAULT_LINKS.calibrated(cal))
+    said = {k: next(w.message for w in d.warnings if w.code == "COORDINATOR_BOUND")
+            for k, d in (("default", default), ("mine", mine))}
+    # 16 workers of 71 ms steps (20 ms of compute and input, the rest pulling and pushing
+    # rows) ask for 225 steps a second: both are capped, at 1 / dispatch
+    assert default.prediction.examples_per_second == pytest.approx(256 * 100, rel=0.01)
+    assert mine.prediction.examples_per_second == pytest.approx(256 * 200, rel=0.01)
+    assert "rung's default, measured on its own 2-core test machine" in said["default"], said
+    assert "at most 100 steps a second" in said["default"], said
+    assert "5 ms each: measured by `rung bench` on 32 cores with 2 local worker(s)" in said["mine"], said
+    assert "at most 200 steps a second" in said["mine"] and "rung's default" not in said["mine"], said
+
+
 def test_parameter_servers_passed_over_say_when_their_coordinator_caps_them():
     """Straggling workers (cv 0.35) of 50 ms steps: asynchrony is a candidate, but one
     coordinator's 10 ms dispatch caps any fleet at 100 steps of 32 examples a second,

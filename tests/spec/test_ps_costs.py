@@ -89,3 +89,54 @@ def test_the_command_refuses_it_before_any_run(tmp_path, args, words):
     r = subprocess.run([sys.executable, "-m", "rung", "bench", str(workload_examples()["mlp"]), *args],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_calibration_carries_the_benchs_parameter_server_costs_to_advise():
+    """`rung bench --calibrate` with a parameter-server run writes the coordinator's cost
+    it measured (Keras fit's whole per-step cost: what rung's own 10 ms default is) and a
+    variable's loopback read and update; `rung advise --calibration` decides with them and
+    says whose they are."""
+    from rung.bench.bench import ps_calibration
+    from rung.model.comm import DEFAULT_LINKS
+    from rung.spec.calibration import parse_calibration
+
+    kept = json.loads(KEPT.read_text())["ps_costs"]["2"]
+    fields = ps_calibration(load_ps_costs(KEPT, cores=2))
+    loopback = kept.get("variable_seconds_loopback", kept["variable_seconds"])
+    assert fields == {"ps_dispatch_seconds": kept["keras_dispatch_seconds"], "ps_variable_seconds": loopback,
+                      "ps_workers": 2, "ps_cores": 2}
+    cal = parse_calibration({"schema": "rung/calibration/v1", "fitted": True, "inter_host_hop_seconds": 2e-5,
+                             "allreduce_share_of_goodput": 1.0, "measured_at": "2026-12-06T14:00:00Z", **fields})
+    links = DEFAULT_LINKS.calibrated(cal)
+    assert (links.ps_dispatch_seconds, links.ps_variable_seconds) == (kept["keras_dispatch_seconds"], loopback)
+    assert "on 2 cores with 2 local worker(s), 2026-12-06T14:00:00Z" in links.ps_costs_source
+    # a calibration without them leaves rung's defaults, and says so
+    bare = DEFAULT_LINKS.calibrated(cal.model_copy(update={"ps_dispatch_seconds": None, "ps_variable_seconds": None}))
+    assert (bare.ps_dispatch_seconds, bare.ps_costs_source) == (0.010, DEFAULT_LINKS.ps_costs_source)
+
+
+def test_costs_measured_at_several_worker_counts_give_their_median():
+    from rung.bench.bench import ps_calibration
+    from rung.spec.benchresult import PsCosts
+
+    def costs(n, dispatch, variable):
+        return PsCosts(workers=n, dispatch_seconds=0.001, keras_dispatch_seconds=dispatch, variable_seconds=9.0,
+                       variable_seconds_loopback=variable, cores=2)
+
+    got = ps_calibration({"1": costs(1, 0.004, 1e-4), "2": costs(2, 0.030, 3e-4), "3": costs(3, 0.010, 2e-4),
+                          "4": None})  # psbench failed for 4: not counted
+    assert got == {"ps_dispatch_seconds": 0.010, "ps_variable_seconds": 2e-4, "ps_workers": 3, "ps_cores": 2}
+    assert ps_calibration(None) == {} and ps_calibration({"2": None}) == {}
+
+
+def test_a_merged_calibration_keeps_the_earlier_files_costs_unless_measured_again():
+    from rung.spec.calibration import keep_ps_costs, parse_calibration
+
+    base = {"schema": "rung/calibration/v1", "fitted": True, "inter_host_hop_seconds": 2e-5,
+            "allreduce_share_of_goodput": 1.0, "measured_at": "2026-12-06T14:00:00Z"}
+    earlier = parse_calibration({**base, "ps_dispatch_seconds": 0.006, "ps_variable_seconds": 1e-4, "ps_workers": 2})
+    assert keep_ps_costs(dict(base), earlier)["ps_dispatch_seconds"] == 0.006
+    assert keep_ps_costs(dict(base), earlier)["ps_workers"] == 2 and "ps_cores" not in keep_ps_costs(dict(base), earlier)
+    again = keep_ps_costs({**base, "ps_dispatch_seconds": 0.008, "ps_workers": 3}, earlier)
+    assert (again["ps_dispatch_seconds"], again["ps_workers"]) == (0.008, 3)
+    assert keep_ps_costs(dict(base), None) == base
