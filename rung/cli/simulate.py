@@ -22,7 +22,8 @@ def register(sub) -> None:
                         "(measured step and spread, gradient bytes, link, shared cores, straggler) and set the "
                         "simulated throughput beside the measured one")
     p.add_argument("--calibration", metavar="FILE",
-                   help="with --bench: a `rung bench --calibrate` file to simulate with (else the bench's own, if any)")
+                   help="a `rung bench --calibrate` file to simulate with: the link and parameter-server constants "
+                        "`rung advise --calibration` decides with (with --bench: else the bench's own, if any)")
     p.add_argument("--workers", type=int, metavar="N", help="workers (hosts); default: the scenario's max_hosts")
     p.add_argument("--steps", type=int, default=1000, metavar="S", help="steps per worker (default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
@@ -61,8 +62,7 @@ def run(args) -> int:
         raise InputError("--scenario", None, "give one of --scenario FILE or --bench BENCH.json")
     if args.bench:
         return _reproduce(args)
-    if args.calibration:
-        raise InputError("--calibration", None, "goes with --bench")
+    from rung.cli import _plan
     from rung.model.simulate import simulate
     from rung.spec import load_scenario
 
@@ -79,10 +79,12 @@ def run(args) -> int:
         raise InputError(named, None, f"{workers} x {args.steps} steps is over 50 million worker-steps; "
                                       "give fewer steps")
     kind, cv = _distribution(args.step_distribution or s.workload.step_time_distribution)
+    links = _plan.links(args.calibration)  # what rung advise --calibration decides with
     from rung.cli._common import Progress
 
     with Progress(quiet=args.json) as progress:
-        out = simulate(s, workers, args.steps, args.seed, kind, cv, on_phase=progress.phase, on_step=progress.step)
+        out = simulate(s, workers, args.steps, args.seed, kind, cv, links=links, on_phase=progress.phase,
+                       on_step=progress.step)
     if s.offers:  # the decision may have chosen one; what ran here is the team's hardware
         h = s.hardware
         out.setdefault("notes", []).append(

@@ -110,6 +110,38 @@ def test_the_command_prints_simulation_v1_and_refuses_bad_input(tmp_path):
     assert any("its offers (box) are not simulated" in n for n in json.loads(r.stdout)["notes"])
 
 
+def test_a_calibration_simulates_with_the_constants_advise_decides_with(tmp_path):
+    """`rung simulate SCENARIO --calibration FILE`: the fleet runs on the calibration's
+    constants, as `rung advise --calibration` decides. 16 parameter-server workers of
+    20 ms steps ask for 800 steps a second; one coordinator at rung's 10 ms dispatch lets
+    100 through, at a measured 5 ms 200 (simulated and closed form alike)."""
+    import yaml
+
+    path, cal = tmp_path / "s.yaml", tmp_path / "cal.json"
+    path.write_text(yaml.safe_dump(valid_scenario(
+        workload={"params": 1e6, "optimizer": "sgd", "per_device_batch": 32, "step_seconds": 0.02,
+                  "input_wait_seconds": 0.0, "activation_bytes_per_example": 0},
+        hardware={"device": "T4", "devices_per_host": 1, "intra_host": None, "inter_host_gbps": 100,
+                  "max_hosts": 16})))
+    cal.write_text(json.dumps({"schema": "rung/calibration/v1", "fitted": True, "inter_host_hop_seconds": 25e-6,
+                               "allreduce_share_of_goodput": 1.0, "measured_at": "2026-12-06T14:00:00Z",
+                               "ps_dispatch_seconds": 0.005}))
+
+    def simulated(*more):
+        r = subprocess.run([sys.executable, "-m", "rung", "simulate", str(path), "--workers", "16", "--steps", "200",
+                            "--json", *more], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        return out["async"]["examples_per_second"], out["closed_form"]["async"]["examples_per_second"]
+
+    assert simulated() == pytest.approx((32 * 100, 32 * 100), rel=0.02)
+    assert simulated("--calibration", str(cal)) == pytest.approx((32 * 200, 32 * 200), rel=0.02)
+    cal.write_text("{}")
+    r = subprocess.run([sys.executable, "-m", "rung", "simulate", str(path), "--calibration", str(cal)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == "" and "rung/calibration/v1" in r.stderr, r.stderr
+
+
 def test_a_model_that_does_not_fit_one_device_is_said_beside_the_figures():
     # 7e9 parameters with Adam: 16 B each (weights, gradients, two slots) = 112 GB, over an
     # A100-80GB's usable memory; the parameter-server worker holds no optimizer state
