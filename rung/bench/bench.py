@@ -404,7 +404,8 @@ def _basis_of_run(r: dict, link: dict, ps_costs: Optional[dict]) -> predict.Basi
                           sync_batch_norm_layers=r["_grads"].get("sync_batch_norm_layers") or 0,
                           logged_values=r["_grads"].get("logged_values"),
                           sparse_gradient_tensors=r["_grads"].get("sparse_tensors"),
-                          strategy_step_extra_seconds=r["_grads"].get("strategy_extra") or 0.0)
+                          strategy_step_extra_seconds=r["_grads"].get("strategy_extra") or 0.0,
+                          steps_per_execution=r["_grads"].get("steps_per_execution") or 1)
     r.update(predicted_step_seconds=r["step_seconds_mean"], prediction_error=0.0, scaling_efficiency=1.0,
              gradient_bytes_per_step=0.0)
     return basis
@@ -418,7 +419,8 @@ def _basis_record(b: predict.Basis) -> dict:
             "non_trainable_params": b.non_trainable_params, "sync_batch_norm_layers": b.sync_batch_norm_layers,
             "logged_values": b.logged_values,
             "sparse_gradient_tensors": b.sparse_gradient_tensors,
-            "strategy_step_extra_seconds": b.strategy_step_extra_seconds}
+            "strategy_step_extra_seconds": b.strategy_step_extra_seconds,
+            "steps_per_execution": b.steps_per_execution}
 
 
 def _hosts(spec, multi: bool, net, worker_nodes) -> int:
@@ -757,8 +759,8 @@ def ps_calibration(ps_costs: Optional[dict]) -> dict:
     """The parameter-server costs a calibration carries to `rung advise` (empty when no
     parameter-server run measured them): Keras fit's whole per-step cost at the coordinator
     (`keras_dispatch_seconds`: the fleet's dispatch cap, as `Links.ps_dispatch_seconds`
-    was measured) and one variable's read and update over loopback, each the median over
-    the worker counts measured."""
+    was measured), its share left at 8 steps a dispatch, and one variable's read and update
+    over loopback, each the median over the worker counts measured."""
     import statistics
 
     measured = [m for m in (ps_costs or {}).values() if m is not None]
@@ -770,8 +772,13 @@ def ps_calibration(ps_costs: Optional[dict]) -> dict:
     dispatch = float(statistics.median(m.keras_dispatch_seconds for m in measured))
     if dispatch <= 0:
         return {}
+    # the looped fit's cost per step against one step a dispatch, where it ran 8 steps a
+    # dispatch (the point `Links.dispatch_seconds`'s curve passes through)
+    looped = [m.keras_looped_dispatch_seconds / m.keras_dispatch_seconds for m in measured
+              if m.keras_looped_dispatch_seconds and m.looped_steps == 8 and m.keras_dispatch_seconds > 0]
     return {"ps_dispatch_seconds": dispatch, "ps_variable_seconds": float(statistics.median(loopback)),
             "ps_workers": max(m.workers for m in measured),
+            **({"ps_looped_dispatch_share": float(statistics.median(looped))} if looped else {}),
             **({"ps_cores": cores.pop()} if len(cores) == 1 else {})}
 
 

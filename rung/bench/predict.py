@@ -51,6 +51,8 @@ class Basis:
     # parameter-server costs rung.bench.psbench measured on this machine, by worker count
     # (absent: the model's defaults)
     ps_costs: Optional[dict[str, Optional[PsCosts]]] = None
+    # the model's compile(steps_per_execution=k): steps a parameter-server dispatch runs
+    steps_per_execution: int = 1
     # what a step costs more under mirrored variables than without a strategy, timed beside
     # the single-device run as rung profile times it (rung.measure.timing.strategy_extra)
     strategy_step_extra_seconds: float = 0.0
@@ -67,6 +69,8 @@ def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
                 "step_time_cv": b.step_time_cv}
     if b.variables:
         workload["trainable_variables"] = b.variables
+    if b.steps_per_execution > 1:
+        workload["steps_per_execution"] = int(b.steps_per_execution)
     if b.strategy_step_extra_seconds:
         workload["strategy_step_extra_seconds"] = b.strategy_step_extra_seconds
     if b.non_trainable_params:
@@ -102,8 +106,13 @@ def links_for(b: Basis, efficiency: float = 1.0, workers: int = 1) -> comm.Links
             # Keras's own work per step is in the measured one-device step already: the dispatch
             # is what a step on the cluster takes beyond it (never below the bare schedule)
             dispatch = max(m.dispatch_seconds, dispatch - m.keras_local_step_seconds)
-        ps = {"ps_dispatch_seconds": dispatch, "ps_variable_seconds": m.variable_seconds,
-              "ps_transfer_bytes_per_second": m.remote_bytes_per_second}
+            looped = m.keras_looped_dispatch_seconds
+            if looped and m.looped_steps == 8 and m.keras_local_looped_step_seconds is not None and dispatch > 0:
+                # the same at 8 steps a dispatch (less Keras's own looped step), as a share of it
+                net = max(0.0, looped - m.keras_local_looped_step_seconds)
+                ps["ps_looped_dispatch_share"] = min(1.0, net / dispatch)
+        ps.update({"ps_dispatch_seconds": dispatch, "ps_variable_seconds": m.variable_seconds,
+                   "ps_transfer_bytes_per_second": m.remote_bytes_per_second})
         ps = {k: v for k, v in ps.items() if v is not None}
     if b.small_allreduce_seconds is not None:
         ps["small_allreduce_seconds"] = b.small_allreduce_seconds

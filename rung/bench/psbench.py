@@ -11,6 +11,8 @@ for the network: a local cluster of one PS task and N workers (real
   alone, without the fixed cost every fit also pays);
 - keras local step: the same model's step outside the strategy, on one device (timed
   the same way): Keras's work per step that a measured one-device step already holds;
+- looped: both again with compile(steps_per_execution=8), 8 steps a dispatch (what the
+  model's `Links.dispatch_seconds` curve passes through);
 - per variable: a step that reads and updates V small variables on the PS, at two
   values of V; the slope is one variable's remote read plus update;
 - transfer: a step that reads and updates a 4 MiB variable: the rate remote variable
@@ -37,6 +39,8 @@ ROUNDS = 3
 # epoch of the same fit (which pays the fit's fixed cost)
 EPOCHS = 5
 VARIABLES = (4, 64)
+# steps a dispatch in the looped fit (compile's steps_per_execution); STEPS is a multiple
+LOOPED = 8
 BIG_FLOATS = 1 << 20  # a 4 MiB variable
 
 
@@ -109,6 +113,10 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
             inp = tf.keras.Input((4,))
             model = tf.keras.Model(inp, tf.keras.layers.Dense(4)(inp))
             model.compile("sgd", "mse")
+            # the same model run LOOPED steps a dispatch (compile's steps_per_execution)
+            looped_inp = tf.keras.Input((4,))
+            looped = tf.keras.Model(looped_inp, tf.keras.layers.Dense(4)(looped_inp))
+            looped.compile("sgd", "mse", steps_per_execution=LOOPED)
 
         def scheduled(step_fn):
             def run(n):
@@ -144,15 +152,22 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
         local_inp = tf.keras.Input((4,))
         local_model = tf.keras.Model(local_inp, tf.keras.layers.Dense(4)(local_inp))
         local_model.compile("sgd", "mse")
+        local_looped = tf.keras.Model(local_inp, tf.keras.layers.Dense(4)(local_inp))
+        local_looped.compile("sgd", "mse", steps_per_execution=LOOPED)
         local_data = tf.data.Dataset.from_tensors((tf.zeros([8, 4]), tf.zeros([8, 4]))).repeat()
 
-        fit, fit_local = fitter(model, data), fitter(local_model, local_data)
+        fit, fit_local, fit_looped = fitter(model, data), fitter(local_model, local_data), fitter(looped, data)
+        fit_local_looped = fitter(local_looped, local_data)
 
         dispatch = _best(scheduled(nothing), steps)
         fit(max(2, steps // 4))  # warm-up: trace the step, connect to the workers
         keras, fit_fixed = _epoch_step(fit, steps)
+        fit_looped(max(2 * LOOPED, steps // 4))
+        keras_looped, _ = _epoch_step(fit_looped, steps)
         fit_local(max(2, steps // 4))
         keras_local, _ = _epoch_step(fit_local, steps)
+        fit_local_looped(max(2 * LOOPED, steps // 4))
+        keras_local_looped, _ = _epoch_step(fit_local_looped, steps)
         times = {v: _best(scheduled(touching(vs)), steps) for v, vs in sets.items()}
         lo, hi = VARIABLES
         per_var = max(0.0, (times[hi] - times[lo]) / (hi - lo))
@@ -161,6 +176,8 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
         per_byte = max(0.0, big_step - dispatch - per_var) / moved
         return {"workers": workers, "dispatch_seconds": dispatch, "keras_dispatch_seconds": keras,
                 "keras_local_step_seconds": keras_local,
+                "keras_looped_dispatch_seconds": keras_looped, "keras_local_looped_step_seconds": keras_local_looped,
+                "looped_steps": LOOPED,
                 "keras_fit_fixed_seconds": fit_fixed,
                 "variable_seconds": per_var, "remote_bytes_per_second": (1.0 / per_byte) if per_byte > 0 else None,
                 "step_seconds_by_variables": {str(k): v for k, v in times.items()},

@@ -42,7 +42,8 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[Calibration] = No
                           non_trainable_params=found.non_trainable_params,
                           sync_batch_norm_layers=found.sync_batch_norm_layers, logged_values=found.logged_values,
                           sparse_gradient_tensors=found.sparse_gradient_tensors,
-                          strategy_step_extra_seconds=found.strategy_step_extra_seconds)
+                          strategy_step_extra_seconds=found.strategy_step_extra_seconds,
+                          steps_per_execution=found.steps_per_execution)
     return basis, share
 
 

@@ -190,11 +190,24 @@ class Context:
                 f"{u.percent(self.min_host_scaling)}{self._line_set_by}; {fewer}): short of the target either way, "
                 f"more hosts buy complexity ({_COMPLEXITY[c.verdict]}), not speed")
 
+    def dispatch_seconds(self) -> float:
+        """The coordinator's cost per step at the model's steps_per_execution."""
+        return self.links.dispatch_seconds(self.s.workload.steps_per_execution)
+
     def dispatch_words(self) -> str:
         """The coordinator's dispatch per step, and where that figure comes from (rung's
         default, or the user's own bench through --calibration): COORDINATOR_BOUND's words."""
-        L = self.links
-        return f"{u.seconds(L.ps_dispatch_seconds)} each: {L.ps_costs_source}"
+        L, k = self.links, self.s.workload.steps_per_execution
+        each = (f"{u.seconds(L.ps_dispatch_seconds)} each" if k == 1 else
+                f"{u.seconds(L.dispatch_seconds(k))} a step at the model's steps_per_execution={k}, "
+                f"{u.seconds(L.ps_dispatch_seconds)} at 1")
+        return f"{each}: {L.ps_costs_source}"
+
+    def looped_words(self) -> str:
+        """What compile(steps_per_execution=8) would make of the coordinator's cap."""
+        d8 = self.links.dispatch_seconds(8)
+        return (f"compile(steps_per_execution=8) runs 8 steps a dispatch: about {u.seconds(d8)} a step, at most "
+                f"{1 / d8:,.0f} steps a second (not 8x: part of the cost stays with every step)")
 
     def meets(self, c: Candidate) -> bool:
         return c.allowed and c.eps >= self.target

@@ -254,11 +254,10 @@ def _ps(ctx: Context, d: Decision, c: Candidate):
                                          f"{u.rate(d_eps(d))} to pay for stale gradients")
     p = c.prediction
     if p is not None and p.dispatch_bound:  # what holds it back is its one coordinator
-        L, spe = ctx.links, ctx.s.workload.steps_per_execution
         codes.insert(1, C.COORDINATOR_BOUND)
         why += (f"; one coordinator dispatches every worker's steps ({ctx.dispatch_words()}), "
-                f"at most {1 / L.ps_dispatch_seconds:,.0f} worker steps a second of "
-                f"{p.devices_per_host * ctx.s.workload.per_device_batch:,} examples whatever the fleet's size"
-                + (": a larger per-worker batch or compile(steps_per_execution > 1) raises that cap"
-                   if spe == 1 else ""))
+                f"at most {1 / ctx.dispatch_seconds():,.0f} worker steps a second of "
+                f"{p.devices_per_host * ctx.s.workload.per_device_batch:,} examples whatever the fleet's size: "
+                "a larger per-worker batch raises that cap"
+                + (f"; {ctx.looped_words()}" if ctx.s.workload.steps_per_execution == 1 else ""))
     return codes, why, p

@@ -1033,15 +1033,12 @@ def _warnings(ctx: Context, c: Candidate) -> list[Finding]:
             f"{p.staleness_steps} steps old: convergence differs from synchronous training (retune the "
             "learning rate), runs are not reproducible step for step, and there is no global step to debug from"))
         if p.dispatch_bound:
-            L = ctx.links
             out.append(Finding(C.COORDINATOR_BOUND,
                 f"one coordinator dispatches every worker's steps ({ctx.dispatch_words()}), so "
-                f"the fleet completes at most {1 / L.ps_dispatch_seconds:,.0f} steps a second whatever its size; "
-                + ("compile with steps_per_execution > 1 to run several steps per dispatch"
-                   if ctx.s.workload.steps_per_execution == 1 else
-                   f"the model's steps_per_execution={ctx.s.workload.steps_per_execution} amortises part of it, "
-                   "which this figure does not count (a 1-variable model's per-step fit cost fell by about 40% "
-                   "at 8 on rung's test machine, not by 8x)")))
+                f"the fleet completes at most {1 / ctx.dispatch_seconds():,.0f} steps a second whatever its size; "
+                + (ctx.looped_words() if ctx.s.workload.steps_per_execution == 1 else
+                   "a larger per-worker batch raises that cap (a larger steps_per_execution, little: "
+                   "part of the cost stays with every step)")))
     else:
         out.extend(_sync_warnings(ctx, p))
     if c.verdict in ("multi_worker_mirrored", "parameter_server"):

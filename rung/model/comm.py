@@ -66,8 +66,13 @@ class Links:
     # and Keras' per-step work): one coordinator dispatches every worker's steps, so the
     # fleet completes at most 1 / this many steps a second. Measured 10-14 ms (best of
     # five rounds) for a one-layer model on this project's 2-core machine; an assumption
-    # for a dedicated coordinator (steps_per_execution > 1 divides it).
+    # for a dedicated coordinator (steps_per_execution > 1 amortises part of it:
+    # `dispatch_seconds`).
     ps_dispatch_seconds: float = 0.010
+    # that cost per step when compile(steps_per_execution=8) runs 8 steps a dispatch, as a
+    # share of it at 1: 0.59-0.65 in six psbench runs (1 and 2 workers) on this project's
+    # 2-core machine; psbench measures it (`keras_looped_dispatch_seconds`)
+    ps_looped_dispatch_share: float = 0.62
     # one trainable variable's remote read and update per step: measured 0.14-0.15 ms over loopback
     ps_variable_seconds: float = 1.5e-4
     # where the two figures above come from, as a decision says it beside COORDINATOR_BOUND
@@ -83,6 +88,21 @@ class Links:
     # (`logged_values_seconds`); None: one small all-reduce. `rung bench` measures it in a fit.
     logged_value_seconds: float | None = None
     source: str = "defaults"
+
+    def dispatch_seconds(self, steps_per_execution: int = 1) -> float:
+        """The coordinator's cost per step when every dispatch runs `steps_per_execution`
+        steps: a + b / k through k = 2 (which took 0.94-0.97 of one step a dispatch, so
+        taken as equal) and k = 8 (`ps_looped_dispatch_share`), never above k = 1's. Keras
+        takes another path at k = 1, off that curve. Checked against psbench on this
+        project's 2-core machine (2 workers, shares of k = 1): k = 4 measured 0.73-0.75
+        (the curve 0.75), k = 16 0.50-0.52 (0.56), k = 32 0.51 (0.53). What stays per step
+        at large k is the looped step's own remote work, which grows with the steps."""
+        d1, k = self.ps_dispatch_seconds, steps_per_execution
+        if k <= 1:
+            return d1
+        d8 = d1 * self.ps_looped_dispatch_share
+        b = max(0.0, d1 - d8) * 8 / 3
+        return min(d1, max(0.0, d8 - b / 8) + b / k)
 
     def efficiency(self, link: str) -> float:
         return {"nvlink": self.nvlink_efficiency, "pcie": self.pcie_efficiency,
@@ -104,6 +124,8 @@ class Links:
             on = f" on {c.ps_cores} cores" if c.ps_cores else ""
             changes["ps_costs_source"] = (f"measured by `rung bench`{on} with {c.ps_workers or '?'} local worker(s), "
                                           f"{c.measured_at} (--calibration)")
+        if c.ps_looped_dispatch_share is not None:
+            changes["ps_looped_dispatch_share"] = min(1.0, c.ps_looped_dispatch_share)
         if c.ps_variable_seconds is not None:
             changes["ps_variable_seconds"] = c.ps_variable_seconds
         return replace(self, **changes)

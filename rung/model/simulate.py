@@ -19,7 +19,7 @@ step, plus the PS exchange of `throughput.ps_terms`), is preempted at lambda and
 down until its replacement has run `restart_seconds` without a preemption of its own
 (as a synchronous restart), then rejoins. An update's staleness is the number of
 other workers' updates applied between its read (the step's start) and its push (the
-step's end). The coordinator's dispatch cap (`Links.ps_dispatch_seconds`) is applied
+step's end). The coordinator's dispatch cap (`Links.dispatch_seconds`) is applied
 to the simulated rate as in the closed form, not simulated as a queue.
 """
 
@@ -144,7 +144,8 @@ def _async(s: Scenario, n: int, steps: int, dist: Distribution, rng, links: comm
     window = hi - lo
     in_window = np.searchsorted(flat_ends, hi, side="right") - np.searchsorted(flat_ends, lo, side="right")
     rate = in_window / window if window > 0 else n / float(y.mean())
-    rate = min(rate, 1.0 / links.ps_dispatch_seconds)   # one coordinator dispatches every step
+    # one coordinator dispatches every step
+    rate = min(rate, 1.0 / links.dispatch_seconds(s.workload.steps_per_execution))
     w = s.workload
     return {"examples_per_second": rate * d * w.per_device_batch,
             "staleness_mean": float(stale.mean()) if stale.size else None,

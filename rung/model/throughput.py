@@ -313,8 +313,9 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
 
     A worker's step is its compute, input wait, intra-host all-reduce (several devices),
     the pull and push of dense weights and looked-up rows, and one remote read and update
-    per trainable variable. The coordinator dispatches every step (`ps_dispatch_seconds`
-    each), so the fleet completes at most 1 / dispatch steps a second. On a test bed
+    per trainable variable. The coordinator dispatches every step (`Links.dispatch_seconds`
+    each, less at steps_per_execution > 1), so the fleet completes at most 1 / dispatch
+    steps a second. On a test bed
     every process shares the cores and the fleet's steps run one at a time: a round of
     N worker steps takes the sum of (step + dispatch) over the workers."""
     w = s.workload
@@ -343,15 +344,16 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
     floor = _input_floor(s, measured, w.per_device_batch, d, testbed) + 0.0 * h
     step, capped, input_extra = _floored(step, floor)
     goodput = preemption.async_goodput(s.preemptions_per_host_second, s.fleet.restart_seconds)
+    dispatch = links.dispatch_seconds(w.steps_per_execution)
     if testbed is None:
         # worker steps a second: the workers up (goodput of each one's time) ask for h x goodput
         # / step, and one coordinator dispatches at most 1 / dispatch of them, whoever is up
         asked = h * goodput / step
-        rate = np.minimum(asked, 1.0 / links.ps_dispatch_seconds)
-        dispatch_bound = asked > 1.0 / links.ps_dispatch_seconds
+        rate = np.minimum(asked, 1.0 / dispatch)
+        dispatch_bound = asked > 1.0 / dispatch
     else:
         # one step at a time: a round of every worker's step takes the sum of their steps
-        one_round = h * (step + links.ps_dispatch_seconds) + compute * (testbed.straggle - 1.0)
+        one_round = h * (step + dispatch) + compute * (testbed.straggle - 1.0)
         rate = h / one_round * goodput
         dispatch_bound = np.zeros_like(step, dtype=bool)
     mem = ps_worker_memory_bytes(s)

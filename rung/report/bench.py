@@ -66,8 +66,10 @@ def render(b: BenchResult, console: Console | None = None) -> None:
         if m:
             how = f"reused from {m.reused_from}" if m.reused_from else "measured here"
             console.print(Text(f"parameter-server costs {how} with {n} worker(s): Keras dispatch "
-                               f"{u.seconds(m.keras_dispatch_seconds)} per step, "
-                               f"{u.seconds(m.variable_seconds)} per variable read and update"
+                               f"{u.seconds(m.keras_dispatch_seconds)} per step"
+                               + (f" ({u.seconds(m.keras_looped_dispatch_seconds)} at {m.looped_steps} steps a call)"
+                                  if m.keras_looped_dispatch_seconds and m.looped_steps else "")
+                               + f", {u.seconds(m.variable_seconds)} per variable read and update"
                                + (f", remote transfers {m.remote_bytes_per_second / 1e9:.2f} GB/s"
                                   if m.remote_bytes_per_second else ""), style="dim"))
     for r in b.runs:
@@ -120,7 +122,9 @@ def render(b: BenchResult, console: Console | None = None) -> None:
     if c is not None and c.fitted and c.ps_dispatch_seconds:
         console.print(Text(f"calibration: parameter servers: rung advise takes one coordinator's dispatch as "
                            f"{u.seconds(c.ps_dispatch_seconds)} a step (at most {1 / c.ps_dispatch_seconds:,.0f} "
-                           "steps a second for any fleet)"
+                           "steps a second for any fleet"
+                           + (f"; {c.ps_looped_dispatch_share:.2f} of it a step at steps_per_execution=8"
+                              if c.ps_looped_dispatch_share is not None else "") + ")"
                            + (f" and a variable's remote read and update as {u.seconds(c.ps_variable_seconds)}"
                               if c.ps_variable_seconds is not None else "")
                            + f", measured here with {c.ps_workers} local worker(s)"

@@ -68,6 +68,11 @@ class PsCosts(_Record):
     keras_dispatch_seconds: float = Field(ge=0)
     variable_seconds: float = Field(ge=0)
     keras_local_step_seconds: Optional[float] = Field(default=None, ge=0)
+    # Keras fit's per-step cost on the cluster at compile(steps_per_execution=looped_steps)
+    # (absent from psbench lines written before it measured it)
+    keras_looped_dispatch_seconds: Optional[float] = Field(default=None, ge=0)
+    keras_local_looped_step_seconds: Optional[float] = Field(default=None, ge=0)
+    looped_steps: Optional[int] = Field(default=None, ge=2)
     keras_fit_fixed_seconds: Optional[float] = Field(default=None, ge=0)
     variable_seconds_loopback: Optional[float] = Field(default=None, ge=0)
     remote_bytes_per_second: Optional[float] = Field(default=None, gt=0)
@@ -96,6 +101,8 @@ class BasisRecord(_Record):
     sparse_gradient_tensors: Optional[int] = Field(default=None, ge=0)
     # the step under mirrored variables against without a strategy (rung.measure.timing.strategy_extra)
     strategy_step_extra_seconds: float = Field(default=0.0, ge=0)
+    # the model's compile(steps_per_execution=k): steps a parameter-server dispatch runs
+    steps_per_execution: int = Field(default=1, ge=1)
 
 
 def short_label(strategy: str, replicas: int, option: Optional[str] = None, keras: Optional[str] = None) -> str:

@@ -16,7 +16,7 @@ from rung.spec.yamlio import load_mapping
 
 SCHEMA = "rung/calibration/v1"
 # the parameter-server costs a calibration may carry (measured together, kept together)
-PS_FIELDS = ("ps_dispatch_seconds", "ps_variable_seconds", "ps_workers", "ps_cores")
+PS_FIELDS = ("ps_dispatch_seconds", "ps_looped_dispatch_share", "ps_variable_seconds", "ps_workers", "ps_cores")
 # a measured all-reduce share above 1.5 of the nominal rate is a broken measurement
 Efficiency = Annotated[float, Field(gt=0, le=1.5)]
 
@@ -62,8 +62,11 @@ class Calibration(_Block):
     # parameter-server costs `rung.bench.psbench` measured on the benching machine (one PS
     # task and `ps_workers` workers over loopback), when the bench had a parameter-server
     # run: Keras fit's cost per step at the coordinator (the fleet's dispatch cap in rung
-    # advise) and one variable's remote read and update. Absent: rung's defaults.
+    # advise), its share left at 8 steps a dispatch, and one variable's remote read and
+    # update. Absent: rung's defaults.
     ps_dispatch_seconds: Optional[Positive] = None
+    # that cost per step at compile(steps_per_execution=8), as a share of it at 1
+    ps_looped_dispatch_share: Optional[Efficiency] = None
     ps_variable_seconds: Optional[NonNegative] = None
     ps_workers: Optional[Count] = None
     ps_cores: Optional[Count] = None

@@ -115,6 +115,18 @@ def test_predictions_by_hand():
     assert predict_step_seconds(net, "parameter_server", 2)["step"] == pytest.approx(0.01 + 2.0 + 0.006 + 0.0195)
     floor = replace(ps, ps_costs={"2": costs.model_copy(update={"keras_dispatch_seconds": 0.0012})})
     assert predict_step_seconds(floor, "parameter_server", 2)["step"] == pytest.approx(0.01 + 2.0 + 0.006 + 0.001)
+    # a model compiled with steps_per_execution=8, and psbench's looped fit: 12 ms a step on the
+    # cluster less 0.1 ms of Keras's own looped step = 11.9 ms, 0.61 of the 19.5 ms at one
+    # step a call; at 8 the dispatch is that, at 32 the curve's a + b / 32 (b = 7.6 x 8 / 3 ms,
+    # a = 11.9 ms - b / 8)
+    looped = costs.model_copy(update={"keras_looped_dispatch_seconds": 0.012, "keras_local_looped_step_seconds": 1e-4,
+                                      "looped_steps": 8})
+    at = {k: replace(ps, ps_costs={"2": looped}, steps_per_execution=k) for k in (1, 8, 32)}
+    assert predict_step_seconds(at[1], "parameter_server", 2)["step"] == pytest.approx(0.01 + 2.0 + 0.006 + 0.0195)
+    assert predict_step_seconds(at[8], "parameter_server", 2)["step"] == pytest.approx(0.01 + 2.0 + 0.006 + 0.0119)
+    b_ = 0.0076 * 8 / 3
+    assert predict_step_seconds(at[32], "parameter_server", 2)["step"] == pytest.approx(
+        0.01 + 2.0 + 0.006 + 0.0119 - b_ / 8 + b_ / 32)
     assert relative_error(1.1, 1.0) == pytest.approx(0.1) and relative_error(None, 1.0) is None
 
 

@@ -403,7 +403,13 @@ def test_coordinator_bound_when_short_steps_outrun_one_coordinator():
                     hardware={"device": "V100-16GB", "devices_per_host": 1, "intra_host": None, "max_hosts": 16},
                     goal={"target_examples_per_second": 256 * 500})
     note = next(w.message for w in looped.warnings if w.code == "COORDINATOR_BOUND")
-    assert "steps_per_execution=8 amortises part of it" in note and "compile with" not in note
+    assert "6.2 ms a step at the model's steps_per_execution=8, 10 ms at 1" in note and "compile(" not in note
+    # and its cap is the looped dispatch's: 8 steps a dispatch cost 0.62 of a step each
+    # (psbench here: 0.59-0.65), 161 steps a second, not 100 and not 800
+    assert looped.prediction.examples_per_second == pytest.approx(256 / 0.0062, rel=0.01)
+    # the model compiled with one step a dispatch is told what 8 would give
+    one = next(w.message for w in d.warnings if w.code == "COORDINATOR_BOUND")
+    assert "compile(steps_per_execution=8) runs 8 steps a dispatch: about 6.2 ms a step, at most 161 steps" in one
 
 
 def test_a_coordinator_measured_by_the_users_bench_sets_the_cap_and_is_named():

@@ -110,6 +110,11 @@ def test_a_calibration_carries_the_benchs_parameter_server_costs_to_advise():
     links = DEFAULT_LINKS.calibrated(cal)
     assert (links.ps_dispatch_seconds, links.ps_variable_seconds) == (kept["keras_dispatch_seconds"], loopback)
     assert "on 2 cores with 2 local worker(s), 2026-12-06T14:00:00Z" in links.ps_costs_source
+    # the share left at 8 steps a call, when measured; over 1 (noise) is taken as 1
+    assert DEFAULT_LINKS.calibrated(cal.model_copy(update={"ps_looped_dispatch_share": 0.5})).dispatch_seconds(8) \
+        == pytest.approx(0.5 * kept["keras_dispatch_seconds"])
+    assert DEFAULT_LINKS.calibrated(cal.model_copy(update={"ps_looped_dispatch_share": 1.2})).ps_looped_dispatch_share == 1
+    assert links.ps_looped_dispatch_share == DEFAULT_LINKS.ps_looped_dispatch_share  # not measured in that bench
     # a calibration without them leaves rung's defaults, and says so
     bare = DEFAULT_LINKS.calibrated(cal.model_copy(update={"ps_dispatch_seconds": None, "ps_variable_seconds": None}))
     assert (bare.ps_dispatch_seconds, bare.ps_costs_source) == (0.010, DEFAULT_LINKS.ps_costs_source)
@@ -127,6 +132,12 @@ def test_costs_measured_at_several_worker_counts_give_their_median():
                           "4": None})  # psbench failed for 4: not counted
     assert got == {"ps_dispatch_seconds": 0.010, "ps_variable_seconds": 2e-4, "ps_workers": 3, "ps_cores": 2}
     assert ps_calibration(None) == {} and ps_calibration({"2": None}) == {}
+    # where psbench also ran the looped fit (8 steps a call): the share it left, the median;
+    # a looped fit of another length is not the curve's point and is not counted
+    c = {"1": costs(1, 0.004, 1e-4).model_copy(update={"keras_looped_dispatch_seconds": 0.003, "looped_steps": 8}),
+         "2": costs(2, 0.010, 1e-4).model_copy(update={"keras_looped_dispatch_seconds": 0.006, "looped_steps": 8}),
+         "3": costs(3, 0.010, 1e-4).model_copy(update={"keras_looped_dispatch_seconds": 0.001, "looped_steps": 4})}
+    assert ps_calibration(c)["ps_looped_dispatch_share"] == pytest.approx((0.75 + 0.6) / 2)
 
 
 def test_a_merged_calibration_keeps_the_earlier_files_costs_unless_measured_again():
