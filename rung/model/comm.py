@@ -75,7 +75,7 @@ class Links:
     ps_looped_dispatch_share: float = 0.62
     # one trainable variable's remote read and update per step: measured 0.14-0.15 ms over loopback
     ps_variable_seconds: float = 1.5e-4
-    # where the two figures above come from, as a decision says it beside COORDINATOR_BOUND
+    # where the parameter-server figures above come from, as COORDINATOR_BOUND says it
     ps_costs_source: str = ("rung's default, measured on its own 2-core test machine; `rung bench --calibrate` "
                             "with a parameter-server run measures yours")
     # remote variable transfer rate (gRPC tensor transfer); None: the link's
@@ -96,7 +96,8 @@ class Links:
         takes another path at k = 1, off that curve. Checked against psbench on this
         project's 2-core machine (2 workers, shares of k = 1): k = 4 measured 0.73-0.75
         (the curve 0.75), k = 16 0.50-0.52 (0.56), k = 32 0.51 (0.53). What stays per step
-        at large k is the looped step's own remote work, which grows with the steps."""
+        at large k is taken as the coordinator's: where every task shares the cores it
+        cannot be told from the looped steps' own remote work (so at large k it errs low)."""
         d1, k = self.ps_dispatch_seconds, steps_per_execution
         if k <= 1:
             return d1
