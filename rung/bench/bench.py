@@ -379,6 +379,9 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                              link_mbit, straggler, calibration_points) if calibrate else None
     if calibration and calibration.get("fitted"):
         calibration.update(ps_calibration(ps_costs))
+    elif calibration and ps_calibration(ps_costs):
+        calibration["why"] += ("; the parameter-server costs measured here go into a calibration only beside a fitted "
+                               "link: add multi_worker_mirrored:2 to --runs")
     if calibrate and not link_mbit:
         notes.append("calibrated on an unshaped link (" + link["where"] + "): it gives rung advise a hop latency "
                      "but no link efficiency; calibrate with --hosts and --link-mbit to measure a network link")

@@ -47,7 +47,8 @@ def register(sub) -> None:
                         "runs once without the kill; the killed run is timed whole)")
     c = p.add_argument_group("calibration and output")
     c.add_argument("--calibrate", action="store_true", help="fit the link constants on the multi-worker runs (runs at two or more worker "
-                        "counts or link rates also fit the test bed's CPU cost)")
+                        "counts or link rates also fit the test bed's CPU cost); with a parameter_server run, the "
+                        "coordinator's costs measured here go in too")
     c.add_argument("--calibration-out", metavar="FILE", default="rung-calibration.json",
                    help="where --calibrate stores them (default: %(default)s); use with rung advise --calibration")
     c.add_argument("--calibration-merge", action="store_true",
