@@ -227,6 +227,12 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     if m is not None and m.reused_from:
                         notes.append(f"parameter-server costs for {n} worker(s) reused from {m.reused_from} "
                                      "(an earlier measurement on a machine with these cores), not measured again")
+            elif any(r.strategy == "parameter_server" for r in runs):
+                notes.append("parameter-server runs on Ray are predicted with the model's default costs "
+                             f"({u.seconds(model_comm.DEFAULT_LINKS.ps_dispatch_seconds)} of dispatch a step, "
+                             "measured on rung's own 2-core machine), not the cluster's: rung.bench.psbench measures "
+                             "them on local processes (rung bench without --engine ray, on the machine your "
+                             "coordinator will run on)")
             basis = None
             bases: dict[str, predict.Basis] = {}  # the one-device step's basis on each Keras measured
             no_basis: set[str] = set()  # the Keras whose one-device run failed
