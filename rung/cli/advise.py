@@ -25,7 +25,8 @@ def register(sub) -> None:
                           "workload as planned, on the Keras of its step), for rung init --scenario and for "
                           "deciding again without measuring")
     out.add_argument("--calibration", metavar="FILE",
-                     help="link constants measured by `rung bench --calibrate` (replace the defaults)")
+                     help="link and parameter-server constants measured by `rung bench --calibrate` "
+                          "(replace the defaults)")
     _hardware.add_arguments(p)
     _plan.add_arguments(p)
     _plan.add_measurement_arguments(p)

@@ -20,7 +20,7 @@ def register(sub) -> None:
                           "measuring again")
     src.add_argument("--bench", metavar="BENCH.json", help="a saved `rung bench --json`: measured beside predicted")
     src.add_argument("--simulation", metavar="SIM.json", help="a saved `rung simulate --json`")
-    src.add_argument("--calibration", metavar="FILE", help="link constants from `rung bench --calibrate`")
+    src.add_argument("--calibration", metavar="FILE", help="link and parameter-server constants from `rung bench --calibrate`")
     p.add_argument("--out", metavar="FILE.html", required=True, help="where to write the report")
     _hardware.add_arguments(p)
     _plan.add_arguments(p)
