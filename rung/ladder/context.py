@@ -186,7 +186,7 @@ class Context:
                  f"give {u.rate(c.eps)}")
         return (f"{u.plan(p.hosts, p.devices_per_host)} would give {u.rate(p.examples_per_second)}, "
                 f"{p.examples_per_second / one:.2f}x one host's {u.rate(one)} for {p.hosts}x the hosts "
-                f"({u.percent(p.examples_per_second / (p.hosts * one))} of linear, under "
+                f"({u.percent(p.examples_per_second / (p.hosts * one))} of {p.hosts}x one host's, under "
                 f"{u.percent(self.min_host_scaling)}{self._line_set_by}; {fewer}): short of the target either way, "
                 f"more hosts buy complexity ({_COMPLEXITY[c.verdict]}), not speed")
 
