@@ -212,7 +212,9 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
             else:
                 link = _link(net, link_bytes)
             ps_costs = None
-            if any(r.strategy == "parameter_server" for r in runs) and cluster is None:
+            # psbench runs local processes: what this machine's runs pay, and a local Ray
+            # instance's (no --address) run on this machine too
+            if any(r.strategy == "parameter_server" for r in runs) and (cluster is None or not address):
                 if on_run:
                     counts = {str(r.replicas) for r in runs if r.strategy == "parameter_server"}
                     on_run("reading parameter-server costs" if counts <= set(reuse_ps_costs or {})
@@ -228,10 +230,10 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                         notes.append(f"parameter-server costs for {n} worker(s) reused from {m.reused_from} "
                                      "(an earlier measurement on a machine with these cores), not measured again")
             elif any(r.strategy == "parameter_server" for r in runs):
-                notes.append("parameter-server runs on Ray are predicted with the model's default costs "
-                             f"({u.seconds(model_comm.DEFAULT_LINKS.ps_dispatch_seconds)} of dispatch a step, "
-                             "measured on rung's own 2-core machine), not the cluster's: rung.bench.psbench measures "
-                             "them on local processes (rung bench without --engine ray, on the machine your "
+                notes.append(f"parameter-server runs on the Ray cluster at {address} are predicted with the model's "
+                             f"default costs ({u.seconds(model_comm.DEFAULT_LINKS.ps_dispatch_seconds)} of dispatch "
+                             "a step, measured on rung's own 2-core machine), not the cluster's: rung.bench.psbench "
+                             "measures them on local processes (rung bench without --address, on the machine your "
                              "coordinator will run on)")
             basis = None
             bases: dict[str, predict.Basis] = {}  # the one-device step's basis on each Keras measured
