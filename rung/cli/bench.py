@@ -26,7 +26,7 @@ def register(sub) -> None:
                    help="parameter-server tasks in parameter_server runs (default 1)")
     p.add_argument("--ps-costs", metavar="FILE",
                    help="reuse the parameter-server costs an earlier `rung bench --json` measured on this machine "
-                        "(its ps_costs) instead of measuring them again (about 20 s per worker count); worker "
+                        "(its ps_costs) instead of measuring them again (about 25 s per worker count); worker "
                         "counts the file lacks are measured")
     p.add_argument("--keras", choices=("keras3", "tf_keras"),
                    help="the Keras of the one-host runs (single_device, mirrored), as rung init --keras runs "
@@ -106,9 +106,10 @@ def run(args) -> int:
         raise InputError("--ps-tasks", None, f"expected 1 to 8 parameter-server tasks, received {args.ps_tasks}")
     reuse = None
     if args.ps_costs:
-        if args.engine == "ray":
-            raise InputError("--ps-costs", None, "goes with --engine local (on Ray the model's own parameter-server "
-                                                 "costs are used)")
+        if args.engine == "ray" and args.address:
+            raise InputError("--ps-costs", None, "goes with runs on this machine (--engine local, or a local Ray "
+                                                 "instance without --address): on a Ray cluster the model's own "
+                                                 "parameter-server costs are used")
         if not any(r.strategy == "parameter_server" for r in runs):
             raise InputError("--ps-costs", None, "is for parameter_server runs, and --runs has none")
         import os

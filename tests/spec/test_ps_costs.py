@@ -80,7 +80,7 @@ def test_a_bench_without_parameter_servers_has_nothing_to_reuse(tmp_path):
 
 @pytest.mark.parametrize("args,words", [
     (["--runs", "single_device,multi_worker_mirrored:2"], "--runs has none"),
-    (["--runs", "parameter_server:2", "--engine", "ray"], "--engine local"),
+    (["--runs", "parameter_server:2", "--engine", "ray", "--address", "10.0.0.1:6379"], "--engine local"),
     (["--runs", "parameter_server:2", "--ps-costs", "/no/such.json"], "no such"),
 ])
 def test_the_command_refuses_it_before_any_run(tmp_path, args, words):
