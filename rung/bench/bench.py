@@ -191,7 +191,8 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
     out_runs: list[dict] = []
     failed: list[dict] = []
     # parameter servers and their coordinator get a test host of their own, after the workers'
-    ps_host = bool(hosts) and any(r.strategy == "parameter_server" for r in runs)
+    has_ps = any(r.strategy == "parameter_server" for r in runs)
+    ps_host = bool(hosts) and has_ps
     net_ctx = TestNet(hosts + ps_host, link_mbit) if hosts else nullcontext(None)
     ray_ctx = nullcontext(None)
     if engine == "ray":
@@ -214,7 +215,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
             ps_costs = None
             # psbench runs local processes: what this machine's runs pay, and a local Ray
             # instance's (no --address) run on this machine too
-            if any(r.strategy == "parameter_server" for r in runs) and (cluster is None or not address):
+            if has_ps and (cluster is None or not address):
                 if on_run:
                     counts = {str(r.replicas) for r in runs if r.strategy == "parameter_server"}
                     on_run("reading parameter-server costs" if counts <= set(reuse_ps_costs or {})
@@ -229,7 +230,7 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
                     if m is not None and m.reused_from:
                         notes.append(f"parameter-server costs for {n} worker(s) reused from {m.reused_from} "
                                      "(an earlier measurement on a machine with these cores), not measured again")
-            elif any(r.strategy == "parameter_server" for r in runs):
+            elif has_ps:
                 notes.append(f"parameter-server runs on the Ray cluster at {address} are predicted with the model's "
                              f"default costs ({u.seconds(model_comm.DEFAULT_LINKS.ps_dispatch_seconds)} of dispatch "
                              "a step, measured on rung's own 2-core machine), not the cluster's: rung.bench.psbench "
