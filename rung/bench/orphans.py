@@ -74,6 +74,8 @@ def die_with_parent(named: str | None = None) -> None:
     import signal
 
     parent = os.getppid()
+    if parent == 1 and named is None:  # already an orphan of init: whoever started us is gone
+        os._exit(1)
     if named is not None:
         try:
             with open(f"/proc/{parent}/comm") as f:

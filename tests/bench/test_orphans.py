@@ -19,12 +19,17 @@ if mode == "plain":
     child = "from rung.bench.orphans import exit_with_parent; exit_with_parent(0.1); import time; time.sleep(120)"
     pids = [subprocess.Popen([sys.executable, "-c", child], start_new_session=True).pid]
 elif mode.startswith("pdeathsig"):
-    # asks, then runs nothing that could notice: only the kernel can end it early
-    child = "from rung.bench.orphans import die_with_parent; die_with_parent(%s); import time; time.sleep(120)"
+    # asks, says so, then runs nothing that could notice: only the kernel can end it early.
+    # The pids are printed once it has asked: a parent killed before (a loaded machine took
+    # more than the test's half second to import rung here) leaves a child nothing asked for
+    child = ("from rung.bench.orphans import die_with_parent; die_with_parent(%s); print(flush=True); "
+             "import time; time.sleep(120)")
     import os
     here = open(f"/proc/{os.getpid()}/comm").read().strip()  # this parent's name, as its child reads it
     name = {"pdeathsig": None, "pdeathsig-named": here, "pdeathsig-other": "raylet"}[mode]
-    pids = [subprocess.Popen([sys.executable, "-c", child % repr(name)], start_new_session=True).pid]
+    proc = subprocess.Popen([sys.executable, "-c", child % repr(name)], start_new_session=True, stdout=subprocess.PIPE)
+    proc.stdout.readline()
+    pids = [proc.pid]
 elif mode == "warm":
     # a bench's warm process and a task forked from it, a long one-device run of the mlp
     import os
