@@ -3,6 +3,7 @@ model's prediction for the same configuration."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -64,24 +65,34 @@ def _link(net: Optional[TestNet], nbytes: int) -> dict:
 PSBENCH_TIMEOUT_SECONDS = 300
 
 
+def _psbench_here(workers: int) -> tuple[str, None]:
+    """`python -m rung.bench.psbench WORKERS` on this machine: its output (and no Ray node)."""
+    # it ends with os._exit (and its servers are killed): TensorFlow's autograph files go
+    # to a folder of its own, removed here
+    with tempfile.TemporaryDirectory(prefix="rung-psbench-") as scratch:
+        out = subprocess.run([sys.executable, "-m", "rung.bench.psbench", str(workers)], capture_output=True,
+                             text=True, timeout=PSBENCH_TIMEOUT_SECONDS, check=True,
+                             env=dict(os.environ, TMPDIR=scratch))
+    return out.stdout, None
+
+
 def _ps_costs(link: dict, workers: int, reuse: Optional[dict[str, PsCosts]] = None,
-              failures: Optional[list[str]] = None) -> Optional[PsCosts]:
-    """Parameter-server dispatch and remote-variable costs on this machine with `workers`
-    workers (rung.bench.psbench, over loopback), or the ones `reuse` holds for that count
-    (`--ps-costs`: measured by an earlier bench). Across test hosts each variable's read
-    and update also pay the link's extra round trip over loopback's. None when psbench
-    failed; why is appended to `failures`."""
+              failures: Optional[list[str]] = None,
+              measure: Callable[[int], tuple[str, Optional[str]]] = _psbench_here) -> Optional[PsCosts]:
+    """Parameter-server dispatch and remote-variable costs with `workers` workers
+    (rung.bench.psbench, over loopback: on this machine, or by `measure` on the Ray node a
+    run's coordinator is placed on), or the ones `reuse` holds for that count (`--ps-costs`:
+    measured by an earlier bench). Across test hosts, or Ray nodes, each variable's read and
+    update also pay the link's extra round trip over loopback's. None when psbench failed;
+    why is appended to `failures`."""
     m = (reuse or {}).get(str(workers))
     if m is None:
         why = None
         try:
-            # it ends with os._exit (and its servers are killed): TensorFlow's autograph files go
-            # to a folder of its own, removed here
-            with tempfile.TemporaryDirectory(prefix="rung-psbench-") as scratch:
-                out = subprocess.run([sys.executable, "-m", "rung.bench.psbench", str(workers)], capture_output=True,
-                                     text=True, timeout=PSBENCH_TIMEOUT_SECONDS, check=True,
-                                     env=dict(os.environ, TMPDIR=scratch))
-            m = PsCosts.model_validate_json(out.stdout.strip().splitlines()[-1])
+            text, node = measure(workers)
+            m = PsCosts.model_validate_json(text.strip().splitlines()[-1])
+            if node is not None:
+                m = m.model_copy(update={"ray_node": node})
         except subprocess.CalledProcessError as e:
             last = [ln.strip() for ln in (e.stderr or "").splitlines() if ln.strip()]
             why = f"exit code {e.returncode}" + (f": {last[-1][:300]}" if last else "")
@@ -95,7 +106,7 @@ def _ps_costs(link: dict, workers: int, reuse: Optional[dict[str, PsCosts]] = No
             return None
     loopback = m.variable_seconds if m.variable_seconds_loopback is None else m.variable_seconds_loopback
     on_link = loopback
-    if link.get("where", "").startswith("test hosts"):
+    if link.get("where", "").startswith(("test hosts", "Ray nodes")):
         on_link += 2 * max(0.0, link["rtt_seconds"] - (m.loopback_rtt_seconds or 0.0))
     return m.model_copy(update={"variable_seconds_loopback": loopback, "variable_seconds": on_link})
 
@@ -213,29 +224,35 @@ def bench(workload: str, batch: int, runs: list[RunSpec], steps: int = 20, warmu
             else:
                 link = _link(net, link_bytes)
             ps_costs = None
-            # psbench runs local processes: what this machine's runs pay, and a local Ray
-            # instance's (no --address) run on this machine too
-            if has_ps and (cluster is None or not address):
+            # psbench: on this machine for local runs; on Ray, on the node each run's
+            # coordinator is placed on (a local instance's node is this machine)
+            if has_ps:
                 if on_run:
                     counts = {str(r.replicas) for r in runs if r.strategy == "parameter_server"}
                     on_run("reading parameter-server costs" if counts <= set(reuse_ps_costs or {})
-                           else "measuring parameter-server costs")
+                           else "measuring parameter-server costs"
+                           + (" on the coordinator's Ray node" if cluster is not None and address else ""))
                 failures: list[str] = []
-                ps_costs = {str(r.replicas): _ps_costs(link, r.replicas, reuse_ps_costs, failures)
+                measure = _psbench_here
+                if cluster is not None:
+                    from rung.bench.ray_engine import psbench_on_ray
+
+                    measure = functools.partial(psbench_on_ray, cluster, timeout=PSBENCH_TIMEOUT_SECONDS)
+                ps_costs = {str(r.replicas): _ps_costs(link, r.replicas, reuse_ps_costs, failures, measure)
                             for r in runs if r.strategy == "parameter_server"}
                 default = u.seconds(model_comm.DEFAULT_LINKS.ps_dispatch_seconds)
+                whose = f"the Ray cluster's at {address}" if address else "this machine's"
                 notes.extend(f"{f}: its parameter-server runs are predicted with the model's default costs "
-                             f"({default} of dispatch a step, docs/model.md), not this machine's" for f in failures)
+                             f"({default} of dispatch a step, docs/model.md), not {whose}" for f in failures)
                 for n, m in ps_costs.items():
                     if m is not None and m.reused_from:
                         notes.append(f"parameter-server costs for {n} worker(s) reused from {m.reused_from} "
                                      "(an earlier measurement on a machine with these cores), not measured again")
-            elif has_ps:
-                notes.append(f"parameter-server runs on the Ray cluster at {address} are predicted with the model's "
-                             f"default costs ({u.seconds(model_comm.DEFAULT_LINKS.ps_dispatch_seconds)} of dispatch "
-                             "a step, measured on rung's own 2-core machine), not the cluster's: rung.bench.psbench "
-                             "measures them on local processes (rung bench without --address, on the machine your "
-                             "coordinator will run on)")
+                nodes = sorted({m.ray_node for m in ps_costs.values() if m is not None and m.ray_node})
+                if address and nodes:
+                    notes.append(f"parameter-server costs measured on the Ray node at {', '.join(nodes)}, where each "
+                                 "run's coordinator is placed (psbench over that node's loopback; each variable's "
+                                 "read and update add the link's extra round trip between nodes)")
             basis = None
             bases: dict[str, predict.Basis] = {}  # the one-device step's basis on each Keras measured
             no_basis: set[str] = set()  # the Keras whose one-device run failed
@@ -529,6 +546,18 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
            "ps_tasks": base["ps_tasks"] if spec.strategy == "parameter_server" else 0}
     if worker_nodes:
         run["worker_nodes"] = worker_nodes
+    ps_nodes = getattr(outcome, "ps_nodes", None)
+    if ps_nodes:
+        run["ps_nodes"] = ps_nodes
+        beside = sum(w in ps_nodes for w in worker_nodes or [])
+        if beside and len(set(worker_nodes) | set(ps_nodes)) > 1:
+            # Ray places the tasks round the nodes; the model puts parameter servers on hosts
+            # of their own, every worker's variables across the link
+            run["notes"].append(
+                f"{beside} of {len(worker_nodes)} worker(s) ran on a node that holds a parameter-server task: "
+                "their variables travel over that node's loopback, not the link, and the prediction (parameter "
+                "servers on hosts of their own, as advise plans them) takes every worker across the link; a "
+                f"cluster of {len(worker_nodes) + len(ps_nodes)} nodes or more gives each worker a node without one")
     machine = getattr(outcome, "machine", None)  # a Ray run's outcome has none
     if machine is not None:
         run["machine"] = machine

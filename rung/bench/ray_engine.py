@@ -42,6 +42,8 @@ class RayOutcome:
     # the address of the Ray node each worker ran on, by worker index: where Ray placed
     # them, read in the tasks (not assumed from the cluster's size)
     worker_nodes: list[str] = field(default_factory=list)
+    # the address of the node each parameter-server task ran on, by task index
+    ps_nodes: list[str] = field(default_factory=list)
 
 
 def _reachable(address: str) -> bool:
@@ -182,8 +184,9 @@ def _execute(cluster: RayCluster, strategy: str, replicas: int, cfg: dict, ps_ta
     if strategy == "multi_worker_mirrored":
         result, nodes = _multi_worker(ray, replicas, job, env)
         return RayOutcome(result, time.perf_counter() - t0, replicas, worker_nodes=nodes)
-    result, nodes = _parameter_servers(ray, replicas, ps_tasks, job, env)
-    return RayOutcome(result, time.perf_counter() - t0, 1 + replicas + ps_tasks, worker_nodes=nodes)
+    result, nodes, ps_nodes = _parameter_servers(ray, replicas, ps_tasks, job, env)
+    return RayOutcome(result, time.perf_counter() - t0, 1 + replicas + ps_tasks, worker_nodes=nodes,
+                      ps_nodes=ps_nodes)
 
 
 def _train_loop(config):
@@ -234,8 +237,8 @@ def _multi_worker(ray, workers: int, job: dict, env: dict) -> tuple[dict, list[s
     return ray.get(sink.get.remote())
 
 
-def _parameter_servers(ray, workers: int, ps_tasks: int, job: dict, env: dict) -> tuple[dict, list[str]]:
-    """The chief's result, and the address of the node each worker ran on."""
+def _parameter_servers(ray, workers: int, ps_tasks: int, job: dict, env: dict) -> tuple[dict, list[str], list[str]]:
+    """The chief's result, and the address of the node each worker and each ps task ran on."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy as Pin
 
     @ray.remote(num_cpus=0)
@@ -260,6 +263,8 @@ def _parameter_servers(ray, workers: int, ps_tasks: int, job: dict, env: dict) -
         def ready(self):
             return True
 
+    # the chief on the first live node (`coordinator_node`, where psbench measures), then the
+    # workers and ps tasks round the nodes
     nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
     names = [("chief", 0)] + [("worker", i) for i in range(workers)] + [("ps", i) for i in range(ps_tasks)]
     where = {name: ray.get(place.options(scheduling_strategy=Pin(nodes[k % len(nodes)], soft=False)).remote())
@@ -273,10 +278,64 @@ def _parameter_servers(ray, workers: int, ps_tasks: int, job: dict, env: dict) -
     chief = ray.remote(max_calls=1)(_run_task).options(num_cpus=1, runtime_env={"env_vars": chief_env},
                                           scheduling_strategy=Pin(where[("chief", 0)][0], soft=False))
     try:
-        return ray.get(chief.remote(job)), [where[("worker", i)][1] for i in range(workers)]
+        return ray.get(chief.remote(job)), [where[("worker", i)][1] for i in range(workers)], \
+            [where[("ps", i)][1] for i in range(ps_tasks)]
     finally:
         for s in servers:
             ray.kill(s)
+
+
+def coordinator_node(ray) -> str:
+    """The node a parameter-server run's chief (its coordinator) is placed on: the first
+    live node (`_parameter_servers`)."""
+    return next(n["NodeID"] for n in ray.nodes() if n["Alive"])
+
+
+def _psbench_here(workers: int, timeout: float) -> dict:
+    """In a Ray task: `python -m rung.bench.psbench WORKERS` on this node, as a local bench
+    runs it (its servers over this node's loopback). Its exit code and output, and where
+    it ran; the process ends with this task's (the kernel's parent-death signal)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    import ray
+
+    from rung.bench.orphans import die_with_parent, killed_with_parent
+
+    die_with_parent("raylet")
+    # rung as this worker imports it (shipped with the job: py_modules), for the subprocess
+    path = os.pathsep.join(p for p in sys.path if p)
+    out: dict = {"node": ray.util.get_node_ip_address(), "returncode": None, "stdout": "", "stderr": ""}
+    with tempfile.TemporaryDirectory(prefix="rung-psbench-") as scratch:
+        try:
+            r = subprocess.run([sys.executable, "-m", "rung.bench.psbench", str(workers)], capture_output=True,
+                               text=True, timeout=timeout, preexec_fn=killed_with_parent(),
+                               env=dict(os.environ, TMPDIR=scratch, PYTHONPATH=path))
+            out.update(returncode=r.returncode, stdout=r.stdout, stderr=r.stderr[-4000:])
+        except subprocess.TimeoutExpired:
+            pass  # returncode None: no result in time
+    return out
+
+
+def psbench_on_ray(cluster: RayCluster, workers: int, timeout: float) -> tuple[str, str]:
+    """psbench's one line of costs, measured on the node a parameter-server run's coordinator
+    runs on (so a cluster's own machines, not the driver's), and that node's address.
+    Raises what `subprocess.run(check=True)` raises for a failed or late psbench."""
+    import subprocess
+
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy as Pin
+
+    ray = cluster.ray
+    task = ray.remote(max_calls=1)(_psbench_here).options(
+        num_cpus=1, scheduling_strategy=Pin(coordinator_node(ray), soft=False))
+    out = ray.get(task.remote(workers, timeout))
+    cmd = ["python", "-m", "rung.bench.psbench", str(workers)]
+    if out["returncode"] is None:
+        raise subprocess.TimeoutExpired(cmd, timeout)
+    if out["returncode"] != 0:
+        raise subprocess.CalledProcessError(out["returncode"], cmd, out["stdout"], out["stderr"])
+    return out["stdout"], out["node"]
 
 
 def measure_link(cluster: RayCluster, nbytes: int) -> dict:

@@ -108,8 +108,8 @@ def run(args) -> int:
     if args.ps_costs:
         if args.engine == "ray" and args.address:
             raise InputError("--ps-costs", None, "goes with runs on this machine (--engine local, or a local Ray "
-                                                 "instance without --address): on a Ray cluster the model's own "
-                                                 "parameter-server costs are used")
+                                                 "instance without --address): on a Ray cluster the bench measures "
+                                                 "them on the node its coordinator runs on")
         if not any(r.strategy == "parameter_server" for r in runs):
             raise InputError("--ps-costs", None, "is for parameter_server runs, and --runs has none")
         import os

@@ -81,6 +81,9 @@ class PsCosts(_Record):
     # the file an earlier measurement was taken from (`rung bench --ps-costs`); absent when
     # this bench measured it
     reused_from: Optional[str] = None
+    # on Ray: the address of the node psbench ran on, the one each run's coordinator is
+    # placed on (absent for a bench on local processes)
+    ray_node: Optional[str] = None
 
 
 class BasisRecord(_Record):
@@ -147,6 +150,8 @@ class BenchRun(_Record):
     shares_cores: Optional[bool] = None  # its processes shared one machine's cores (None: an older file, yes)
     # on Ray: the address of the node each worker ran on, read in the task (`hosts` counts them)
     worker_nodes: Optional[list[str]] = None
+    # on Ray: the address of the node each parameter-server task ran on
+    ps_nodes: Optional[list[str]] = None
     # a second single-device run: the basis of the runs on this Keras (`BenchResult.bases`)
     basis_for_keras: Optional[str] = None
     # what else the machine did while it was timed (`rung.bench.cpuload`): the shares of its CPU
