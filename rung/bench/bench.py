@@ -452,6 +452,21 @@ def _basis_record(b: predict.Basis) -> dict:
             "steps_per_execution": b.steps_per_execution}
 
 
+def beside_ps_line(worker_nodes: list[str], ps_nodes: list[str]) -> Optional[str]:
+    """What a parameter-server run on Ray says when some of its workers ran on a node that
+    holds a ps task (Ray places the tasks round the nodes): their variables moved over that
+    node's loopback, where the prediction, like advise's plan, puts parameter servers on
+    hosts of their own and every worker's variables across the link. None when no worker
+    did, or when every task shared one node (loopback for all: what the prediction takes)."""
+    beside = sum(w in ps_nodes for w in worker_nodes)
+    if not beside or len(set(worker_nodes) | set(ps_nodes)) < 2:
+        return None
+    return (f"{beside} of {len(worker_nodes)} worker(s) ran on a node that holds a parameter-server task: their "
+            "variables travel over that node's loopback, not the link, and the prediction (parameter servers on "
+            "hosts of their own, as advise plans them) takes every worker across the link; a cluster of "
+            f"{len(worker_nodes) + len(ps_nodes)} nodes or more gives each worker a node without one")
+
+
 def _hosts(spec, multi: bool, net, worker_nodes) -> int:
     """The hosts a run's workers ran on: one test host each, the distinct Ray nodes Ray
     placed them on, or this machine alone."""
@@ -549,15 +564,9 @@ def _one_run(spec, base, work, net, link, basis, straggler, kill, deadline, on_p
     ps_nodes = getattr(outcome, "ps_nodes", None)
     if ps_nodes:
         run["ps_nodes"] = ps_nodes
-        beside = sum(w in ps_nodes for w in worker_nodes or [])
-        if beside and len(set(worker_nodes) | set(ps_nodes)) > 1:
-            # Ray places the tasks round the nodes; the model puts parameter servers on hosts
-            # of their own, every worker's variables across the link
-            run["notes"].append(
-                f"{beside} of {len(worker_nodes)} worker(s) ran on a node that holds a parameter-server task: "
-                "their variables travel over that node's loopback, not the link, and the prediction (parameter "
-                "servers on hosts of their own, as advise plans them) takes every worker across the link; a "
-                f"cluster of {len(worker_nodes) + len(ps_nodes)} nodes or more gives each worker a node without one")
+        beside = beside_ps_line(worker_nodes or [], ps_nodes)
+        if beside:
+            run["notes"].append(beside)
     machine = getattr(outcome, "machine", None)  # a Ray run's outcome has none
     if machine is not None:
         run["machine"] = machine

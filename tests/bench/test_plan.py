@@ -478,3 +478,18 @@ def test_runs_that_fail_for_one_reason_are_said_once():
     render(b, Console(file=out, width=200))
     assert out.getvalue().count("negative_slope") == 1
     assert "single_device@tf_keras, mwms:2 failed: InputError" in out.getvalue()
+
+
+def test_a_ray_parameter_server_run_says_which_workers_shared_a_ps_tasks_node():
+    """Ray places a PS run's tasks round the nodes (chief, workers, ps tasks): on two nodes
+    with two workers and one ps task, worker 0 lands on the ps task's node. The prediction
+    takes every worker across the link, so the run says so, and how many nodes avoid it."""
+    from rung.bench.bench import beside_ps_line
+
+    line = beside_ps_line(["10.0.0.2", "10.0.0.1"], ["10.0.0.2"])
+    assert line.startswith("1 of 2 worker(s) ran on a node that holds a parameter-server task")
+    assert line.endswith("a cluster of 3 nodes or more gives each worker a node without one")
+    assert beside_ps_line(["a", "a", "b"], ["a", "c"]).startswith("2 of 3 worker(s)")
+    assert "a cluster of 5 nodes" in beside_ps_line(["a", "a", "b"], ["a", "c"])
+    assert beside_ps_line(["b", "c"], ["a"]) is None  # every worker on a node of its own: the model's case
+    assert beside_ps_line(["a", "a"], ["a"]) is None  # one node: loopback for all, as predicted
