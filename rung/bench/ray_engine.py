@@ -291,7 +291,7 @@ def coordinator_node(ray) -> str:
     return next(n["NodeID"] for n in ray.nodes() if n["Alive"])
 
 
-def _psbench_here(workers: int, timeout: float) -> dict:
+def _psbench_on_node(workers: int, timeout: float) -> dict:
     """In a Ray task: `python -m rung.bench.psbench WORKERS` on this node, as a local bench
     runs it (its servers over this node's loopback). Its exit code and output, and where
     it ran; the process ends with this task's (the kernel's parent-death signal)."""
@@ -327,10 +327,16 @@ def psbench_on_ray(cluster: RayCluster, workers: int, timeout: float) -> tuple[s
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy as Pin
 
     ray = cluster.ray
-    task = ray.remote(max_calls=1)(_psbench_here).options(
+    task = ray.remote(max_calls=1)(_psbench_on_node).options(
         num_cpus=1, scheduling_strategy=Pin(coordinator_node(ray), soft=False))
-    out = ray.get(task.remote(workers, timeout))
     cmd = ["python", "-m", "rung.bench.psbench", str(workers)]
+    try:
+        out = ray.get(task.remote(workers, timeout))
+    except Exception as e:  # noqa: BLE001 - the task itself failed (its node, Ray): psbench failed, said
+        from rung.measure.workload import one_line
+
+        raise subprocess.CalledProcessError(-1, cmd, "", f"the Ray task failed: {type(e).__name__}: {one_line(e)}") \
+            from None
     if out["returncode"] is None:
         raise subprocess.TimeoutExpired(cmd, timeout)
     if out["returncode"] != 0:
