@@ -245,9 +245,9 @@ def test_synchronized_batch_norm_is_predicted_from_the_small_all_reduce_the_run_
     sequence, each timed by the run's probe in its own cluster. In eleven benches here the
     prediction without the term was 18-49% too fast; with it, -27% to +41% (the
     unsynchronized twin's: +3% to +27%); at 40 steps with the paired probe, nine benches
-    gave -13% to +25% (docs/results.md). On a machine three times slower in compute (the
-    one-device step 42-48 ms against 10-15) the term over-counts: five benches there gave
-    -8% to -17% without it and +15% to +31% with it (docs/results.md, twenty-sixth)."""
+    gave -13% to +25% (docs/results.md). On the twenty-sixth session's machine the term
+    over-counts (the layers cost 9-21 ms, the term says 39-50): five benches there gave -8%
+    to -17% without it and +15% to +31% with it (docs/results.md)."""
     path = os.path.join(os.path.dirname(__file__), "sync_bn.py")
     r, b = bench(path, "--runs", "single_device,multi_worker_mirrored:2", "--steps", "40", "--warmup", "3")
     assert r.returncode == 0, r.stderr[-800:]
@@ -274,9 +274,9 @@ def test_synchronized_batch_norm_is_predicted_from_the_small_all_reduce_the_run_
         # quiet test bed's; twice in CI they were not met (+56%, +76%)
         pytest.skip(f"the machine was busy with other work while {', '.join(busy)} ran: {figures}")
     # without the term: too fast, where the unsynchronized twin's prediction is too slow (+3%
-    # to +27%): the synchronized layers cost the step something. The line was -15%, set on a
-    # machine where they cost more of it: on one three times slower in compute, three of five
-    # benches fell between -8% and -15% (the probe's all-reduce 1.6-2.1 ms, as fast as before)
+    # to +27%): the synchronized layers cost the step something. The line was -15%, set on
+    # machines where they cost more of it: on the twenty-sixth session's, three of five benches
+    # fell between -8% and -15% (the probe's all-reduce 1.6-2.1 ms, as fast as before)
     assert (predicted - bn) / measured - 1 < 0.0, figures
     assert abs(mw["prediction_error"]) < 0.5, figures
 
