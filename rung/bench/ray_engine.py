@@ -99,9 +99,15 @@ class RayCluster:
                 return ray.get_runtime_context().get_node_id()
 
         ray = self.ray
-        ids = [ray.get(ray.remote(boot_id).options(num_cpus=0, scheduling_strategy=Pin(n["NodeID"], soft=False))
-                       .remote()) for n in ray.nodes() if n["Alive"]]
+        ids = [ray.get(ray.remote(boot_id).options(num_cpus=0, scheduling_strategy=Pin(n, soft=False)).remote())
+               for n in live_nodes(ray)]
         return len(set(ids))
+
+
+def live_nodes(ray) -> list[str]:
+    """The ids of the cluster's live nodes, in Ray's order (the first is where a
+    parameter-server run's chief goes, and the link is measured first -> last)."""
+    return [n["NodeID"] for n in ray.nodes() if n["Alive"]]
 
 
 def _with_source(cfg: dict) -> dict:
@@ -265,7 +271,7 @@ def _parameter_servers(ray, workers: int, ps_tasks: int, job: dict, env: dict) -
 
     # the chief on the first live node (`coordinator_node`, where psbench measures), then the
     # workers and ps tasks round the nodes
-    nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
+    nodes = live_nodes(ray)
     names = [("chief", 0)] + [("worker", i) for i in range(workers)] + [("ps", i) for i in range(ps_tasks)]
     where = {name: ray.get(place.options(scheduling_strategy=Pin(nodes[k % len(nodes)], soft=False)).remote())
              for k, name in enumerate(names)}
@@ -288,7 +294,7 @@ def _parameter_servers(ray, workers: int, ps_tasks: int, job: dict, env: dict) -
 def coordinator_node(ray) -> str:
     """The node a parameter-server run's chief (its coordinator) is placed on: the first
     live node (`_parameter_servers`)."""
-    return next(n["NodeID"] for n in ray.nodes() if n["Alive"])
+    return live_nodes(ray)[0]
 
 
 def _psbench_on_node(workers: int, timeout: float) -> dict:
@@ -352,7 +358,7 @@ def measure_link(cluster: RayCluster, nbytes: int) -> dict:
     from rung.bench import linkbench
 
     ray = cluster.ray
-    nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
+    nodes = live_nodes(ray)
 
     def port_here():
         with socket.socket() as s:
