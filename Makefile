@@ -25,34 +25,23 @@ run: $(VENV)/.installed-run
 	$(VENV)/bin/rung advise rung/examples/workloads/cnn.py --hardware rung/examples/hardware.yaml \
 	  --html rung-report.html
 
-# Three passes, each always run; the first failure's exit code is the target's, and what
-# failed in each is said again at the end, where a reader of the last lines (CI's) sees it.
-#  1. The TensorFlow tests that assert nothing on speed (and the few without TensorFlow that
-#     need their share of a CPU within seconds, `cpu_share`), on two processes
-#     (pytest-xdist; tests of one xdist_group in one of them).
-#  2. The serial tests of tests/measure (one TensorFlow process timing steps, which leaves
-#     one of two cores mostly idle), beside the tests without TensorFlow at the lowest
-#     priority (nice 19: they take what the timed steps leave; their output follows).
-#  3. The other serial tests (the bench runs, the two-node Ray test), alone.
+# Two passes: the tests that time steps or watch every process on the machine (marked
+# serial, unless marked parallel too) run alone; the rest first, on two processes
+# (pytest-xdist; tests of one xdist_group in one of them). Both always run; the first
+# failure's exit code is the target's. What failed in the first pass is said again at
+# the end, where a reader of the last lines (CI's) sees it.
 test: SHELL := /bin/bash
 test: $(VENV)/.installed-test
-	@rc=0; l1=$$(mktemp); l2=$$(mktemp); l3=$$(mktemp); l4=$$(mktemp); \
+	@a=0; b=0; log=$$(mktemp); \
 	set -o pipefail; \
-	say() { if [ $$1 -ne 0 ]; then echo "== $$2 failed, exit code $$1; its summary again:"; \
-	  sed -n '/short test summary info/,$$p' $$3 | grep -v '^SKIPPED' | tail -n 40; fi; \
-	  if [ $$rc -eq 0 ]; then rc=$$1; fi; }; \
-	$(PY) -m pytest -q -ra -n 2 --dist loadgroup -m "(tf or cpu_share) and (not serial or parallel)" \
-	  --durations=10 2>&1 | tee $$l1; a=$$?; \
-	nice -n 19 $(PY) -m pytest -q -ra -m "not tf and not cpu_share and (not serial or parallel)" -p no:cacheprovider > $$l2 2>&1 & \
-	$(PY) -m pytest -q -ra -m "serial and not parallel" tests/measure --durations=10 2>&1 | tee $$l3; b=$$?; \
-	wait $$!; c=$$?; \
-	echo "== the tests without TensorFlow (at nice 19, beside the serial profiles):"; cat $$l2; \
-	$(PY) -m pytest -q -ra -m "serial and not parallel" --ignore=tests/measure --durations=10 2>&1 | tee $$l4; d=$$?; \
-	say $$a "the first pass (TensorFlow, on two processes)" $$l1; \
-	say $$c "the tests without TensorFlow" $$l2; \
-	say $$b "the serial profiles (tests/measure)" $$l3; \
-	say $$d "the serial bench and Ray tests" $$l4; \
-	rm -f $$l1 $$l2 $$l3 $$l4; exit $$rc
+	$(PY) -m pytest -q -ra -n 2 --dist loadgroup -m "not serial or parallel" --durations=10 2>&1 | tee $$log || a=$$?; \
+	$(PY) -m pytest -q -ra -m "serial and not parallel" --durations=20 || b=$$?; \
+	if [ $$a -ne 0 ]; then \
+	  echo "== the first pass (on two processes) failed, exit code $$a; its summary again:"; \
+	  sed -n '/short test summary info/,$$p' $$log | grep -v '^SKIPPED' | tail -n 40; \
+	fi; \
+	rm -f $$log; \
+	if [ $$a -ne 0 ]; then exit $$a; fi; exit $$b
 
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/bench_advise.py

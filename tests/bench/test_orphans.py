@@ -10,9 +10,6 @@ import time
 
 import pytest
 
-# waits on its processes with timeouts of seconds: not at the lowest priority (make test)
-pytestmark = pytest.mark.cpu_share
-
 # the parent: starts children in sessions of their own (as the bench does), prints their
 # pids, then waits to be killed
 PARENT = """
