@@ -7,7 +7,13 @@ import os
 from typing import Any, Optional
 
 from rung.errors import InputError
-from rung.spec.profile import load_hardware
+
+
+def load_hardware(path: str) -> dict:
+    """rung.spec.profile's, loaded with the first hardware file (not with the parser)."""
+    from rung.spec.profile import load_hardware as load
+
+    return load(path)
 
 
 def add_arguments(parser, target_required: bool = False) -> None:

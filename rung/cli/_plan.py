@@ -5,15 +5,18 @@ the caveats the decision carries. Pure: no TensorFlow."""
 from __future__ import annotations
 
 
+from typing import TYPE_CHECKING
+
 from rung import units as u
 from rung.cli import _hardware
 from rung.errors import InputError
 from rung.ladder import codes as C
-from rung.ladder.decision import Finding
 from rung.model import estimate
 from rung.spec import catalog
-from rung.spec.profile import scenario_from_profile, workload_block
-from rung.spec.scenario import Scenario
+
+if TYPE_CHECKING:  # the scenario's models and the ladder load with the first plan, not with the parser
+    from rung.ladder.decision import Finding
+    from rung.spec.scenario import Scenario
 
 
 def add_arguments(parser) -> None:
@@ -107,6 +110,9 @@ def _strategy_extra_on(profile, device: catalog.Device) -> float:
 
 def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tuple[Scenario, list[Finding]]:
     """The scenario for the plan's hardware, and the caveats to put first in the decision."""
+    from rung.ladder.decision import Finding
+    from rung.spec.profile import scenario_from_profile, workload_block
+
     check_flags(args)
     eps = profile.per_device_batch / profile.step_seconds
     hw, fleet, goal = _hardware.blocks(args, measured_eps=eps, require=require)
@@ -153,6 +159,8 @@ PIPELINE_FIXES = (C.NO_PREFETCH, C.SEQUENTIAL_MAP, C.SEQUENTIAL_INTERLEAVE, C.PY
 
 def pipeline_fixes(profile) -> list[Finding]:
     """The profile's findings on the pipeline that name what to change, in its order."""
+    from rung.ladder.decision import Finding
+
     found = (getattr(profile, "pipeline", None) or {}).get("findings") or []
     return [Finding(f["code"], f"{f['message']} (found in make_dataset's pipeline by the profile)") for f in found
             if f.get("code") in PIPELINE_FIXES]
