@@ -4,7 +4,6 @@ the caveats the decision carries. Pure: no TensorFlow."""
 
 from __future__ import annotations
 
-
 from typing import TYPE_CHECKING
 
 from rung import units as u
