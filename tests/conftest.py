@@ -89,13 +89,19 @@ def build_model():
 FRAMEWORKS = ("tensorflow", "keras", "tf_keras", "ray")
 
 
-def without_frameworks(statements: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run `statements` (with `main` from rung.cli at hand) in a fresh interpreter: exit 1,
-    naming them on stderr, if TensorFlow, Keras or Ray got imported; stdout is theirs."""
-    code = ("import sys\nfrom rung.cli import main\n" + statements + "\n"
-            f"bad = [m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r}]\n"
+def without_modules(statements: str, modules: tuple[str, ...], timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run `statements` in a fresh interpreter: exit 1, naming them on stderr, if any of
+    `modules` (or a module inside one) got imported; stdout is theirs."""
+    code = ("import sys\n" + statements + "\n"
+            f"bad = [m for m in sys.modules if m in {modules!r} or m.startswith(tuple(x + '.' for x in {modules!r}))]\n"
             "sys.stderr.write(repr(bad)); sys.exit(1 if bad else 0)\n")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+
+
+def without_frameworks(statements: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`statements` (with `main` from rung.cli at hand) import neither TensorFlow, Keras nor
+    Ray (`without_modules`)."""
+    return without_modules("from rung.cli import main\n" + statements, FRAMEWORKS, timeout)
 
 
 def interruptible() -> None:
