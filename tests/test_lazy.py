@@ -15,9 +15,11 @@ HEAVY = ("pydantic", "numpy", "rung.ladder.walk", "rung.ladder.decision", "rung.
 
 
 def test_the_modules_train_py_and_the_bench_tasks_import_load_neither_the_ladder_nor_pydantic():
-    # train.py's checks, the replica check's and a bench task's own modules, and the CLI's parser
+    # train.py's checks, the replica check's and a bench task's own modules, the CLI's parser,
+    # and `rung launch`'s local launcher (which never times a step: no numpy)
     r = without_modules("import rung.failures, rung.kerasfit, rung.launch.tfconfig, rung.measure.workload, "
-                        "rung.measure.counts, rung.measure.replicas, rung.bench.task, rung.ladder.codes\n"
+                        "rung.measure.counts, rung.measure.replicas, rung.bench.task, rung.ladder.codes, "
+                        "rung.launch.local\n"
                         "from rung.cli import build_parser\nbuild_parser()", HEAVY, timeout=60)
     assert r.returncode == 0, r.stderr[-800:]
 

@@ -19,7 +19,6 @@ from typing import Callable, Optional
 from rung.bench import cpuload
 from rung.bench.plan import RunPlan, Task, task_command, task_environment
 from rung.errors import RunError
-from rung.stats import epoch_step_seconds, percentile
 
 STRAGGLE_PERIOD_SECONDS = 0.02  # duty cycle of SIGSTOP/SIGCONT that slows a straggler
 
@@ -414,6 +413,10 @@ def _read_int(path: Path) -> Optional[int]:
 
 def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
     """Steps after warm-up: intervals between step ends; throughput over the same window."""
+    # here, not at the top: `rung launch`'s launcher imports this module and never times a
+    # step, and rung.stats loads numpy (0.29 s of its 0.45 s start)
+    from rung.stats import epoch_step_seconds, percentile
+
     if result.get("async"):
         steps, window = result["steps"], result["end"] - result["start"]
         per, fixed, rounds = window / steps, None, []
