@@ -1502,3 +1502,45 @@ def test_the_readmes_tf_config_command_runs_and_names_every_task(tmp_path, plan,
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     workers = int(plan[plan.index("--workers") + 1])
     assert len(lines) == tasks and sum(x["task"].startswith("worker:") for x in lines) == workers
+
+
+def ray_node(node_id: str, gpus: int = 0, alive: bool = True) -> dict:
+    """One entry of `ray.nodes()`, the fields launch_ray.py reads."""
+    return {"NodeID": node_id, "Alive": alive, "Resources": {"CPU": 8.0, **({"GPU": float(gpus)} if gpus else {})}}
+
+
+def test_launch_ray_places_parameter_server_workers_on_gpu_nodes_and_ps_tasks_on_cpu_hosts(tmp_path, monkeypatch):
+    # Ray's round robin put worker 0 of a --use-gpu job on a cluster's head (the usual
+    # head has no GPU: that worker trained on a CPU) and asked no GPU for any worker. The
+    # expected placements below are worked out by hand from the rule launch_ray.py states
+    import importlib.util
+
+    r = rung("init", str(MLP), "--strategy", "parameter_server", "--workers", "2", "--ps-tasks", "1",
+             "--out", str(tmp_path / "ps"))
+    assert r.returncode == 0, r.stderr
+    monkeypatch.setattr(os, "environ", dict(os.environ))  # launch_ray.py sets its ENV when imported
+    spec = importlib.util.spec_from_file_location("launch_ray_under_test", tmp_path / "ps" / "launch_ray.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    place = module.placement
+    w, p = ("worker", 0), ("ps", 0)
+    # a CPU head (the driver's node) and two GPU nodes: a worker on each GPU node, the ps task
+    # on the head, beside the coordinator
+    cluster = [ray_node("head"), ray_node("g1", 4), ray_node("g2", 4)]
+    assert place(cluster, 2, 1, True, "head") == {w: "g1", ("worker", 1): "g2", p: "head"}
+    # three workers on two GPU nodes of one GPU each: more than the cluster has, one line
+    with pytest.raises(SystemExit, match=r"^launch_ray.py: --use-gpu: 3 worker\(s\) need a GPU each; the "
+                                         r"cluster's live nodes have 2$"):
+        place([ray_node("head"), ray_node("g1", 1), ray_node("g2", 1)], 3, 1, True, "head")
+    # a GPU node of 2 GPUs and one of 1: three workers fill them; a dead node counts for nothing
+    got = place([ray_node("head"), ray_node("g1", 2), ray_node("g2", 1), ray_node("gone", 8, alive=False)],
+                3, 2, True, "head")
+    assert sorted(n for (kind, _), n in got.items() if kind == "worker") == ["g1", "g1", "g2"]
+    assert got[p] == got[("ps", 1)] == "head"
+    # every node alike, no GPUs asked for: the workers start away from the driver's node, and
+    # the ps tasks go beside the fewest workers, ties in that order (two nodes: the first)
+    assert place([ray_node("a"), ray_node("b")], 2, 1, False, "a") == {w: "b", ("worker", 1): "a", p: "b"}
+    assert place([ray_node("a"), ray_node("b"), ray_node("c")], 2, 2, False, "a") == \
+        {w: "b", ("worker", 1): "c", p: "a", ("ps", 1): "a"}
+    # one node: everything there, as a local instance runs it
+    assert set(place([ray_node("local")], 2, 1, False, "local").values()) == {"local"}
