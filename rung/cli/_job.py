@@ -124,6 +124,13 @@ def _workload_of_job(p: Path) -> Optional[str]:
         return None
 
 
+def gpu_plan(scenario) -> bool:
+    """Whether the hardware a plan runs on is GPUs: a catalog GPU, or a custom device not
+    marked a CPU (a custom device is a card the catalog lacks unless it says otherwise)."""
+    h = scenario.hardware
+    return not scenario.device.is_tpu and (h.device != "custom" or h.accelerator != "cpu")
+
+
 def job_from(args) -> Job:
     if bool(args.scenario) == bool(args.strategy):
         raise InputError("--scenario", None, "give either --scenario FILE or --strategy VERDICT")
@@ -147,6 +154,7 @@ def job_from(args) -> Job:
         job = Job(d.verdict, workers=d.hosts or 1, ps_tasks=d.ps_tasks, batch=s.workload.per_device_batch,
                   tpu_slice=tpu_slice,
                   devices_per_host=on.hardware.devices_per_host, takes_on=list(d.takes_on),
+                  gpus_per_host=on.hardware.devices_per_host if gpu_plan(on) else 0,
                   source=f"from {args.scenario}: {d.verdict}{offer}", string_inputs=s.workload.string_inputs,
                   steps_per_execution=s.workload.steps_per_execution, jit_compile=bool(s.workload.jit_compile),
                   ragged_or_sparse_inputs=bool(s.workload.ragged_or_sparse_inputs),

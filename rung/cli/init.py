@@ -21,7 +21,8 @@ def register(sub) -> None:
     o.add_argument("--out", metavar="DIR", help="where to write (default ./rung-<verdict>/)")
     o.add_argument("--force", action="store_true", help="write into a non-empty DIR")
     o.add_argument("--k8s", action="store_true", help="also write Kubernetes manifests")
-    o.add_argument("--image", default="tensorflow/tensorflow:2.21.0", help="container image for --k8s")
+    o.add_argument("--image", help="container image for --k8s (default: tensorflow/tensorflow:2.21.0, its -gpu "
+                                   "variant for a plan on GPUs)")
     p.set_defaults(run=run)
 
 

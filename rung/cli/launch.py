@@ -194,6 +194,11 @@ def run_ray_launcher(out: Path, args, kill) -> dict:
            "--checkpoint-dir", args.checkpoint_dir or str(out / "checkpoints")]
     if args.address:
         cmd += ["--address", args.address]
+    else:
+        # the Ray instance launch_ray.py starts here tries the job on this machine, on its
+        # CPUs as --engine local does; on a cluster (--address) each worker asks for the
+        # plan's GPUs
+        cmd += ["--gpus-per-worker", "0"]
     if kill:
         cmd += ["--kill", f"{kill[0]}@{kill[1]}", "--save-every", "5"]
     if args.workers:

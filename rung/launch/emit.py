@@ -32,6 +32,10 @@ class Job:
     ps_tasks: int = 0
     batch: int = 32
     devices_per_host: int = 1
+    # the plan's GPUs a worker host (its devices_per_host when the scenario's hardware is
+    # GPUs; 0 for CPUs, TPUs, or a plan given by --strategy alone): what launch_ray.py asks
+    # Ray for each worker and the k8s manifests' worker pods ask the cluster for
+    gpus_per_host: int = 0
     strategy_options: dict = field(default_factory=dict)
     takes_on: list[str] = field(default_factory=list)
     source: str = "rung init"
@@ -209,7 +213,9 @@ def _run_help(job: Job, out: str, workload: Optional[Path] = None) -> str:
              + (f" --ps-tasks {job.ps_tasks}" if v == "parameter_server" else "") + " --engine local",
              f"  On a Ray cluster: python {out}/launch_ray.py --address HEAD:6379"
              + (" --checkpoint-dir /shared/checkpoints  (a folder every node mounts)"
-                if v == "multi_worker_mirrored" else "")]
+                if v == "multi_worker_mirrored" else "")
+             + (f"\n    (each worker asks Ray for the plan's {job.gpus_per_host} GPU(s); --gpus-per-worker 0 runs "
+                "them on CPUs)" if job.gpus_per_host else "")]
     return "\n".join(lines) + "\n"
 
 
@@ -606,4 +612,5 @@ def readme(job: Job, workload: Path, files: list[str]) -> str:
 
 def launch_ray_py(job: Job) -> str:
     return Template((TEMPLATES / "launch_ray.py.tmpl").read_text()).substitute(
-        verdict=job.script_verdict, source=job.source, workers=job.workers, ps_tasks=job.ps_tasks)
+        verdict=job.script_verdict, source=job.source, workers=job.workers, ps_tasks=job.ps_tasks,
+        gpus=job.gpus_per_host)

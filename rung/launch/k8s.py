@@ -23,6 +23,10 @@ from rung.launch.emit import Job
 
 PORT = 2222
 APP = "rung-train"
+# TensorFlow's own images: the CPU one, and for a plan on GPUs its -gpu variant (CUDA and
+# cuDNN in it), which a pod needs to see the GPUs it asks for (`nvidia.com/gpu`)
+IMAGE = "tensorflow/tensorflow:2.21.0"
+GPU_IMAGE = IMAGE + "-gpu"
 # The script each pod runs to build its TF_CONFIG: the cluster from the Services' stable
 # names, its own task from JOB_COMPLETION_INDEX. Tests run it for every index.
 TF_CONFIG_SCRIPT = (
@@ -73,6 +77,15 @@ def _job(name: str, task_type: str, count: int, job: Job, image: str, train_args
                (f"{TF_KERAS_SCRIPT} && " if job.legacy_keras else "")
                + f"export TF_CONFIG=\"$(python3 -c \"{TF_CONFIG_SCRIPT}\")\" && "
                f"exec python3 /app/train.py {' '.join(train_args)}"]
+    container = {"name": "train", "image": image, "command": command, "env": env,
+                 "ports": [{"containerPort": PORT, "name": "grpc"}],
+                 "volumeMounts": [{"name": "code", "mountPath": "/app"},
+                                  {"name": "checkpoints", "mountPath": "/checkpoints"}]}
+    if task_type == "worker" and job.gpus_per_host:
+        # the plan's GPUs a host, each worker's (the NVIDIA device plugin's resource): a pod
+        # that asks for none sees none, and trains on its node's CPU. The chief (the
+        # coordinator) and the ps tasks run on CPU hosts
+        container["resources"] = {"limits": {"nvidia.com/gpu": job.gpus_per_host}}
     spec = {
         "completionMode": "Indexed", "completions": count, "parallelism": count,
         "backoffLimit": 3 if completes else 0,
@@ -81,10 +94,7 @@ def _job(name: str, task_type: str, count: int, job: Job, image: str, train_args
             "spec": {
                 "subdomain": name,  # pod i answers as NAME-i.NAME (the headless Service)
                 "restartPolicy": "Never",
-                "containers": [{"name": "train", "image": image, "command": command, "env": env,
-                                "ports": [{"containerPort": PORT, "name": "grpc"}],
-                                "volumeMounts": [{"name": "code", "mountPath": "/app"},
-                                                 {"name": "checkpoints", "mountPath": "/checkpoints"}]}],
+                "containers": [container],
                 "volumes": [{"name": "code", "configMap": {"name": f"{APP}-code"}},
                             {"name": "checkpoints", "persistentVolumeClaim": {"claimName": f"{APP}-checkpoints"}}],
             }},
@@ -109,9 +119,11 @@ def _configmap_command(workload, beside: list) -> str:
     return f"kubectl create configmap {APP}-code " + " ".join(files)
 
 
-def manifests(job: Job, image: str, workload=None, modules: Optional[list] = None) -> dict[str, str]:
+def manifests(job: Job, image: Optional[str], workload=None, modules: Optional[list] = None) -> dict[str, str]:
     """File name -> YAML text (several documents each). `workload` and `modules` (the files
-    it imports from its folder, `kerasfit.local_files`) name what goes in the ConfigMap."""
+    it imports from its folder, `kerasfit.local_files`) name what goes in the ConfigMap.
+    No `image`: TensorFlow's, the -gpu one for a plan on GPUs."""
+    image = image or (GPU_IMAGE if job.gpus_per_host else IMAGE)
     root = Path(workload).resolve().parent if workload else None
     modules = list(modules or []) if root is not None else []
     beside = [m for m in modules if Path(m).parent == root]
@@ -139,6 +151,12 @@ def manifests(job: Job, image: str, workload=None, modules: Optional[list] = Non
         + (f"\nThe workload imports modules in folders of its own ({', '.join(str(m) for m in nested[:3])}), "
            "which a ConfigMap's flat keys cannot hold: build them into the image (--image), or mount the "
            "folder at /app.\n" if nested else "")
+        + (f"\nEach worker pod asks for the plan's {job.gpus_per_host} GPU(s) (`nvidia.com/gpu`, the NVIDIA "
+           "device plugin's resource)" + (", the chief and the ps tasks for none (they run on CPU hosts)"
+                                          if job.script_verdict == "parameter_server" else "")
+           + f"; the image ({image}) must have CUDA: TensorFlow's -gpu images do.\n" if job.gpus_per_host else
+           "\nNo pod asks for a GPU: the plan was not made for GPUs (`rung init --scenario` of a plan on GPUs "
+           "adds `nvidia.com/gpu` to the worker pods).\n")
         + "\nEach pod builds its TF_CONFIG from its Service's stable name and JOB_COMPLETION_INDEX; "
         "`rung check-tf-config --set` checks them all (rung's tests do).\n"
         + (f"\ntrain.py runs on tf-keras (TF_USE_LEGACY_KERAS=1), which the stock image ({image}) does not "

@@ -342,6 +342,61 @@ def test_manifests_validate_and_every_pods_tf_config_checks(tmp_path, strategy, 
     assert "valid job" in T.check_set(configs, strategy)
 
 
+@pytest.mark.parametrize("verdict", ["multi_worker_mirrored", "parameter_server"])
+def test_the_worker_pods_and_ray_workers_of_a_plan_on_gpus_ask_for_its_gpus(tmp_path, verdict):
+    """A plan of hosts of 8 A100s gave k8s pods that asked for no GPU, on TensorFlow's CPU
+    image: on a GPU cluster every worker would have trained on its node's CPU. And
+    launch_ray.py had only --use-gpu, one GPU a worker, an eighth of the plan's devices.
+    Now each worker pod asks for the host's 8 (`nvidia.com/gpu`, validated against the
+    Kubernetes schema) on the -gpu image, the chief and ps pods for none, and each Ray
+    worker for 8 by default. A plan on this machine's CPU asks for none."""
+    import kubernetes_validate
+    from kubernetes_validate.utils import latest_version
+
+    def plan(name: str, hardware: dict) -> tuple[Path, dict]:
+        scenario = {"schema": "rung/scenario/v1",
+                    "workload": {"params": 25.6e6, "optimizer": "momentum", "per_device_batch": 64,
+                                 "step_seconds": 0.1},
+                    "hardware": hardware, "goal": {"target_examples_per_second": 8 * 640 * 3}}
+        if verdict == "parameter_server":
+            scenario["fleet"] = {"preemptible": True, "preemptions_per_host_hour": 0.5}
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(scenario))
+        r = rung("init", str(MLP), "--scenario", str(path), "--k8s", "--out", str(tmp_path / name))
+        assert r.returncode == 0, r.stderr
+        d = json.loads(rung("advise", "--scenario", str(path), "--json").stdout)
+        assert d["verdict"] == verdict and d["hosts"] > 1, d
+        asked = {}
+        for f in sorted((tmp_path / name / "k8s").glob("*.yaml")):
+            for doc in yaml.safe_load_all(f.read_text()):
+                kubernetes_validate.validate(doc, latest_version(), strict=True)
+                if doc["kind"] == "Job":
+                    [c] = doc["spec"]["template"]["spec"]["containers"]
+                    asked[doc["metadata"]["name"]] = (c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu"),
+                                                      c["image"])
+        return path, asked
+
+    # hosts of 8 A100s: a plan of several
+    path, asked = plan("gpu", {"device": "A100-80GB", "devices_per_host": 8, "inter_host_gbps": 200,
+                               "max_hosts": 8})
+    gpu, image = 8, "tensorflow/tensorflow:2.21.0-gpu"
+    assert asked == ({"rung-train-worker": (gpu, image)} if verdict == "multi_worker_mirrored" else
+                     {"rung-train-worker": (gpu, image), "rung-train-chief": (None, image),
+                      "rung-train-ps": (None, image)})
+    assert "GPUS_PER_WORKER = 8\n" in (tmp_path / "gpu" / "launch_ray.py").read_text()
+    assert "asks for the plan's 8 GPU(s)" in (tmp_path / "gpu" / "k8s" / "README.md").read_text()
+    # the team's own image stays theirs
+    r = rung("init", str(MLP), "--scenario", str(path), "--k8s", "--image", "team/tf:1", "--out", str(tmp_path / "own"))
+    assert r.returncode == 0 and "image: team/tf:1\n" in (tmp_path / "own" / "k8s" / "worker.yaml"
+                                                          if verdict == "parameter_server" else
+                                                          tmp_path / "own" / "k8s" / "job.yaml").read_text()
+    # hosts like this machine (rung's example hardware: a CPU device each): no GPU asked for
+    cpu = yaml.safe_load((Path(__file__).parents[2] / "rung" / "examples" / "hardware.yaml").read_text())["hardware"]
+    _, asked = plan("cpu", {**cpu, "max_hosts": 16})
+    assert {n for n, _ in asked.values()} == {None} and {i for _, i in asked.values()} == {"tensorflow/tensorflow:2.21.0"}
+    assert "GPUS_PER_WORKER = 0\n" in (tmp_path / "cpu" / "launch_ray.py").read_text()
+
+
 def test_pods_of_a_tf_keras_plan_install_tf_keras_where_the_image_has_none(tmp_path):
     """The manifests run tensorflow/tensorflow:2.21.0 with TF_USE_LEGACY_KERAS=1, and that
     image has Keras 3 and no tf-keras: every pod would have failed on its first tf.keras.
@@ -1527,20 +1582,23 @@ def test_launch_ray_places_parameter_server_workers_on_gpu_nodes_and_ps_tasks_on
     # a CPU head (the driver's node) and two GPU nodes: a worker on each GPU node, the ps task
     # on the head, beside the coordinator
     cluster = [ray_node("head"), ray_node("g1", 4), ray_node("g2", 4)]
-    assert place(cluster, 2, 1, True, "head") == {w: "g1", ("worker", 1): "g2", p: "head"}
-    # three workers on two GPU nodes of one GPU each: more than the cluster has, one line
-    with pytest.raises(SystemExit, match=r"^launch_ray.py: --use-gpu: 3 worker\(s\) need a GPU each; the "
-                                         r"cluster's live nodes have 2$"):
-        place([ray_node("head"), ray_node("g1", 1), ray_node("g2", 1)], 3, 1, True, "head")
+    assert place(cluster, 2, 1, 1, "head") == {w: "g1", ("worker", 1): "g2", p: "head"}
+    # four GPUs a worker: one worker a node of 4
+    assert place(cluster, 2, 1, 4, "head") == {w: "g1", ("worker", 1): "g2", p: "head"}
+    # three workers of 4 GPUs on two nodes of 4: more than the cluster has, one line
+    with pytest.raises(SystemExit, match=r"^launch_ray.py: 3 worker\(s\) of 4 GPU\(s\) each do not fit the "
+                                         r"cluster's live nodes \(GPUs: 4, 4, 0\); --gpus-per-worker 0 runs them "
+                                         r"on CPUs$"):
+        place(cluster, 3, 1, 4, "head")
     # a GPU node of 2 GPUs and one of 1: three workers fill them; a dead node counts for nothing
     got = place([ray_node("head"), ray_node("g1", 2), ray_node("g2", 1), ray_node("gone", 8, alive=False)],
-                3, 2, True, "head")
+                3, 2, 1, "head")
     assert sorted(n for (kind, _), n in got.items() if kind == "worker") == ["g1", "g1", "g2"]
     assert got[p] == got[("ps", 1)] == "head"
     # every node alike, no GPUs asked for: the workers start away from the driver's node, and
     # the ps tasks go beside the fewest workers, ties in that order (two nodes: the first)
-    assert place([ray_node("a"), ray_node("b")], 2, 1, False, "a") == {w: "b", ("worker", 1): "a", p: "b"}
-    assert place([ray_node("a"), ray_node("b"), ray_node("c")], 2, 2, False, "a") == \
+    assert place([ray_node("a"), ray_node("b")], 2, 1, 0, "a") == {w: "b", ("worker", 1): "a", p: "b"}
+    assert place([ray_node("a"), ray_node("b"), ray_node("c")], 2, 2, 0, "a") == \
         {w: "b", ("worker", 1): "c", p: "a", ("ps", 1): "a"}
     # one node: everything there, as a local instance runs it
-    assert set(place([ray_node("local")], 2, 1, False, "local").values()) == {"local"}
+    assert set(place([ray_node("local")], 2, 1, 0, "local").values()) == {"local"}

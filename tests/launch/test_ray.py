@@ -614,13 +614,15 @@ def test_the_workers_of_a_node_take_the_kill_marker_at_once(tmp_path):
 
 
 @ray_tests
-def test_parameter_server_workers_go_to_the_gpu_nodes_and_ask_for_their_gpu(tmp_path, no_ray_left):
+def test_workers_go_to_the_gpu_nodes_and_ask_for_their_gpus(tmp_path, no_ray_left):
     """A Ray cluster as most are: a head without GPUs (the driver's node) and a node with
     two (declared to Ray: none is here, and TensorFlow runs on the CPU where Ray shows
     it one). launch_ray.py --use-gpu of a parameter-server job put worker 0 on the head and
-    asked no GPU for any worker; now both train on the GPU node, each holding one of its
-    GPUs, and the ps task is on the head. Three workers ask for more GPUs than there are:
-    one line, before any task starts. (Two nodes on this machine: ray.cluster_utils.)"""
+    asked no GPU for any worker. Now, with --gpus-per-worker 1, both workers train on the
+    GPU node, each holding one of its GPUs, and the ps task is on the head; a multi-worker
+    job's two workers (Ray Train's) are there too. Three parameter-server workers ask for
+    more GPUs than there are: one line, before any task starts. (Two nodes on this
+    machine: ray.cluster_utils.)"""
     from ray.cluster_utils import Cluster
 
     r = subprocess.run([sys.executable, "-m", "rung", "init", str(MLP), "--strategy", "parameter_server",
@@ -631,7 +633,8 @@ def test_parameter_server_workers_go_to_the_gpu_nodes_and_ask_for_their_gpu(tmp_
     try:
         gpu_node = cluster.add_node(num_cpus=4, num_gpus=2).node_id
         cluster.wait_for_nodes()
-        script = [sys.executable, str(tmp_path / "job" / "launch_ray.py"), "--address", cluster.address, "--use-gpu"]
+        script = [sys.executable, str(tmp_path / "job" / "launch_ray.py"), "--address", cluster.address,
+                  "--gpus-per-worker", "1"]
         r = subprocess.run(script + ["--steps", "10"], capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr[-1500:]
         d = json.loads(r.stdout.strip().splitlines()[-1])
@@ -639,8 +642,18 @@ def test_parameter_server_workers_go_to_the_gpu_nodes_and_ask_for_their_gpu(tmp_
         where = {t["task"]: t["node_id"] for t in d["tasks"]}
         assert where["worker:0"] == where["worker:1"] == gpu_node, d["tasks"]
         assert where["ps:0"] == cluster.head_node.node_id
+        # multi-worker: Ray Train's workers ask for the GPU each (resources_per_worker)
+        r = subprocess.run([sys.executable, "-m", "rung", "init", str(MLP), "--strategy", "multi_worker_mirrored",
+                            "--workers", "2", "--out", str(tmp_path / "mw")], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        r = subprocess.run([sys.executable, str(tmp_path / "mw" / "launch_ray.py"), *script[2:], "--steps", "10",
+                            "--checkpoint-dir", str(tmp_path / "ck")], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-1500:]
+        d = json.loads(r.stdout.strip().splitlines()[-1])
+        assert d["steps_completed"] == 10 and {t["node_id"] for t in d["tasks"]} == {gpu_node}, d["tasks"]
         r = subprocess.run(script + ["--workers", "3"], capture_output=True, text=True, timeout=600)
         assert r.returncode == 1 and r.stderr.strip().splitlines()[-1] == \
-            "launch_ray.py: --use-gpu: 3 worker(s) need a GPU each; the cluster's live nodes have 2", r.stderr[-800:]
+            "launch_ray.py: 3 worker(s) of 1 GPU(s) each do not fit the cluster's live nodes (GPUs: 2, 0); " \
+            "--gpus-per-worker 0 runs them on CPUs", r.stderr[-800:]
     finally:
         cluster.shutdown()
