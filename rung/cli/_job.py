@@ -23,6 +23,9 @@ def add_arguments(p) -> None:
                      help=f"a verdict by hand: {', '.join(VERDICTS)}")
     src.add_argument("--workers", type=int, metavar="N", help="workers (multi_worker_mirrored, parameter_server)")
     src.add_argument("--ps-tasks", type=int, metavar="P", help="parameter-server tasks (parameter_server)")
+    src.add_argument("--gpus-per-host", type=int, metavar="N",
+                     help="GPUs of each worker host, which its worker asks the cluster for (Ray, k8s) and mirrors "
+                          "over (default: a --scenario plan's hosts' GPUs, else 0)")
     src.add_argument("--batch", type=int, metavar="N", help="per-replica batch (default: the scenario's, else the file's BATCH_SIZE, else 32)")
     src.add_argument("--keras", choices=("keras3", "tf_keras"),
                      help="run train.py on this Keras (default: the one the plan needs; tf_keras for a one-device or "
@@ -182,6 +185,12 @@ def job_from(args) -> Job:
         workers = args.workers or (2 if v in ("multi_worker_mirrored", "parameter_server") else 1)
         ps = args.ps_tasks if args.ps_tasks is not None else (1 if v == "parameter_server" else 0)
         job = Job(v, workers=workers, ps_tasks=ps, source=f"--strategy {v}")
+    if args.gpus_per_host is not None:
+        if args.gpus_per_host < 0:
+            raise InputError("--gpus-per-host", None, f"expected 0 or more GPUs, received {args.gpus_per_host}")
+        job.gpus_per_host = args.gpus_per_host
+        if args.gpus_per_host:
+            job.devices_per_host = args.gpus_per_host
     # the file's own imports of tf_keras (it runs on tf-keras everywhere) and of Keras 3
     # (tf-keras cannot train it), its literal run_eagerly=True (fit runs without a graph;
     # train.py turns it off under parameter servers), its literal jit_compile=True (parameter servers run it

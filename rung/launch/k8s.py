@@ -155,8 +155,8 @@ def manifests(job: Job, image: Optional[str], workload=None, modules: Optional[l
            "device plugin's resource)" + (", the chief and the ps tasks for none (they run on CPU hosts)"
                                           if job.script_verdict == "parameter_server" else "")
            + f"; the image ({image}) must have CUDA: TensorFlow's -gpu images do.\n" if job.gpus_per_host else
-           "\nNo pod asks for a GPU: the plan was not made for GPUs (`rung init --scenario` of a plan on GPUs "
-           "adds `nvidia.com/gpu` to the worker pods).\n")
+           "\nNo pod asks for a GPU: the plan was not made for GPUs (`rung init --scenario` of a plan on GPUs, "
+           "or `--gpus-per-host N`, adds `nvidia.com/gpu` to the worker pods).\n")
         + "\nEach pod builds its TF_CONFIG from its Service's stable name and JOB_COMPLETION_INDEX; "
         "`rung check-tf-config --set` checks them all (rung's tests do).\n"
         + (f"\ntrain.py runs on tf-keras (TF_USE_LEGACY_KERAS=1), which the stock image ({image}) does not "

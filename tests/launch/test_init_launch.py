@@ -78,6 +78,7 @@ def test_init_from_a_scenario_takes_the_decision(tmp_path):
     (["--strategy", "needs_sharding"], "does not fit one device"),
     (["--strategy", "multi_worker_mirrored", "--workers", "1"], "2 or more workers"),
     (["--strategy", "parameter_server", "--ps-tasks", "0"], "at least one worker and one ps"),
+    (["--strategy", "parameter_server", "--gpus-per-host", "-1"], "--gpus-per-host: expected 0 or more GPUs"),
     ([], "either --scenario FILE or --strategy"),
 ])
 def test_init_refuses_what_cannot_run(tmp_path, args, words):
@@ -395,6 +396,14 @@ def test_the_worker_pods_and_ray_workers_of_a_plan_on_gpus_ask_for_its_gpus(tmp_
     _, asked = plan("cpu", {**cpu, "max_hosts": 16})
     assert {n for n, _ in asked.values()} == {None} and {i for _, i in asked.values()} == {"tensorflow/tensorflow:2.21.0"}
     assert "GPUS_PER_WORKER = 0\n" in (tmp_path / "cpu" / "launch_ray.py").read_text()
+    assert "No pod asks for a GPU" in (tmp_path / "cpu" / "k8s" / "README.md").read_text()
+    # a plan by hand: the GPUs of its hosts given, or none
+    r = rung("init", str(MLP), "--strategy", verdict, "--gpus-per-host", "4", "--k8s", "--out", str(tmp_path / "hand"))
+    assert r.returncode == 0, r.stderr
+    worker = "job.yaml" if verdict == "multi_worker_mirrored" else "worker.yaml"
+    [job] = [d for d in yaml.safe_load_all((tmp_path / "hand" / "k8s" / worker).read_text()) if d["kind"] == "Job"]
+    assert job["spec"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 4}}
+    assert "GPUS_PER_WORKER = 4\n" in (tmp_path / "hand" / "launch_ray.py").read_text()
 
 
 def test_pods_of_a_tf_keras_plan_install_tf_keras_where_the_image_has_none(tmp_path):
