@@ -1596,7 +1596,7 @@ def test_launch_ray_places_parameter_server_workers_on_gpu_nodes_and_ps_tasks_on
     assert place(cluster, 2, 1, 4, "head") == {w: "g1", ("worker", 1): "g2", p: "head"}
     # three workers of 4 GPUs on two nodes of 4: more than the cluster has, one line
     with pytest.raises(SystemExit, match=r"^launch_ray.py: 3 worker\(s\) of 4 GPU\(s\) each do not fit the "
-                                         r"cluster's live nodes \(GPUs: 4, 4, 0\); --gpus-per-worker 0 runs them "
+                                         r"cluster's live nodes \(GPUs: 0, 4, 4\); --gpus-per-worker 0 runs them "
                                          r"on CPUs$"):
         place(cluster, 3, 1, 4, "head")
     # a GPU node of 2 GPUs and one of 1: three workers fill them; a dead node counts for nothing

@@ -620,9 +620,9 @@ def test_workers_go_to_the_gpu_nodes_and_ask_for_their_gpus(tmp_path, no_ray_lef
     it one). launch_ray.py --use-gpu of a parameter-server job put worker 0 on the head and
     asked no GPU for any worker. Now, with --gpus-per-worker 1, both workers train on the
     GPU node, each holding one of its GPUs, and the ps task is on the head; a multi-worker
-    job's two workers (Ray Train's) are there too. Three parameter-server workers ask for
-    more GPUs than there are: one line, before any task starts. (Two nodes on this
-    machine: ray.cluster_utils.)"""
+    job's two workers (Ray Train's) are there too. Three parameter-server workers of one GPU,
+    or two multi-worker workers of two, ask for more GPUs than there are: one line, before
+    any task starts. (Two nodes on this machine: ray.cluster_utils.)"""
     from ray.cluster_utils import Cluster
 
     r = subprocess.run([sys.executable, "-m", "rung", "init", str(MLP), "--strategy", "parameter_server",
@@ -651,9 +651,17 @@ def test_workers_go_to_the_gpu_nodes_and_ask_for_their_gpus(tmp_path, no_ray_lef
         assert r.returncode == 0, r.stderr[-1500:]
         d = json.loads(r.stdout.strip().splitlines()[-1])
         assert d["steps_completed"] == 10 and {t["node_id"] for t in d["tasks"]} == {gpu_node}, d["tasks"]
-        r = subprocess.run(script + ["--workers", "3"], capture_output=True, text=True, timeout=600)
-        assert r.returncode == 1 and r.stderr.strip().splitlines()[-1] == \
-            "launch_ray.py: 3 worker(s) of 1 GPU(s) each do not fit the cluster's live nodes (GPUs: 2, 0); " \
-            "--gpus-per-worker 0 runs them on CPUs", r.stderr[-800:]
+        # three workers of one GPU, or two of two: more than the cluster's two GPUs, one line
+        # each, before any task starts (Ray Train would wait for them without end)
+        for job, extra in (("job", ["--workers", "3"]), ("mw", ["--gpus-per-worker", "2"])):
+            r = subprocess.run([sys.executable, str(tmp_path / job / "launch_ray.py"), *script[2:], *extra],
+                               capture_output=True, text=True, timeout=600)
+            last = r.stderr.strip().splitlines()[-1]
+            workers, gpus = (3, 1) if job == "job" else (2, 2)
+            assert r.returncode == 1 and last.startswith(
+                f"launch_ray.py: {workers} worker(s) of {gpus} GPU(s) each do not fit the cluster's live nodes (GPUs: ") \
+                and last.endswith("); --gpus-per-worker 0 runs them on CPUs") and sorted(last.split("(GPUs: ")[1]
+                                                                                  .split(")")[0].split(", ")) == \
+                ["0", "2"], r.stderr[-800:]
     finally:
         cluster.shutdown()
