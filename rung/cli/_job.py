@@ -127,13 +127,6 @@ def _workload_of_job(p: Path) -> Optional[str]:
         return None
 
 
-def gpu_plan(scenario) -> bool:
-    """Whether the hardware a plan runs on is GPUs: a catalog GPU, or a custom device not
-    marked a CPU (a custom device is a card the catalog lacks unless it says otherwise)."""
-    h = scenario.hardware
-    return not scenario.device.is_tpu and (h.device != "custom" or h.accelerator != "cpu")
-
-
 def job_from(args) -> Job:
     if bool(args.scenario) == bool(args.strategy):
         raise InputError("--scenario", None, "give either --scenario FILE or --strategy VERDICT")
@@ -144,6 +137,7 @@ def job_from(args) -> Job:
         s = load_scenario(args.scenario)
         d = advise(s)
         from rung.ladder.options import ladder_scenario
+        from rung.ladder.strategy_options import on_gpus
         from rung.spec.catalog import slice_name
 
         # the hardware the verdict is for: an offer's when the decision chose one (its
@@ -157,7 +151,7 @@ def job_from(args) -> Job:
         job = Job(d.verdict, workers=d.hosts or 1, ps_tasks=d.ps_tasks, batch=s.workload.per_device_batch,
                   tpu_slice=tpu_slice,
                   devices_per_host=on.hardware.devices_per_host, takes_on=list(d.takes_on),
-                  gpus_per_host=on.hardware.devices_per_host if gpu_plan(on) else 0,
+                  gpus_per_host=on.hardware.devices_per_host if on_gpus(on) else 0,
                   source=f"from {args.scenario}: {d.verdict}{offer}", string_inputs=s.workload.string_inputs,
                   steps_per_execution=s.workload.steps_per_execution, jit_compile=bool(s.workload.jit_compile),
                   ragged_or_sparse_inputs=bool(s.workload.ragged_or_sparse_inputs),
