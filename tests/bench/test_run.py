@@ -11,27 +11,37 @@ import pytest
 from rung.bench.plan import RunPlan, RunSpec, Task
 from rung.bench.run import BenchError, Processes, _wait
 
-# a task: waits, writes its error file (as rung.bench.task does), waits again, exits 1
+# a task: writes its error file (as rung.bench.task does) and exits 1, each some seconds after
+# the other task's error file exists ("after") or after it started ("now"). Ordered by the
+# other's file, not by the clock from start: under a loaded machine's start-up delays, two
+# sleeps from start (0.5 s and 0.7 s) once came out the other way round (CI, parallel pass)
 TASK = """
-import sys, time
-time.sleep(float(sys.argv[2]))
-open(sys.argv[1], "w").write(sys.argv[3] + "\\nTraceback ...\\n")
-time.sleep(float(sys.argv[4]))
+import os, sys, time
+err, other, text = sys.argv[1:4]
+def wait(when, seconds):
+    while when == "after" and not os.path.exists(other):
+        time.sleep(0.01)
+    time.sleep(float(seconds))
+wait(sys.argv[4], sys.argv[5])
+open(err, "w").write(text + "\\nTraceback ...\\n")
+wait(sys.argv[6], sys.argv[7])
 sys.exit(1)
 """
 
 
-def _failing_run(tmp_path, lead: tuple[float, float], peer: tuple[float, float]) -> str:
-    """Two workers that fail: (seconds to the error file, seconds more to the exit) each."""
+def _failing_run(tmp_path, lead: tuple, peer: tuple) -> str:
+    """Two workers that fail, each ("now" or "after", seconds to its error file, "now" or
+    "after", seconds more to its exit): "after" counts from the other's error file."""
     plan = RunPlan(RunSpec("multi_worker_mirrored", 2), [Task("worker", 0, None), Task("worker", 1, None)], "tf_keras")
     procs = Processes()
     errors = {0: "UnavailableError: The error could be from a previous operation. Restart your program to reset.",
               1: "ValueError: worker 1's own failure"}
     try:
-        for task, (wrote, exited) in zip(plan.tasks, (lead, peer)):
+        for task, when in zip(plan.tasks, (lead, peer)):
             err = tmp_path / f"worker{task.index}-a0.error.txt"
-            p = procs.start([sys.executable, "-c", TASK, str(err), str(wrote), errors[task.index], str(exited)], {},
-                            tmp_path / f"worker{task.index}-a0.log")
+            other = tmp_path / f"worker{1 - task.index}-a0.error.txt"
+            p = procs.start([sys.executable, "-c", TASK, str(err), str(other), errors[task.index],
+                             *map(str, when)], {}, tmp_path / f"worker{task.index}-a0.log")
             p.rung_task = task
         with pytest.raises(BenchError) as e:
             _wait(plan, procs, tmp_path / "result.json", tmp_path / "worker0-a0.error.txt", time.perf_counter(), 60,
@@ -46,12 +56,14 @@ def test_a_lead_that_fails_because_its_peer_failed_first_names_the_peer(tmp_path
     while worker 1 is still exiting (TensorFlow's teardown): the cause reported is worker
     1's error, not the lead's, whose exit the runner sees first. (A bench here reported the
     lead's UnavailableError for a pipeline that failed on worker 1.)"""
-    got = _failing_run(tmp_path, lead=(0.7, 0.0), peer=(0.5, 1.5))
+    # the lead writes 0.2 s after the peer's error and exits at once; the peer exits 0.5 s
+    # after the lead's error
+    got = _failing_run(tmp_path, lead=("after", 0.2, "now", 0.0), peer=("now", 0.3, "after", 0.5))
     assert got == "multi_worker_mirrored:2: worker:1 failed: ValueError: worker 1's own failure"
 
 
 def test_a_lead_that_fails_first_is_the_cause(tmp_path):
-    got = _failing_run(tmp_path, lead=(0.3, 0.0), peer=(1.5, 0.0))
+    got = _failing_run(tmp_path, lead=("now", 0.3, "now", 0.0), peer=("after", 1.2, "now", 0.0))
     assert got.startswith("multi_worker_mirrored:2: worker:0 failed: UnavailableError")
 
 
