@@ -93,6 +93,21 @@ def _describe(o: Outcome, base: Outcome) -> str:
     return o.verdict + ("" if o.meets_goal else " (short of the goal)")
 
 
+def _band_words(source: str, interval: bool, device: str, lo: float, hi: float) -> str:
+    """CLOSE_CALL's band, and what separates the two outcomes, by where the step comes
+    from: measuring again here cannot narrow an estimate for another device, and a step
+    given without an interval carries the least noise (MIN_NOISE)."""
+    band = f"{1 - lo:.0%} faster to {hi - 1:.0%} slower"
+    if source == "estimated":
+        return (f"the estimate's 95% interval ({band}): both are candidates; a step measured on {device} "
+                "separates them (--target-step-seconds, rung profile there, or an offer's step_seconds)")
+    if interval:
+        return (f"the measurement's noise ({band}): both are candidates; measure again with more --steps on a "
+                "quiet machine to separate them")
+    return (f"the least noise any step time carries ({band}): both are candidates; a step measured with "
+            "rung profile (more --steps, on a quiet machine) separates them")
+
+
 def assess(s: Scenario, d: Decision, links: comm.Links = comm.DEFAULT_LINKS) -> None:
     """Fill d.inputs and d.confidence; warn CLOSE_CALL and STEP_TIME_ESTIMATED."""
     w = s.workload
@@ -143,9 +158,8 @@ def assess(s: Scenario, d: Decision, links: comm.Links = comm.DEFAULT_LINKS) -> 
             "before you rent a fleet"))
     for direction, flip in close:
         findings.append(Finding(C.CLOSE_CALL,
-            f"a step {abs(flip.factor - 1):.0%} {direction} would make it {_describe(flip.outcome, base)}, inside the "
-            f"measurement's noise ({1 - lo:.0%} faster to {hi - 1:.0%} slower): both are candidates; "
-            "measure again with more --steps on a quiet machine to separate them"))
+            f"a step {abs(flip.factor - 1):.0%} {direction} would make it {_describe(flip.outcome, base)}, inside "
+            f"{_band_words(source, w.step_seconds_ci95 is not None, s.device.name, lo, hi)}"))
     if wait_flip is not None:
         wait, o = wait_flip
         findings.append(Finding(C.CLOSE_CALL,

@@ -126,3 +126,24 @@ def test_a_plan_far_from_its_next_size_has_nothing_to_say_about_it():
     from rung.report.terminal import margin_line
 
     assert "plan's size" not in margin_line(roomy).plain
+
+
+@pytest.mark.parametrize("workload,band,remedy", [
+    # an estimate for the scenario's device: its 2x interval, and only a step measured there narrows it
+    ({"step_seconds_source": "estimated"}, "the estimate's 95% interval (50% faster to 100% slower)",
+     "a step measured on A100-80GB separates them"),
+    # measured with an interval: more steps on a quiet machine narrow it
+    ({"step_seconds_source": "measured", "step_seconds_ci95": [0.19, 0.23]},
+     "the measurement's noise (10% faster to 10% slower)", "measure again with more --steps"),
+    # declared without one: the least noise any step carries, 5% either way
+    ({}, "the least noise any step time carries (5% faster to 5% slower)", "a step measured with rung profile"),
+])
+def test_a_close_call_says_what_would_separate_its_outcomes(workload, band, remedy):
+    """An estimated step's CLOSE_CALL told the user to measure again with more --steps on a
+    quiet machine, which cannot narrow an estimate for a device the machine does not have
+    (an EfficientNetB0 planned for A100 hosts from this CPU, 2026-12-07)."""
+    d = decide(goal={"target_examples_per_second": 0.97 * ONE}, workload={"input_wait_seconds": 0.0, **workload})
+    said = [f.message for f in d.warnings if f.code == "CLOSE_CALL"]
+    assert len(said) == 1 and band in said[0] and remedy in said[0], said
+    # more steps here narrow a measurement, never an estimate for another device
+    assert ("--steps" in said[0]) != (workload.get("step_seconds_source") == "estimated")
