@@ -24,7 +24,7 @@ def register(sub) -> None:
     p.add_argument("--calibration", metavar="FILE",
                    help="a `rung bench --calibrate` file to simulate with: the link and parameter-server constants "
                         "`rung advise --calibration` decides with (with --bench: else the bench's own, if any)")
-    p.add_argument("--workers", type=int, metavar="N", help="workers (hosts); default: the scenario's max_hosts")
+    p.add_argument("--workers", type=int, metavar="N", help="workers (hosts); default: the hosts of the scenario's proposal, else its max_hosts")
     p.add_argument("--steps", type=int, default=1000, metavar="S", help="steps per worker (default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
     p.add_argument("--step-distribution", metavar="KIND",
@@ -67,10 +67,13 @@ def run(args) -> int:
     from rung.spec import load_scenario
 
     s = load_scenario(args.scenario)
-    workers = args.workers if args.workers is not None else s.hardware.max_hosts
-    # the default is the scenario's max_hosts: a fleet too large to simulate names it
+    # the default is the team's own plan when the scenario proposes one (the plan it asks
+    # rung to review), else the scenario's max_hosts: a fleet too large to simulate names it
     defaulted = args.workers is None
-    named = f"--workers (default: {args.scenario}'s hardware.max_hosts)" if defaulted else "--workers"
+    proposed = defaulted and s.proposal is not None
+    workers = args.workers if not defaulted else s.proposal.hosts if proposed else s.hardware.max_hosts
+    source = "proposal.hosts" if proposed else "hardware.max_hosts"
+    named = f"--workers (default: {args.scenario}'s {source})" if defaulted else "--workers"
     for flag, value, top, hint in ((named, workers, 100_000, "; give --workers" if defaulted else ""),
                                    ("--steps", args.steps, 100_000, "")):
         if not 1 <= value <= top:
@@ -85,6 +88,10 @@ def run(args) -> int:
     with Progress(quiet=args.json) as progress:
         out = simulate(s, workers, args.steps, args.seed, kind, cv, links=links, on_phase=progress.phase,
                        on_step=progress.step)
+    if proposed:
+        out.setdefault("notes", []).append(
+            f"{workers} worker(s): the scenario's proposal ({s.proposal.strategy} on {s.proposal.hosts} host(s)); "
+            "--workers sets another")
     if s.offers:  # the decision may have chosen one; what ran here is the team's hardware
         h = s.hardware
         out.setdefault("notes", []).append(

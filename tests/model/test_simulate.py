@@ -100,6 +100,20 @@ def test_the_command_prints_simulation_v1_and_refuses_bad_input(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stdout == "", r.stderr
     assert "hardware.max_hosts): expected 1 to 100,000, received 500000; give --workers" in r.stderr
+    # a scenario that proposes a plan: its hosts are the default fleet (the team's own plan,
+    # as advise reviews it), said in a note; --workers still sets another
+    path.write_text(yaml.safe_dump({**valid_scenario(hardware={"max_hosts": 500_000}),
+                                    "proposal": {"strategy": "multi_worker_mirrored", "hosts": 3}}))
+    r = subprocess.run([sys.executable, "-m", "rung", "simulate", "--scenario", str(path), "--steps", "50", "--json"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    proposed = json.loads(r.stdout)
+    assert proposed["workers"] == 3
+    assert "3 worker(s): the scenario's proposal (multi_worker_mirrored on 3 host(s)); --workers sets another" \
+        in proposed["notes"]
+    r = subprocess.run([sys.executable, "-m", "rung", "simulate", "--scenario", str(path), "--steps", "50",
+                        "--workers", "5", "--json"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and json.loads(r.stdout)["workers"] == 5 and not json.loads(r.stdout).get("notes")
     # a scenario with offers: what is simulated is its hardware, which the decision may not have chosen
     offers = [{"name": "box", "usd_per_host_hour": 30, "device": "A100-80GB", "devices_per_host": 8,
                "inter_host_gbps": 100, "max_hosts": 1}]
