@@ -24,7 +24,8 @@ def register(sub) -> None:
     p.add_argument("--calibration", metavar="FILE",
                    help="a `rung bench --calibrate` file to simulate with: the link and parameter-server constants "
                         "`rung advise --calibration` decides with (with --bench: else the bench's own, if any)")
-    p.add_argument("--workers", type=int, metavar="N", help="workers (hosts); default: the hosts of the scenario's proposal, else its max_hosts")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="workers (hosts); default: the hosts of the scenario's proposal, else its max_hosts")
     p.add_argument("--steps", type=int, default=1000, metavar="S", help="steps per worker (default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
     p.add_argument("--step-distribution", metavar="KIND",
