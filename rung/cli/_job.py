@@ -130,6 +130,8 @@ def _workload_of_job(p: Path) -> Optional[str]:
 def job_from(args) -> Job:
     if bool(args.scenario) == bool(args.strategy):
         raise InputError("--scenario", None, "give either --scenario FILE or --strategy VERDICT")
+    if args.gpus_per_host is not None and args.gpus_per_host < 0:  # before the scenario is read and decided
+        raise InputError("--gpus-per-host", None, f"expected 0 or more GPUs, received {args.gpus_per_host}")
     if args.scenario:
         from rung.ladder import advise
         from rung.spec import load_scenario
@@ -180,8 +182,6 @@ def job_from(args) -> Job:
         ps = args.ps_tasks if args.ps_tasks is not None else (1 if v == "parameter_server" else 0)
         job = Job(v, workers=workers, ps_tasks=ps, source=f"--strategy {v}")
     if args.gpus_per_host is not None:
-        if args.gpus_per_host < 0:
-            raise InputError("--gpus-per-host", None, f"expected 0 or more GPUs, received {args.gpus_per_host}")
         job.gpus_per_host = args.gpus_per_host
         if args.gpus_per_host:
             job.devices_per_host = args.gpus_per_host
