@@ -89,9 +89,10 @@ class Sampler:
         self._last = m
 
     def share(self) -> Optional[dict]:
-        """{"outside_cpu_share", "steal_share", "window_ticks"}: the shares of the machine's CPU
-        time in the window that went to other work (steal included) and to steal alone; None
-        when the window is too short to say or /proc could not be read."""
+        """{"outside_cpu_share", "steal_share", "own_cpu_share", "window_ticks"}: the shares of
+        the machine's CPU time in the window that went to other work (steal included), to steal
+        alone, and to the run's own processes (times the machine's CPUs: how many of them the
+        run kept busy); None when the window is too short to say or /proc could not be read."""
         if self._first is None or self._last is None:
             return None
         busy = self._last[0] - self._first[0]
@@ -101,7 +102,8 @@ class Sampler:
             return None
         own = sum(last - first for first, last in self._own.values())
         return {"outside_cpu_share": round(min(1.0, max(0.0, (busy - own) / total)), 3),
-                "steal_share": round(max(0.0, steal / total), 3), "window_ticks": total}
+                "steal_share": round(max(0.0, steal / total), 3),
+                "own_cpu_share": round(min(1.0, max(0.0, own / total)), 3), "window_ticks": total}
 
 
 def busy_line(share: dict) -> str:

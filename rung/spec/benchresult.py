@@ -119,6 +119,8 @@ def short_label(strategy: str, replicas: int, option: Optional[str] = None, kera
 class Machine(_Record):
     outside_cpu_share: float
     steal_share: float = 0.0
+    # the run's own processes' share (None in results written before it was read)
+    own_cpu_share: Optional[float] = None
     window_ticks: int = 0
 
 

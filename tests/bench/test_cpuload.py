@@ -62,6 +62,11 @@ def test_a_busy_loop_that_is_not_the_runs_is_counted_and_one_that_is_is_not():
     attributed = (none["outside_cpu_share"] - mine["outside_cpu_share"]) * mine["window_ticks"] \
         / os.sysconf("SC_CLK_TCK")
     assert used - 0.15 <= attributed <= used + 0.05, (attributed, used, none, mine)
+    # and the sampler that counts it says how much of the machine its run kept busy: the same
+    # CPU time, read from the run's side (getrusage again the oracle)
+    own = mine["own_cpu_share"] * mine["window_ticks"] / os.sysconf("SC_CLK_TCK")
+    assert used - 0.15 <= own <= used + 0.05, (own, used, mine)
+    assert none["own_cpu_share"] == 0.0
     assert attributed >= 0.2  # it did spin (1.5 s of wall time; beside other tests' work, a share of a CPU)
 
 
