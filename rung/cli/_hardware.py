@@ -21,9 +21,11 @@ def add_arguments(parser, target_required: bool = False) -> None:
     g.add_argument("--hardware", metavar="HW.yaml",
                    help="hardware block (and optional fleet, goal, offers) in scenario v1 syntax")
     g.add_argument("--device", help="catalog device name (see `rung catalog`), overrides the file")
-    g.add_argument("--devices-per-host", type=int, metavar="N")
-    g.add_argument("--max-hosts", type=int, metavar="N")
-    g.add_argument("--inter-host-gbps", type=float, metavar="G")
+    g.add_argument("--devices-per-host", type=int, metavar="N",
+                   help="devices on each host (default: the device's own count, else 1), overrides the file")
+    g.add_argument("--max-hosts", type=int, metavar="N", help="hosts on offer at most, overrides the file")
+    g.add_argument("--inter-host-gbps", type=float, metavar="G",
+                   help="network between hosts, Gbit/s, overrides the file")
     g.add_argument("--target", type=float, metavar="EX_PER_S", help="target examples per second")
     g.add_argument("--reproducible", action="store_true", default=None, help="runs must be repeatable")
     g.add_argument("--preemptible", action="store_true", default=None, help="hosts can be taken away")

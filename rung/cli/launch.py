@@ -32,10 +32,12 @@ def register(sub) -> None:
                                    "multi-worker, actors for parameter servers).")
     _job.add_arguments(p)
     r = p.add_argument_group("the run")
-    r.add_argument("--engine", required=True, choices=("local", "ray"))
+    r.add_argument("--engine", required=True, choices=("local", "ray"),
+                   help="where the tasks run (required): local, processes with TF_CONFIG on this machine; ray, "
+                        "a Ray cluster (--address) or a local Ray instance rung starts and stops")
     r.add_argument("--address", metavar="HOST:PORT", help="a running Ray cluster (default: a local Ray instance)")
     r.add_argument("--steps", type=int, default=20, metavar="N", help="steps per epoch (default 20)")
-    r.add_argument("--epochs", type=int, default=1, metavar="N")
+    r.add_argument("--epochs", type=int, default=1, metavar="N", help="epochs (default 1)")
     r.add_argument("--kill", metavar="K@STEP", help="kill worker K when the job reaches STEP (see recovery)")
     r.add_argument("--out", metavar="DIR", help="keep the generated files and the run's logs here "
                                                 "(default: a temporary folder, removed at the end)")

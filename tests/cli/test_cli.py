@@ -127,6 +127,22 @@ def test_help_names_the_flags_and_imports_no_framework():
     assert "--scenario" in r.stdout and "--json" in r.stdout and "--calibration" in r.stdout
 
 
+def test_every_option_of_every_command_says_what_it_does():
+    """`rung launch --help` listed `--engine {local,ray}`, a required option, with no word on
+    what either does; the hardware flags and tf-config's did the same."""
+    import argparse
+
+    from rung.cli import build_parser
+
+    bare = []
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                bare += [f"{name} {'/'.join(a.option_strings)}" for a in sub._actions
+                         if a.option_strings and not a.help]
+    assert not bare, bare
+
+
 def test_advise_uses_a_stored_calibration(tmp_path):
     """A slower measured link (rung bench --calibrate) lowers multi-host predictions."""
     scenario = str(BUNDLED / "04-multi-host.yaml")
