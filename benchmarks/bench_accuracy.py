@@ -82,7 +82,8 @@ def main() -> int:
         mwms_basis = BenchResult.model_validate(b).basis_for("tf_keras")
         basis = Basis(**mwms_basis.model_dump(include={"one_device_step_seconds", "dense_gradient_bytes",
                                                        "sparse_gradient_bytes", "step_time_cv",
-                                                       "link_bytes_per_second", "link_rtt_seconds", "cores"}),
+                                                       "link_bytes_per_second", "link_rtt_seconds", "cores",
+                                                       "step_cpu_cores"}),
                       cpu_seconds_per_byte=k, sync_seconds=f)
         for r in [r for r in b["runs"] if r["strategy"] != "single_device"]:
             cal_pred = predict_step_seconds(basis, r["strategy"], r["replicas"], efficiency=eff)["step"]

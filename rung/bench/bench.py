@@ -434,7 +434,8 @@ def _basis_of_run(r: dict, link: dict, ps_costs: Optional[dict]) -> predict.Basi
                           logged_values=r["_grads"].get("logged_values"),
                           sparse_gradient_tensors=r["_grads"].get("sparse_tensors"),
                           strategy_step_extra_seconds=r["_grads"].get("strategy_extra") or 0.0,
-                          steps_per_execution=r["_grads"].get("steps_per_execution") or 1)
+                          steps_per_execution=r["_grads"].get("steps_per_execution") or 1,
+                          step_cpu_cores=r.get("step_cpu_cores"))
     r.update(predicted_step_seconds=r["step_seconds_mean"], prediction_error=0.0, scaling_efficiency=1.0,
              gradient_bytes_per_step=0.0)
     return basis
@@ -449,7 +450,7 @@ def _basis_record(b: predict.Basis) -> dict:
             "logged_values": b.logged_values,
             "sparse_gradient_tensors": b.sparse_gradient_tensors,
             "strategy_step_extra_seconds": b.strategy_step_extra_seconds,
-            "steps_per_execution": b.steps_per_execution}
+            "steps_per_execution": b.steps_per_execution, "step_cpu_cores": b.step_cpu_cores}
 
 
 def beside_ps_line(worker_nodes: list[str], ps_nodes: list[str]) -> Optional[str]:
@@ -671,7 +672,7 @@ def _testbed_sync(probe: dict, basis: predict.Basis, replicas: int, shares_cores
                    sparse_gradient_bytes=0.0, step_time_cv=0.0, sync_seconds=0.0, variables=2, optimizer="sgd",
                    logged_values=1, logged_value_seconds=probe.get("logged_value_seconds"),
                    sync_batch_norm_layers=0, sparse_gradient_tensors=None, strategy_step_extra_seconds=0.0,
-                   non_trainable_params=0.0)
+                   non_trainable_params=0.0, step_cpu_cores=None)  # its cores are not the model's: N times
     without = predict.predict_step_seconds(tiny, "multi_worker_mirrored", replicas, shares_cores=shares_cores)["step"]
     return max(0.0, step - without)
 

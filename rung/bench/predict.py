@@ -56,6 +56,9 @@ class Basis:
     # what a step costs more under mirrored variables than without a strategy, timed beside
     # the single-device run as rung profile times it (rung.measure.timing.strategy_extra)
     strategy_step_extra_seconds: float = 0.0
+    # the cores the one-device run's steps kept busy (its CPU time over their wall time; None:
+    # not measured, every core): the test bed's co-located replicas share them (`Testbed.compute_factor`)
+    step_cpu_cores: Optional[float] = None
 
 
 def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
@@ -125,7 +128,8 @@ def links_for(b: Basis, efficiency: float = 1.0, workers: int = 1) -> comm.Links
 
 def testbed_for(b: Basis, replicas: int, straggle: float = 1.0) -> Testbed:
     return Testbed(cores=b.cores, replicas=replicas, stream_bytes_per_second=b.link_bytes_per_second,
-                   cpu_seconds_per_byte=b.cpu_seconds_per_byte, straggle=straggle, sync_seconds=b.sync_seconds)
+                   cpu_seconds_per_byte=b.cpu_seconds_per_byte, straggle=straggle, sync_seconds=b.sync_seconds,
+                   compute_cores=b.step_cpu_cores)
 
 
 def with_fixed_cost(b: Basis, measured: Optional[float], shares_cores: bool = True,

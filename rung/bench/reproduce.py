@@ -43,7 +43,7 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[Calibration] = No
                           sync_batch_norm_layers=found.sync_batch_norm_layers, logged_values=found.logged_values,
                           sparse_gradient_tensors=found.sparse_gradient_tensors,
                           strategy_step_extra_seconds=found.strategy_step_extra_seconds,
-                          steps_per_execution=found.steps_per_execution)
+                          steps_per_execution=found.steps_per_execution, step_cpu_cores=found.step_cpu_cores)
     return basis, share
 
 

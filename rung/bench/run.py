@@ -430,7 +430,8 @@ def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
             window, steps = ends[-1] - ends[0], steps * len(rounds)
         return {"steps_timed": steps, "window_seconds": window, "step_seconds_p50": per,
                 "step_seconds_p95": per, "step_seconds_mean": per, "fit_fixed_seconds": fixed,
-                "step_seconds_rounds": rounds, "examples_per_second": global_batch / per, "step_time_cv": None}
+                "step_seconds_rounds": rounds, "examples_per_second": global_batch / per, "step_time_cv": None,
+                "step_cpu_cores": None}
     ends = result["ends"]
     warmup = result.get("warmup", warmup)  # whole calls of a steps_per_execution model
     timed = ends[warmup:] if len(ends) > warmup else ends
@@ -439,6 +440,12 @@ def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
     window = (timed[-1] if timed else result["end"]) - base
     steps = len(timed)
     p95 = percentile(intervals, 0.95) if intervals else None
+    # the cores this process kept busy over the timed steps: its CPU time (every thread's)
+    # over the same window; None where the task did not read it or the window is empty
+    cpu = result.get("cpu_ends") or []
+    cores = None
+    if len(cpu) == len(ends) and warmup >= 1 and len(ends) > warmup and window > 0:
+        cores = (cpu[-1] - cpu[warmup - 1]) / window
     return {"steps_timed": steps, "window_seconds": window,
             # times Keras traced its train function among the timed steps (a trace there is
             # a call many times the others: it must be 0)
@@ -450,7 +457,8 @@ def step_stats(result: dict, warmup: int, global_batch: int) -> dict:
             "step_seconds_mean": window / steps if steps else None,
             "examples_per_second": steps * global_batch / window if window > 0 else None,
             "step_time_cv": (statistics.pstdev(intervals) / statistics.fmean(intervals))
-            if len(intervals) > 1 else 0.0}
+            if len(intervals) > 1 else 0.0,
+            "step_cpu_cores": round(cores, 3) if cores is not None else None}
 
 
 def workdir() -> Path:

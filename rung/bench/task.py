@@ -104,6 +104,9 @@ def _timing_callback(tf, cfg, sync: bool):
         def __init__(self):
             super().__init__()
             self.ends = []
+            # the process's CPU time (every thread's: time.process_time) at each end: how many
+            # cores the steps kept busy (`step_cpu_cores`)
+            self.cpu_ends = []
             self.began, self.first = None, 0
             # the times Keras's train function was traced: after the call before this one,
             # and when the timed steps began (warm_up: the warm-up's steps, set by the task)
@@ -137,6 +140,7 @@ def _timing_callback(tf, cfg, sync: bool):
                 self.traced_before_timing, self.timed = (traced if exact else self.traced), True
             self.traced = traced
             self.ends.extend(new)
+            self.cpu_ends.extend([time.process_time()] * len(new))
             if timeline:
                 timeline.write("".join(f"{t!r}\n" for t in new))
             if progress:
@@ -434,7 +438,8 @@ def run(cfg) -> dict:
     traced = None
     if timing.traced is not None and timing.traced_before_timing is not None:
         traced = timing.traced - timing.traced_before_timing
-    return {**info, "ends": timing.ends, "start": start, "end": end, "warmup": warmup, "traced_while_timed": traced}
+    return {**info, "ends": timing.ends, "cpu_ends": timing.cpu_ends, "start": start, "end": end, "warmup": warmup,
+            "traced_while_timed": traced}
 
 
 def error_line(e: BaseException) -> str:

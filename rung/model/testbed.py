@@ -2,9 +2,14 @@
 logical devices) on one machine. These are extra named terms of the one model in
 `throughput`, and every one is zero for real hosts (`testbed=None`).
 
-- Shared compute: every replica's process shares this machine's cores, and one device
-  already uses every core through TensorFlow's intra-op threads, so N co-located
-  replicas take N times the one-device compute.
+- Shared compute: every replica's process shares this machine's cores. One replica's
+  step keeps c of the C cores busy (measured: the one-device run's CPU time over its
+  steps' wall time, `step_cpu_cores`), so N co-located replicas ask N x c of them and,
+  the cores shared as a processor-sharing server, take max(1, N x c / C) times the
+  one-device compute (`compute_factor`). Unmeasured, c is every core: N times. On this
+  project's 2-core machine a small CNN's step kept 1.5-1.7 cores busy, and with c in
+  place of 2 its predictions of 2 multi-worker workers, +11% to +24% over the measured
+  step in six benches, came out -3% to +8% in four (docs/results.md).
 - Streaming cost: moving the all-reduce's bytes between test hosts costs CPU here
   (gRPC serialisation, and the kernel forwarding every byte through veth, bridge and
   tbf) on the same shared cores. With N links each streaming at the measured goodput
@@ -36,6 +41,7 @@ logical devices) on one machine. These are extra named terms of the one model in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 # Beyond this share of the cores the streaming form S / (1 - u) is far outside anything
 # calibrated; the prediction holds u here rather than diverge.
@@ -50,6 +56,15 @@ class Testbed:
     cpu_seconds_per_byte: float = 0.0     # CPU cost of streaming a byte between test hosts (calibrated)
     straggle: float = 1.0             # one worker's compute slowed by this factor
     sync_seconds: float = 0.0         # fixed cost of each step between test hosts (calibrated)
+    compute_cores: Optional[float] = None  # cores one replica's step keeps busy (None: every core)
+
+    def compute_factor(self) -> float:
+        """The co-located replicas' compute, in one replica's: max(1, N x c / C) for N
+        replicas each keeping c of the C shared cores busy; N when c is not known."""
+        if self.compute_cores is None:
+            return float(self.replicas)
+        c = min(max(self.compute_cores, 0.0), float(self.cores))
+        return max(1.0, self.replicas * c / max(1, self.cores))
 
     def copies(self) -> float:
         """What the co-located replicas' extra under mirrored variables takes, in one

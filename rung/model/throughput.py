@@ -231,7 +231,7 @@ def sync_terms(s: Scenario, hosts, devices_per_host, inter_host_bytes_per_second
     # `strategy_step_extra_seconds`), once an optimizer step, on every replica
     mirrored = np.where(h * d > 1, w.strategy_step_extra_seconds, 0.0)
     if testbed is not None:  # co-located replicas share the cores
-        micro_compute = micro_compute * testbed.replicas
+        micro_compute = micro_compute * testbed.compute_factor()
         mirrored = mirrored * testbed.copies()
     compute, wait = k * micro_compute, k * micro_wait
     grad_bytes = exchanged_gradient_bytes(s)

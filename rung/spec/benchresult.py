@@ -106,6 +106,8 @@ class BasisRecord(_Record):
     strategy_step_extra_seconds: float = Field(default=0.0, ge=0)
     # the model's compile(steps_per_execution=k): steps a parameter-server dispatch runs
     steps_per_execution: int = Field(default=1, ge=1)
+    # the cores its steps kept busy (the test bed's co-location; None: an older file, every core)
+    step_cpu_cores: Optional[float] = Field(default=None, ge=0)
 
 
 def short_label(strategy: str, replicas: int, option: Optional[str] = None, keras: Optional[str] = None) -> str:
@@ -134,6 +136,9 @@ class BenchRun(_Record):
     step_seconds_p50: Optional[float] = None
     step_seconds_p95: Optional[float] = None
     step_time_cv: Optional[float] = None
+    # the cores its lead task's process kept busy over the timed steps: CPU time over wall
+    # time (None for parameter servers, or an older file)
+    step_cpu_cores: Optional[float] = None
     scaling_efficiency: Optional[float] = None
     gradient_bytes_per_step: Optional[float] = None
     predicted_step_seconds: Optional[float] = None

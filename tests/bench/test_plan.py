@@ -143,6 +143,25 @@ def _measured_step(n, share=0.8, cpu_per_byte=5e-9, rate=25e6, cores=2, one=0.01
     return compute + 0.065 * compute + 2 * (n - 1) * rtt / 2 + wire / (share * (1 - u)) + loss + fixed
 
 
+def test_co_located_replicas_share_the_cores_their_one_device_step_kept_busy():
+    """Two co-located replicas of a step that kept 1.6 of 2 cores busy ask 3.2 cores' work of
+    2: 1.6x the one-device compute, not 2x; a step that kept 0.8 busy leaves room for both
+    (1x); three replicas of 1.5 ask 4.5 of 2 (2.25x); unmeasured, 2x as before."""
+    from rung.model.testbed import Testbed
+
+    assert Testbed(cores=2, replicas=2, compute_cores=1.6).compute_factor() == pytest.approx(1.6)
+    assert Testbed(cores=2, replicas=2, compute_cores=0.8).compute_factor() == 1.0
+    assert Testbed(cores=2, replicas=3, compute_cores=1.5).compute_factor() == pytest.approx(2.25)
+    assert Testbed(cores=2, replicas=2, compute_cores=2.3).compute_factor() == 2.0  # ticks past the cores
+    assert Testbed(cores=2, replicas=2).compute_factor() == 2.0
+    b = Basis(one_device_step_seconds=0.01, dense_gradient_bytes=16e6, sparse_gradient_bytes=0,
+              step_time_cv=0.0, link_bytes_per_second=25e6, link_rtt_seconds=1e-4, cores=2, step_cpu_cores=1.6)
+    for strategy in ("multi_worker_mirrored", "mirrored"):
+        p = predict_step_seconds(b, strategy, 2)
+        assert p["compute"] == pytest.approx(0.016) and p["sync"] == pytest.approx(0.065 * 0.016)
+    assert predict_step_seconds(b, "parameter_server", 2)["compute"] == pytest.approx(0.01)  # a worker's own step
+
+
 def test_the_probe_of_a_multi_worker_run_is_read_as_the_test_beds_fixed_cost():
     from rung.bench.bench import _testbed_sync
 
@@ -404,6 +423,20 @@ def test_a_parameter_server_step_is_the_median_of_the_epochs_of_one_fit():
     # a fit whose epoch ends were not seen: the whole fit, per step
     one = step_stats({"async": True, "steps": 20, "start": 0.0, "end": 0.5}, 3, 32)
     assert one["step_seconds_mean"] == pytest.approx(0.5 / 20) and one["fit_fixed_seconds"] is None
+
+
+def test_the_cores_a_runs_steps_kept_busy_are_its_cpu_time_over_the_timed_window():
+    from rung.bench.run import step_stats
+
+    # 2 warm-up steps, then 4 timed ones from 1.0 s to 1.4 s; the process's CPU time at each
+    # end: 0.9 s at the warm-up's end, 1.56 s at the last, so 0.66 s over 0.4 s: 1.65 cores
+    result = {"start": 0.0, "end": 1.5, "warmup": 2, "ends": [0.5, 1.0, 1.1, 1.2, 1.3, 1.4],
+              "cpu_ends": [0.4, 0.9, 1.07, 1.23, 1.39, 1.56]}
+    assert step_stats(result, 2, 32)["step_cpu_cores"] == pytest.approx(0.66 / 0.4, abs=1e-3)
+    # a task that did not read it (an older task, Ray's), or no step past the warm-up: None
+    assert step_stats({**result, "cpu_ends": []}, 2, 32)["step_cpu_cores"] is None
+    assert step_stats({**result, "ends": result["ends"][:2], "cpu_ends": result["cpu_ends"][:2]}, 2,
+                      32)["step_cpu_cores"] is None
 
 
 def test_the_bench_table_keeps_its_headings_and_figures_whole_at_80_columns():

@@ -388,7 +388,11 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
         # came out +165% here: 161 ms predicted, 60.9 measured)
         assert any(n.startswith("1 of 2 worker(s) ran on a node that holds a parameter-server task")
                    for n in ps["notes"]), ps["notes"]
-        assert mw["predicted_terms"]["compute"] == pytest.approx(2 * one)
+        # two workers on one machine's cores: 2 x the cores the one-device run's steps kept
+        # busy (read in its Ray task) over the machine's, at least 1x
+        basis = b["bases"]["tf_keras"] if b.get("bases") else b["basis"]
+        factor = max(1.0, 2 * min(basis["step_cpu_cores"], basis["cores"]) / basis["cores"])
+        assert mw["predicted_terms"]["compute"] == pytest.approx(factor * one)
         # two nodes, one kernel (network namespaces of this machine): the test bed's terms
         # stay; rank 0 of Ray Train measured the fixed cost of a step, as a local run does
         assert mw["shares_cores"] is True and mw["testbed_sync_seconds"] > 0 and mw["probe"]["local_step_seconds"] > 0
