@@ -433,7 +433,7 @@ def test_the_cores_a_runs_steps_kept_busy_are_its_cpu_time_over_the_timed_window
     result = {"start": 0.0, "end": 1.5, "warmup": 2, "ends": [0.5, 1.0, 1.1, 1.2, 1.3, 1.4],
               "cpu_ends": [0.4, 0.9, 1.07, 1.23, 1.39, 1.56]}
     assert step_stats(result, 2, 32)["step_cpu_cores"] == pytest.approx(0.66 / 0.4, abs=1e-3)
-    # a task that did not read it (an older task, Ray's), or no step past the warm-up: None
+    # a result that does not hold it (an older task's), or no step past the warm-up: None
     assert step_stats({**result, "cpu_ends": []}, 2, 32)["step_cpu_cores"] is None
     assert step_stats({**result, "ends": result["ends"][:2], "cpu_ends": result["cpu_ends"][:2]}, 2,
                       32)["step_cpu_cores"] is None
