@@ -453,17 +453,29 @@ def test_killed_workers_restart_synchronous_and_not_asynchronous_runs(ps_costs):
     killed = sim["mwms:2 kill w1@6 (whole run)"]
     assert killed["kill"]["predicted_resumed_from_step"] == mw["resumed_from_step"]
     # and the model's one-kill accounting (every step, the lost ones again, every save, the
-    # bench's detection, a fresh start) meets the measured window. It is fed the unkilled
-    # run's measured step: on unshaped loopback the modelled step itself is known to be
-    # fast (docs/results.md), which is not the kill's accounting. The fresh start stands
-    # for the restart, and fresh starts of the same processes vary by a third on two
-    # shared cores: 0.7-1.4
+    # bench's detection, the restart) meets the measured window. It is fed the unkilled run's
+    # measured step: on unshaped loopback the modelled step itself is known to be fast
+    # (docs/results.md), which is not the kill's accounting. Fed the restart this run took,
+    # the accounting alone is checked: 0.98-0.99 in six runs, one beside a busy loop
+    # (docs/results.md)
     run = next(x for x in b["runs"] if x.get("kill") and x["strategy"] == "multi_worker_mirrored")
-    fresh = (plain["startup_seconds"] + run["startup_seconds"]) / 2
     step = plain["step_seconds_mean"]
-    wall = preemption.killed_run_seconds(2 + 30, whole["steps_before_kill"], mw["save_freq_steps"], step,
-                                         whole["detection_seconds"] + fresh - step, whole["checkpoint_seconds"])
-    assert 0.7 < (wall - 2 * step) / whole["window_seconds"] < 1.4, (wall, whole)
+
+    def accounted(restart_first_step):
+        wall = preemption.killed_run_seconds(2 + 30, whole["steps_before_kill"], mw["save_freq_steps"], step,
+                                             whole["detection_seconds"] + restart_first_step - step,
+                                             whole["checkpoint_seconds"])
+        return (wall - 2 * step) / whole["window_seconds"]
+
+    assert 0.8 < accounted(whole["restart_first_step_seconds"]) < 1.25, whole
+    # the model takes a fresh start for the restart (simulate has no other): the two warm
+    # starts' mean, their import added, against the cold restart measured. It is the bulk
+    # of this short run's window, so it is checked on its own: 0.88-0.94 in five quiet runs, but
+    # one run in eight had a window 2-3 s short of the others', its accounting with the fresh
+    # start 1.43 (docs/results.md); beside a busy loop 1.23: fresh starts on two shared cores vary,
+    # so within a factor of 2
+    fresh = (plain["startup_seconds"] + run["startup_seconds"]) / 2
+    assert 0.5 < whole["restart_first_step_seconds"] / fresh < 2.0, (fresh, whole)
 
 
 def test_ctrl_c_reaps_every_process(tmp_path, own_tag):
