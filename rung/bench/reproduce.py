@@ -4,8 +4,9 @@ the counted gradient bytes, the measured link, the test bed's shared cores, an i
 straggler, and a calibration when one was fitted. The simulation draws every worker's
 compute each step and waits for the slowest; the rest of the step is the model's
 (`throughput.sync_terms` with the bench's `Testbed`). Synchronous runs only (mirrored,
-multi-worker): a parameter-server run's steps on a test bed run one at a time, which
-the asynchronous simulation does not model. Pure: no TensorFlow."""
+multi-worker): a parameter-server run's workers on a test bed share the cores (their
+compute as co-located replicas take it, the rest of their steps in turn), which the
+asynchronous simulation does not model. Pure: no TensorFlow."""
 
 from __future__ import annotations
 

@@ -9,7 +9,9 @@ logical devices) on one machine. These are extra named terms of the one model in
   one-device compute (`compute_factor`). Unmeasured, c is every core: N times. On this
   project's 2-core machine a small CNN's step kept 1.5-1.7 cores busy, and with c in
   place of 2 its predictions of 2 multi-worker workers, +11% to +24% over the measured
-  step in six benches, came out -3% to +8% in four (docs/results.md).
+  step in six benches, came out -3% to +8% in four (docs/results.md). A parameter-server
+  run's workers take their compute the same way; the rest of each worker's step runs in
+  turn (`throughput.ps_terms`).
 - Streaming cost: moving the all-reduce's bytes between test hosts costs CPU here
   (gRPC serialisation, and the kernel forwarding every byte through veth, bridge and
   tbf) on the same shared cores. With N links each streaming at the measured goodput

@@ -315,9 +315,10 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
     the pull and push of dense weights and looked-up rows, and one remote read and update
     per trainable variable. The coordinator dispatches every step (`Links.dispatch_seconds`
     each, less at steps_per_execution > 1), so the fleet completes at most 1 / dispatch
-    steps a second. On a test bed
-    every process shares the cores and the fleet's steps run one at a time: a round of
-    N worker steps takes the sum of (step + dispatch) over the workers."""
+    steps a second. On a test bed every process shares the cores: a round of N worker
+    steps takes the N workers' compute as the co-located replicas of a synchronous run take
+    it (`Testbed.compute_factor`: max(1, N x c / cores), N when c is not known), and the
+    rest of each step (input, exchange, dispatch) one after the other."""
     w = s.workload
     h = np.asarray(workers, dtype=float)
     d = np.asarray(devices_per_host, dtype=float)
@@ -352,8 +353,9 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
         rate = np.minimum(asked, 1.0 / dispatch)
         dispatch_bound = asked > 1.0 / dispatch
     else:
-        # one step at a time: a round of every worker's step takes the sum of their steps
-        one_round = h * (step + dispatch) + compute * (testbed.straggle - 1.0)
+        # a round of every worker's step: their compute on the shared cores, the rest in turn
+        one_round = (compute * testbed.compute_factor() + h * (step - compute + dispatch)
+                     + compute * (testbed.straggle - 1.0))
         rate = h / one_round * goodput
         dispatch_bound = np.zeros_like(step, dtype=bool)
     mem = ps_worker_memory_bytes(s)

@@ -160,6 +160,15 @@ def test_co_located_replicas_share_the_cores_their_one_device_step_kept_busy():
         p = predict_step_seconds(b, strategy, 2)
         assert p["compute"] == pytest.approx(0.016) and p["sync"] == pytest.approx(0.065 * 0.016)
     assert predict_step_seconds(b, "parameter_server", 2)["compute"] == pytest.approx(0.01)  # a worker's own step
+    # parameter servers: a round of both workers' steps takes their compute as the shared
+    # cores take it (1.6 x 10 ms), and the rest of each step in turn. By hand, each worker's
+    # rest: 16 MB each way at the measured 25 MB/s (1.28 s), 2 variables' remote read and
+    # update (0.15 ms each), the coordinator's 10 ms dispatch; unmeasured, 2 x (10 ms + rest)
+    ps = replace(b, variables=2)
+    rest = 2 * 16e6 / 25e6 + 2 * 0.00015 + 0.01
+    assert predict_step_seconds(ps, "parameter_server", 2)["step"] == pytest.approx((0.016 + 2 * rest) / 2)
+    assert predict_step_seconds(replace(ps, step_cpu_cores=None), "parameter_server", 2)["step"] == pytest.approx(
+        (2 * 0.01 + 2 * rest) / 2)
 
 
 def test_the_probe_of_a_multi_worker_run_is_read_as_the_test_beds_fixed_cost():
