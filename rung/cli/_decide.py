@@ -67,6 +67,7 @@ def decide(args, links, profile=None):
     decision = advise(scenario, links)
     if measured_here and args.keras is None:
         scenario, decision, profile, caveats = _on_the_plans_keras(args, links, scenario, decision, profile, caveats)
+        scenario, decision, profile, caveats = _where_fit_runs(args, links, scenario, decision, profile, caveats)
     decision.warnings[0:0] = caveats
     if decision.verdict == "fix_input_pipeline":
         decision.warnings.extend(_plan.pipeline_fixes(profile))
@@ -96,6 +97,51 @@ def scenario_text(scenario, decision, source: str, profile=None) -> str:
         + (f" on {decision.hosts} host(s), {decision.devices} device(s)." if decision.hosts else "."),
         "Decide again without measuring: rung advise --scenario THIS_FILE",
         "Write the job for that plan: rung init WORKLOAD.py --scenario THIS_FILE"], [])
+
+
+def _where_fit_runs(args, links, scenario, decision, profile, caveats):
+    """A plan on Keras 3 for a model whose fit fails there under every tf.distribute
+    strategy (STRATEGY_FAILS: an unbuilt model, a compiled loss without labels), which
+    rung's train.py needs even on one device (OneDeviceStrategy). tf-keras's fit builds
+    the model in its first step, so the step is measured again there: when it runs, the
+    plan is made from that step and runs on tf-keras (STEP_REMEASURED, with the rung init
+    line that writes it); when it fails there too, the warning says so and the plan stays."""
+    from rung.cli._common import Progress
+    from rung.cli.profile import FailsOnKeras, measure_apart
+    from rung.kerasfit import keras3_facts, runs_on_tf_keras
+    from rung.ladder import advise
+    from rung.ladder import codes as C
+    from rung.ladder.decision import Finding
+
+    w = scenario.workload
+    at = next((i for i, f in enumerate(decision.warnings) if f.code == C.STRATEGY_FAILS), None)
+    # (a file that imports Keras 3 itself cannot train on tf-keras: KERAS3_IMPORT says so)
+    if at is None or not w.strategy_fails_on_one_device or w.step_keras == "tf_keras" or w.keras3_import or \
+            runs_on_tf_keras(decision.verdict, step_keras=w.step_keras, **keras3_facts(w)):
+        return scenario, decision, profile, caveats
+    try:
+        with Progress(quiet=bool(getattr(args, "json", False))) as progress:
+            other = measure_apart(args, args.workload, "tf_keras", progress.phase)
+    except RuntimeError as e:  # FailsOnKeras too: the workload fails on tf-keras as well
+        why = str(e).removeprefix("rung: error: ")
+        what = "fails there too" if isinstance(e, FailsOnKeras) else "could not be measured there"
+        decision.warnings[at] = Finding(C.STRATEGY_FAILS, decision.warnings[at].message +
+                                        f". On tf-keras, whose fit builds the model in its first step, it {what}: {why}")
+        return scenario, decision, profile, caveats
+    scenario2, caveats2 = _plan.plan_scenario(other, args, where=args.hardware or "--device")
+    decision2 = advise(scenario2, links)
+    if not runs_on_tf_keras(decision2.verdict, step_keras=scenario2.workload.step_keras, **keras3_facts(w)):
+        return scenario, decision, profile, caveats
+    before = ("" if decision2.verdict == decision.verdict and decision2.hosts == decision.hosts
+              else f" (with the Keras 3 step the plan was {decision.verdict} on {decision.hosts} host(s))")
+    decision2.warnings.append(Finding(C.STEP_REMEASURED,
+        f"the model's fit fails under every tf.distribute strategy on Keras 3, which rung's train.py uses even on "
+        f"one device ({w.strategy_failure}); tf-keras's fit builds it in its first step, and the step measured there "
+        f"ran: {u.seconds(other.step_seconds)} a step, against {u.seconds(profile.step_seconds)} on Keras 3. The plan "
+        f"runs {decision2.verdict} on tf-keras and rests on that step{before}: rung init {args.workload} --strategy "
+        f"{decision2.verdict} --keras tf_keras (or --scenario with the scenario `rung advise --scenario-out` writes, "
+        "whose workload.step_keras says tf_keras) writes a train.py that sets TF_USE_LEGACY_KERAS=1"))
+    return scenario2, decision2, other, caveats2
 
 
 def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):

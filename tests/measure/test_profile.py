@@ -385,6 +385,33 @@ def test_a_step_faster_on_tf_keras_gives_a_one_device_plan_on_tf_keras(tmp_path)
     assert 'os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in (tmp_path / "job" / "train.py").read_text()
 
 
+@pytest.mark.parallel  # asserts nothing on speed
+def test_a_model_keras_3_cannot_fit_under_a_strategy_gets_a_plan_on_tf_keras_that_runs(tmp_path):
+    """keras.io's VQ-VAE trainer (a Model with its own train_step and no call()): Keras 3's fit
+    under any strategy fails to build it, and rung's train.py runs even one device under
+    OneDeviceStrategy, so rung advise's one-device plan warned STRATEGY_FAILS and rung init's
+    train.py failed at once. tf-keras's fit builds it in its first step: the plan is made from
+    the step measured there, runs on tf-keras, and the job rung launch writes from it trains."""
+    work = tmp_path / "vqvae.py"
+    work.write_text((HERE / "workloads" / "vqvae.py").read_text())
+    hw = Path(EXAMPLES["mlp"]).parents[1] / "hardware.yaml"   # hosts of one CPU device
+    kept = tmp_path / "vqvae-scenario.yaml"
+    r = run_cli("advise", str(work), "--hardware", str(hw), "--target", "10", "--steps", "4", "--warmup", "1",
+                "--json", "--scenario-out", str(kept), timeout=600)
+    assert r.returncode == 0, r.stderr[-800:]
+    d = json.loads(r.stdout)
+    codes = [w["code"] for w in d["warnings"]]
+    assert d["verdict"] == "single_device" and "STRATEGY_FAILS" not in codes, codes
+    said = next(w["message"] for w in d["warnings"] if w["code"] == "STEP_REMEASURED")
+    assert "fails under every tf.distribute strategy on Keras 3" in said and "does not have a `call()`" in said
+    assert f"rung init {work} --strategy single_device --keras tf_keras" in said
+    assert d["inputs"]["workload"]["step_keras"] == "tf_keras"
+    r = run_cli("launch", str(work), "--scenario", str(kept), "--engine", "local", "--steps", "3",
+                "--out", str(tmp_path / "job"), "--json", timeout=600)
+    assert r.returncode == 0, r.stderr[-800:]
+    assert json.loads(r.stdout)["keras"] == "tf_keras"
+
+
 def test_a_table_updated_sparsely_is_timed_under_mirrored_variables_too():
     """tf-keras's Adagrad updates the rows looked up, but under the mirrored variables of
     MirroredStrategy and MultiWorkerMirroredStrategy it copies the whole table every step
