@@ -124,7 +124,7 @@ def _where_fit_runs(args, links, scenario, decision, profile, caveats):
             other = measure_apart(args, args.workload, "tf_keras", progress.phase)
     except RuntimeError as e:  # FailsOnKeras too: the workload fails on tf-keras as well
         why = str(e).removeprefix("rung: error: ")
-        what = "fails there too" if isinstance(e, FailsOnKeras) else "could not be measured there"
+        what = "fails too" if isinstance(e, FailsOnKeras) else "could not be measured"
         decision.warnings[at] = Finding(C.STRATEGY_FAILS, decision.warnings[at].message +
                                         f". On tf-keras, whose fit builds the model in its first step, it {what}: {why}")
         return scenario, decision, profile, caveats

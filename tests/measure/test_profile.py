@@ -412,6 +412,34 @@ def test_a_model_keras_3_cannot_fit_under_a_strategy_gets_a_plan_on_tf_keras_tha
     assert json.loads(r.stdout)["keras"] == "tf_keras"
 
 
+@pytest.mark.parallel  # asserts nothing on speed
+def test_a_model_neither_keras_fits_under_a_strategy_keeps_strategy_fails_and_says_why_on_both():
+    """The same VQ-VAE trainer with a layer argument only Keras 3 knows (LeakyReLU's
+    negative_slope): tf-keras, measured again for the one-device plan, fails to build it, so
+    the plan stays on Keras 3 and STRATEGY_FAILS says both failures."""
+    import tempfile
+
+    text = (HERE / "workloads" / "vqvae.py").read_text().replace(
+        '    encoder_outputs = layers.Conv2D(latent_dim, 1, padding="same")(x)\n',
+        '    x = layers.LeakyReLU(negative_slope=0.2)(x)\n'
+        '    encoder_outputs = layers.Conv2D(latent_dim, 1, padding="same")(x)\n')
+    assert "negative_slope" in text
+    hw = Path(EXAMPLES["mlp"]).parents[1] / "hardware.yaml"
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder) / "vqvae_k3_args.py"
+        work.write_text(text)
+        r = run_cli("advise", str(work), "--hardware", str(hw), "--target", "10", "--steps", "4", "--warmup", "1",
+                    "--json", timeout=600)
+    assert r.returncode == 0, r.stderr[-800:]
+    d = json.loads(r.stdout)
+    assert d["verdict"] == "single_device" and d["inputs"]["workload"]["step_keras"] == "keras3"
+    said = next(w["message"] for w in d["warnings"] if w["code"] == "STRATEGY_FAILS")
+    assert "does not have a `call()`" in said                       # Keras 3's failure
+    assert "On tf-keras, whose fit builds the model in its first step, it fails too" in said
+    assert "negative_slope" in said                                  # and tf-keras's
+    assert "STEP_REMEASURED" not in [w["code"] for w in d["warnings"]]
+
+
 def test_a_table_updated_sparsely_is_timed_under_mirrored_variables_too():
     """tf-keras's Adagrad updates the rows looked up, but under the mirrored variables of
     MirroredStrategy and MultiWorkerMirroredStrategy it copies the whole table every step
