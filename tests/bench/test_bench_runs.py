@@ -264,33 +264,46 @@ def test_synchronized_batch_norm_is_predicted_from_the_small_all_reduce_the_run_
     in CI at +7% (docs/results.md)."""
     path = os.path.join(os.path.dirname(__file__), "sync_bn.py")
     args = ("--runs", "single_device,multi_worker_mirrored:2", "--steps", "40", "--warmup", "3")
-    r, b = bench(path, *args)
-    assert r.returncode == 0, r.stderr[-800:]
+    # the twin is benched on either side of the synchronized model, and its two multi-worker
+    # steps averaged: its step was the noisy side of the difference (1.51-2.53x its one-device
+    # step across sessions; a run at 1.51x took the term to 0.49 of the cost, docs/results.md),
+    # and what the machine drifts between benches is on both sides of the synchronized one
     rt, t = bench(path, *args, env={"RUNG_TEST_SYNC_BN": "0"})
     assert rt.returncode == 0, rt.stderr[-800:]
-    assert b["basis"]["sync_batch_norm_layers"] == 4 and t["basis"]["sync_batch_norm_layers"] == 0
+    r, b = bench(path, *args)
+    assert r.returncode == 0, r.stderr[-800:]
+    rt2, t2 = bench(path, *args, env={"RUNG_TEST_SYNC_BN": "0"})
+    assert rt2.returncode == 0, rt2.stderr[-800:]
+    assert b["basis"]["sync_batch_norm_layers"] == 4
+    assert t["basis"]["sync_batch_norm_layers"] == t2["basis"]["sync_batch_norm_layers"] == 0
     mw = next(x for x in b["runs"] if x["strategy"] == "multi_worker_mirrored")
-    tw = next(x for x in t["runs"] if x["strategy"] == "multi_worker_mirrored")
+    twins = [next(x for x in res["runs"] if x["strategy"] == "multi_worker_mirrored") for res in (t, t2)]
     latency = mw["small_allreduce_seconds"]
     assert 0 < latency < 0.05  # a float between two processes on loopback: a few ms at most
-    assert tw.get("small_allreduce_seconds") is None  # no synchronized layer, no probe
+    for tw in twins:
+        assert tw.get("small_allreduce_seconds") is None  # no synchronized layer, no probe
+        assert tw["predicted_terms"].get("sync_batch_norm", 0.0) == 0.0
     bn = mw["predicted_terms"]["sync_batch_norm"]
     assert bn == pytest.approx(4 * 6 * latency)
-    assert tw["predicted_terms"].get("sync_batch_norm", 0.0) == 0.0
+    twin_measured = sum(tw["step_seconds_mean"] for tw in twins) / 2
+    twin_predicted = sum(tw["predicted_step_seconds"] for tw in twins) / 2
     measured, predicted = mw["step_seconds_mean"], mw["predicted_step_seconds"]
-    cost = measured - tw["step_seconds_mean"]  # what the layers cost the step, measured
-    said = predicted - tw["predicted_step_seconds"]  # and predicted: the term, and the one-device steps' difference
-    machine = {f"{name} {x['strategy']}": x.get("machine") for name, res in (("synchronized", b), ("twin", t))
-               for x in res["runs"]}
-    figures = (f"measured {measured * 1e3:.1f} ms (twin {tw['step_seconds_mean'] * 1e3:.1f}), predicted "
-               f"{predicted * 1e3:.1f} ms (twin {tw['predicted_step_seconds'] * 1e3:.1f}), one small all-reduce "
-               f"{latency * 1e3:.2f} ms, one device {b['basis']['one_device_step_seconds'] * 1e3:.1f} ms (twin "
-               f"{t['basis']['one_device_step_seconds'] * 1e3:.1f}), terms "
+    cost = measured - twin_measured  # what the layers cost the step, measured
+    said = predicted - twin_predicted  # and predicted: the term, and the one-device steps' difference
+    benches = (("synchronized", b), ("twin", t), ("twin again", t2))
+    machine = {f"{name} {x['strategy']}": x.get("machine") for name, res in benches for x in res["runs"]}
+    figures = (f"measured {measured * 1e3:.1f} ms (twin "
+               + " and ".join(f"{tw['step_seconds_mean'] * 1e3:.1f}" for tw in twins) + "), predicted "
+               f"{predicted * 1e3:.1f} ms (twin " + " and ".join(f"{tw['predicted_step_seconds'] * 1e3:.1f}"
+                                                     for tw in twins)
+               + f"), one small all-reduce {latency * 1e3:.2f} ms, one device "
+               f"{b['basis']['one_device_step_seconds'] * 1e3:.1f} ms (twin "
+               + " and ".join(f"{x['basis']['one_device_step_seconds'] * 1e3:.1f}" for x in (t, t2)) + "), terms "
                + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in mw["predicted_terms"].items())
                + f"; other work's share of the CPU: {machine}")
     # the bench reads what else the machine did while each run was timed, and says so
     busy = [k for k, m in machine.items() if m is not None and m["outside_cpu_share"] >= cpuload.BUSY_SHARE]
-    for name, res in (("synchronized", b), ("twin", t)):
+    for name, res in benches:
         for x in res["runs"]:
             said_busy = any("work other than its own took" in n for n in x["notes"])
             assert said_busy == (f"{name} {x['strategy']}" in busy), x["notes"]
