@@ -99,6 +99,18 @@ def scenario_text(scenario, decision, source: str, profile=None) -> str:
         "Write the job for that plan: rung init WORKLOAD.py --scenario THIS_FILE"], [])
 
 
+def _planned_again(other, args, links, decision):
+    """The plan from the step measured again on tf-keras (`other`): its scenario, caveats and
+    decision, and the words that name the first plan when this one differs."""
+    from rung.ladder import advise
+
+    scenario2, caveats2 = _plan.plan_scenario(other, args, where=args.hardware or "--device")
+    decision2 = advise(scenario2, links)
+    before = ("" if decision2.verdict == decision.verdict and decision2.hosts == decision.hosts
+              else f" (with the Keras 3 step the plan was {decision.verdict} on {decision.hosts} host(s))")
+    return scenario2, caveats2, decision2, before
+
+
 def _where_fit_runs(args, links, scenario, decision, profile, caveats):
     """A plan on Keras 3 for a model whose fit fails there under every tf.distribute
     strategy (STRATEGY_FAILS: an unbuilt model, a compiled loss without labels), which
@@ -109,7 +121,6 @@ def _where_fit_runs(args, links, scenario, decision, profile, caveats):
     from rung.cli._common import Progress
     from rung.cli.profile import FailsOnKeras, measure_apart
     from rung.kerasfit import keras3_facts, runs_on_tf_keras
-    from rung.ladder import advise
     from rung.ladder import codes as C
     from rung.ladder.decision import Finding
 
@@ -128,12 +139,9 @@ def _where_fit_runs(args, links, scenario, decision, profile, caveats):
         decision.warnings[at] = Finding(C.STRATEGY_FAILS, decision.warnings[at].message +
                                         f". On tf-keras, whose fit builds the model in its first step, it {what}: {why}")
         return scenario, decision, profile, caveats
-    scenario2, caveats2 = _plan.plan_scenario(other, args, where=args.hardware or "--device")
-    decision2 = advise(scenario2, links)
+    scenario2, caveats2, decision2, before = _planned_again(other, args, links, decision)
     if not runs_on_tf_keras(decision2.verdict, step_keras=scenario2.workload.step_keras, **keras3_facts(w)):
         return scenario, decision, profile, caveats
-    before = ("" if decision2.verdict == decision.verdict and decision2.hosts == decision.hosts
-              else f" (with the Keras 3 step the plan was {decision.verdict} on {decision.hosts} host(s))")
     decision2.warnings.append(Finding(C.STEP_REMEASURED,
         f"the model's fit fails under every tf.distribute strategy on Keras 3, which rung's train.py uses even on "
         f"one device ({w.strategy_failure}); tf-keras's fit builds it in its first step, and the step measured there "
@@ -154,7 +162,6 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
     from rung.cli._common import Progress
     from rung.cli.profile import FailsOnKeras, measure_apart
     from rung.kerasfit import TF_KERAS_DEFINES, keras3_facts, runs_on_tf_keras
-    from rung.ladder import advise
     from rung.ladder import codes as C
     from rung.ladder.decision import Finding
 
@@ -182,11 +189,8 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
     except RuntimeError as e:
         add_to_warning(f". Measuring it on tf-keras here failed: {e}")
         return scenario, decision, profile, caveats
-    scenario2, caveats2 = _plan.plan_scenario(other, args, where=args.hardware or "--device")
-    decision2 = advise(scenario2, links)
+    scenario2, caveats2, decision2, before = _planned_again(other, args, links, decision)
     second = u.seconds(other.step_seconds)
-    before = ("" if decision2.verdict == decision.verdict and decision2.hosts == decision.hosts
-              else f" (with the Keras 3 step the plan was {decision.verdict} on {decision.hosts} host(s))")
     if runs_on_tf_keras(decision2.verdict, **keras3_facts(w)):
         decision2.warnings.append(Finding(C.STEP_REMEASURED,
             f"{decision2.verdict} runs on tf-keras (rung init's train.py sets TF_USE_LEGACY_KERAS=1), so the step was "
