@@ -158,27 +158,41 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
     (STEP_REMEASURED). When the tf-keras step leads to a plan on Keras 3, the first plan
     stays and its warning says what the other step gives. `--keras` pins the measurement.
     A workload that fails on tf-keras (its model does not build there: a Keras 3 argument,
-    say) cannot run the plan at all: STRATEGY_FAILS, first, in place of the step's warning."""
+    say) cannot run the plan at all: STRATEGY_FAILS, first, in place of the step's warning.
+    The same for a plan on tf-keras whose step was estimated for another device from a Keras 3
+    profile (no STEP_ON_OTHER_KERAS: FLOPs are no Keras's): the model is profiled on tf-keras
+    to see that it builds and trains there, and the plan is made from that profile (whose
+    replica check, optimizer update and failures are tf-keras's, where the job runs)."""
     from rung.cli._common import Progress
     from rung.cli.profile import FailsOnKeras, measure_apart
     from rung.kerasfit import TF_KERAS_DEFINES, keras3_facts, runs_on_tf_keras
     from rung.ladder import codes as C
     from rung.ladder.decision import Finding
 
+    w = scenario.workload
     at = next((i for i, f in enumerate(decision.warnings) if f.code == C.STEP_ON_OTHER_KERAS), None)
-    if at is None:
+    # a step estimated for another device (or the team's own) is no Keras's, so the walk does not
+    # warn of it; but the job still runs on tf-keras, where the model may not build or train
+    estimated = at is None and w.step_keras == "keras3" and not w.keras3_import and decision.prediction is not None \
+        and runs_on_tf_keras(decision.verdict, **keras3_facts(w))
+    if at is None and not estimated:
         return scenario, decision, profile, caveats
 
     def add_to_warning(text: str) -> None:
-        decision.warnings[at] = Finding(C.STEP_ON_OTHER_KERAS, decision.warnings[at].message + text)
+        if at is None:
+            decision.warnings.append(Finding(C.STEP_ON_OTHER_KERAS,
+                f"the model was profiled on Keras 3, and rung init's train.py runs {decision.verdict} on tf-keras "
+                f"(TF_USE_LEGACY_KERAS=1){text}"))
+        else:
+            decision.warnings[at] = Finding(C.STEP_ON_OTHER_KERAS, decision.warnings[at].message + text)
 
-    w = scenario.workload
     first = u.seconds(profile.step_seconds)
     try:
         with Progress(quiet=bool(getattr(args, "json", False))) as progress:
             other = measure_apart(args, args.workload, "tf_keras", progress.phase)
     except FailsOnKeras as e:
-        del decision.warnings[at]
+        if at is not None:
+            del decision.warnings[at]
         why = str(e).removeprefix("rung: error: ")
         decision.warnings.insert(0, Finding(C.STRATEGY_FAILS,
             f"rung init's train.py runs {decision.verdict} on tf-keras (TF_USE_LEGACY_KERAS=1: Keras 3's fit cannot "
@@ -191,6 +205,19 @@ def _on_the_plans_keras(args, links, scenario, decision, profile, caveats):
         return scenario, decision, profile, caveats
     scenario2, caveats2, decision2, before = _planned_again(other, args, links, decision)
     second = u.seconds(other.step_seconds)
+    if estimated:
+        if not runs_on_tf_keras(decision2.verdict, **keras3_facts(w)):
+            # the tf-keras profile's estimate leads to a plan on Keras 3 (a threshold between
+            # the two): the first plan stands, and its model was seen to train on tf-keras
+            return scenario, decision, profile, caveats
+        on = scenario.hardware.device
+        decision2.warnings.append(Finding(C.STEP_REMEASURED,
+            f"{decision2.verdict} runs on tf-keras (rung init's train.py sets TF_USE_LEGACY_KERAS=1), so the model "
+            f"was profiled there too, in a process of its own: its step ran there on one device ({second} on this "
+            f"machine, against {first} on Keras 3), and the step for {on} is "
+            f"{u.seconds(scenario2.workload.step_seconds)} from that profile, against "
+            f"{u.seconds(w.step_seconds)} from Keras 3's. The plan rests on the tf-keras profile" + before))
+        return scenario2, decision2, other, caveats2
     if runs_on_tf_keras(decision2.verdict, **keras3_facts(w)):
         decision2.warnings.append(Finding(C.STEP_REMEASURED,
             f"{decision2.verdict} runs on tf-keras (rung init's train.py sets TF_USE_LEGACY_KERAS=1), so the step was "

@@ -525,6 +525,40 @@ def test_a_model_that_builds_only_on_keras_3_gets_strategy_fails_on_a_plan_that_
 
 
 @pytest.mark.parallel  # asserts nothing on speed
+def test_a_plan_on_tf_keras_from_a_step_estimated_for_a_gpu_is_checked_on_tf_keras(tmp_path):
+    """A plan for GPUs rests on a step estimated from counted FLOPs, which the walk does not
+    tie to a Keras (no STEP_ON_OTHER_KERAS): before, a multi-worker plan for A100s of keras.io's
+    knowledge distillation said nothing, and every tf-keras run of it failed (rung launch:
+    at the replica check; as keras.io writes it, at build_model). Now the model is profiled
+    on tf-keras too and the plan made from that profile, whose failures are tf-keras's."""
+    fleet = ["--device", "A100-80GB", "--devices-per-host", "8", "--max-hosts", "8", "--inter-host-gbps", "100",
+             "--target", "2e5", "--steps", "6", "--warmup", "2", "--json"]
+    r = run_cli("advise", str(HERE / "workloads" / "distill.py"), *fleet, timeout=400)
+    assert r.returncode == 0, r.stderr[-800:]
+    d = json.loads(r.stdout)
+    codes = [w["code"] for w in d["warnings"]]
+    assert d["verdict"] == "multi_worker_mirrored" and "STEP_ON_OTHER_KERAS" not in codes, codes
+    w = d["inputs"]["workload"]
+    assert w["step_keras"] == "tf_keras" and w["step_seconds_source"] == "estimated"
+    fails = next(m["message"] for m in d["warnings"] if m["code"] == "STRATEGY_FAILS")
+    assert "on tf-keras" in fails and "Reduction.NONE" in fails
+    said = next(m["message"] for m in d["warnings"] if m["code"] == "STEP_REMEASURED")
+    # the step the plan rests on is the one the message says came from the tf-keras profile
+    planned = said.split("the step for A100-80GB is ")[1].split(" from that profile")[0].split()
+    assert w["step_seconds"] == pytest.approx(u_seconds(planned), rel=0.01)
+    # as keras.io writes it: LeakyReLU(negative_slope=...), which tf-keras cannot build
+    as_written = tmp_path / "distill_as_written.py"
+    as_written.write_text((HERE / "workloads" / "distill.py").read_text().replace(
+        "layers.LeakyReLU(0.2)", "layers.LeakyReLU(negative_slope=0.2)"))
+    r = run_cli("advise", str(as_written), *fleet, timeout=400)
+    assert r.returncode == 0, r.stderr[-800:]
+    d = json.loads(r.stdout)
+    assert d["verdict"] == "multi_worker_mirrored" and d["warnings"][0]["code"] == "STRATEGY_FAILS", d["warnings"]
+    said = d["warnings"][0]["message"]
+    assert "build_model() raised TypeError" in said and "negative_slope" in said and "(line 48)" in said
+
+
+@pytest.mark.parallel  # asserts nothing on speed
 def test_cli_a_shape_bug_in_the_users_model_is_exit_2_one_line(tmp_path):
     path = tmp_path / "shape_bug.py"
     path.write_text(BAD["shape_bug.py"][0])
