@@ -960,10 +960,31 @@ def _interconnect_bound(ctx: Context, c: Candidate, met: bool) -> Finding | None
              if c.verdict == "parameter_server" else
              "a faster network, fewer and bigger hosts, or fewer gradient bytes (mixed-precision all-reduce, "
              "gradient accumulation)")
+    fixes += " buy more than more hosts"
+    latency = _sparse_latency(ctx, c)
+    if latency >= 0.5 * exchange:
+        # each embedding gradient is gathered in collectives one after another: what the step
+        # waits for is their latency, which bandwidth does not shorten
+        n = throughput.sparse_gradient_tensors(s)
+        fixes = (f"{u.seconds(latency)} of it is latency, not bytes (each of the {n} embedding gradients is "
+                 f"gathered in {comm.SPARSE_GATHER_COLLECTIVES_PER_TENSOR} collectives, one after another), so "
+                 "fewer embedding gradients (one table for what several tables look up), a larger per-device batch "
+                 "(the same collectives for more examples) or fewer and bigger hosts buy more than a faster network "
+                 "or more hosts")
     return Finding(C.INTERCONNECT_BOUND,
         f"{what} between hosts over {u.gbps(s.inter_host_bytes_per_second)} takes {u.seconds(exchange)} of "
         f"each {u.seconds(p.step_seconds)} step ({u.percent(share)}) against {u.seconds(p.compute_seconds)} "
-        f"of compute{why}; {fixes} buy more than more hosts")
+        f"of compute{why}; {fixes}")
+
+
+def _sparse_latency(ctx: Context, c: Candidate) -> float:
+    """What a multi-worker step waits on its embedding gradients' gathers beyond their bytes
+    (the model's `comm.sparse_gather_latency_seconds` term); 0 for other plans."""
+    p = c.prediction
+    if c.verdict != "multi_worker_mirrored" or p.sparse_exchange_seconds <= 0:
+        return 0.0
+    one = comm.small_allreduce_seconds(p.hosts, p.devices_per_host, ctx.links)
+    return float(comm.sparse_gather_latency_seconds(throughput.sparse_gradient_tensors(ctx.s), one))
 
 
 def _async_reasons(ctx: Context, c: Candidate, sync_blocked: bool) -> list[Finding]:
