@@ -432,6 +432,7 @@ def _basis_of_run(r: dict, link: dict, ps_costs: Optional[dict]) -> predict.Basi
                           non_trainable_params=r["_grads"].get("non_trainable_params") or 0.0,
                           sync_batch_norm_layers=r["_grads"].get("sync_batch_norm_layers") or 0,
                           logged_values=r["_grads"].get("logged_values"),
+                          metric_variables=r["_grads"].get("metric_variables"),
                           sparse_gradient_tensors=r["_grads"].get("sparse_tensors"),
                           strategy_step_extra_seconds=r["_grads"].get("strategy_extra") or 0.0,
                           steps_per_execution=r["_grads"].get("steps_per_execution") or 1,
@@ -447,7 +448,7 @@ def _basis_record(b: predict.Basis) -> dict:
             "link_bytes_per_second": b.link_bytes_per_second, "link_rtt_seconds": b.link_rtt_seconds,
             "cores": b.cores, "variables": b.variables, "optimizer": b.optimizer,
             "non_trainable_params": b.non_trainable_params, "sync_batch_norm_layers": b.sync_batch_norm_layers,
-            "logged_values": b.logged_values,
+            "logged_values": b.logged_values, "metric_variables": b.metric_variables,
             "sparse_gradient_tensors": b.sparse_gradient_tensors,
             "strategy_step_extra_seconds": b.strategy_step_extra_seconds,
             "steps_per_execution": b.steps_per_execution, "step_cpu_cores": b.step_cpu_cores}
@@ -810,8 +811,9 @@ def ps_calibration(ps_costs: Optional[dict]) -> dict:
     """The parameter-server costs a calibration carries to `rung advise` (empty when no
     parameter-server run measured them): Keras fit's whole per-step cost at the coordinator
     (`keras_dispatch_seconds`: the fleet's dispatch cap, as `Links.ps_dispatch_seconds`
-    was measured), its share left at 8 steps a dispatch, and one variable's read and update
-    over loopback, each the median over the worker counts measured."""
+    was measured), its share left at 8 steps a dispatch, one variable's read and update
+    over loopback, and one metric variable's cost a fit step, each the median over the
+    worker counts measured."""
     import statistics
 
     measured = [m for m in (ps_costs or {}).values() if m is not None]
@@ -827,8 +829,10 @@ def ps_calibration(ps_costs: Optional[dict]) -> dict:
     # dispatch (the point `Links.dispatch_seconds`'s curve passes through)
     looped = [m.keras_looped_dispatch_seconds / m.keras_dispatch_seconds for m in measured
               if m.keras_looped_dispatch_seconds and m.looped_steps == 8 and m.keras_dispatch_seconds > 0]
+    metric = [m.keras_metric_variable_seconds for m in measured if m.keras_metric_variable_seconds is not None]
     return {"ps_dispatch_seconds": dispatch, "ps_variable_seconds": float(statistics.median(loopback)),
             "ps_workers": max(m.workers for m in measured),
+            **({"ps_metric_variable_seconds": float(statistics.median(metric))} if metric else {}),
             **({"ps_looped_dispatch_share": float(statistics.median(looped))} if looped else {}),
             **({"ps_cores": cores.pop()} if len(cores) == 1 else {})}
 

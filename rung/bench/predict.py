@@ -41,6 +41,7 @@ class Basis:
     non_trainable_params: float = 0.0  # weights no optimizer updates (float32): a PS worker reads them a step
     sync_batch_norm_layers: int = 0    # BatchNormalization(synchronized=True) layers of the model
     logged_values: Optional[int] = None  # the values its fit logs a step (None: the loss alone)
+    metric_variables: Optional[int] = None  # its metrics' variables (None: the loss's tracker alone)
     sparse_gradient_tensors: Optional[int] = None  # IndexedSlices gradients a step (None: one, with sparse bytes)
     # one small all-reduce between the run's workers, measured in its cluster (the probe);
     # None: the model's hop latency
@@ -82,6 +83,8 @@ def scenario_for(b: Basis, strategy: str, replicas: int) -> Scenario:
         workload["sync_batch_norm_layers"] = int(b.sync_batch_norm_layers)
     if b.logged_values is not None:
         workload["logged_values"] = int(b.logged_values)
+    if b.metric_variables is not None:
+        workload["metric_variables"] = int(b.metric_variables)
     if b.sparse_gradient_bytes:
         workload["sparse_gradient_bytes_per_example"] = b.sparse_gradient_bytes
         if b.sparse_gradient_tensors is not None:
@@ -115,7 +118,8 @@ def links_for(b: Basis, efficiency: float = 1.0, workers: int = 1) -> comm.Links
                 net = max(0.0, looped - m.keras_local_looped_step_seconds)
                 ps["ps_looped_dispatch_share"] = min(1.0, net / dispatch)
         ps.update({"ps_dispatch_seconds": dispatch, "ps_variable_seconds": m.variable_seconds,
-                   "ps_transfer_bytes_per_second": m.remote_bytes_per_second})
+                   "ps_transfer_bytes_per_second": m.remote_bytes_per_second,
+                   "ps_metric_variable_seconds": m.keras_metric_variable_seconds})
         ps = {k: v for k, v in ps.items() if v is not None}
     if b.small_allreduce_seconds is not None:
         ps["small_allreduce_seconds"] = b.small_allreduce_seconds

@@ -15,6 +15,11 @@ for the network: a local cluster of one PS task and N workers (real
   model's `Links.dispatch_seconds` curve passes through);
 - per variable: a step that reads and updates V small variables on the PS, at two
   values of V; the slope is one variable's remote read plus update;
+- per metric variable: the keras-dispatch model's fit again with METRICS compiled metrics
+  (two variables each, on the PS like every variable made in the strategy's scope, updated
+  and read by every step); the difference from the fit without them, less the same
+  difference on one device (the metrics' own work, which a measured one-device step
+  already holds), per variable;
 - transfer: a step that reads and updates a 4 MiB variable: the rate remote variable
   transfers reach (gRPC tensor transfer, below raw TCP).
 
@@ -42,6 +47,9 @@ VARIABLES = (4, 64)
 # steps a dispatch in the looped fit (compile's steps_per_execution); STEPS is a multiple
 LOOPED = 8
 BIG_FLOATS = 1 << 20  # a 4 MiB variable
+# compiled metrics of the model fit with them (Keras's mean-wrapped metrics: a total and a
+# count each), against the same model's fit with its loss's tracker alone
+METRICS = 8
 
 
 def serve(role: str, index: int, cluster: dict) -> None:
@@ -117,6 +125,11 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
             looped_inp = tf.keras.Input((4,))
             looped = tf.keras.Model(looped_inp, tf.keras.layers.Dense(4)(looped_inp))
             looped.compile("sgd", "mse", steps_per_execution=LOOPED)
+            # the same model again with compiled metrics: their variables live on the PS too
+            metered_inp = tf.keras.Input((4,))
+            metered = tf.keras.Model(metered_inp, tf.keras.layers.Dense(4)(metered_inp))
+            metered.compile("sgd", "mse", metrics=[tf.keras.metrics.MeanSquaredError(name=f"m{i}")
+                                                   for i in range(METRICS)])
 
         def scheduled(step_fn):
             def run(n):
@@ -158,6 +171,11 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
 
         fit, fit_local, fit_looped = fitter(model, data), fitter(local_model, local_data), fitter(looped, data)
         fit_local_looped = fitter(local_looped, local_data)
+        fit_metered = fitter(metered, data)
+        local_metered = tf.keras.Model(local_inp, tf.keras.layers.Dense(4)(local_inp))
+        local_metered.compile("sgd", "mse", metrics=[tf.keras.metrics.MeanSquaredError(name=f"m{i}")
+                                                     for i in range(METRICS)])
+        fit_local_metered = fitter(local_metered, local_data)
 
         dispatch = _best(scheduled(nothing), steps)
         fit(max(2, steps // 4))  # warm-up: trace the step, connect to the workers
@@ -168,6 +186,12 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
         keras_local, _ = _epoch_step(fit_local, steps)
         fit_local_looped(max(2 * LOOPED, steps // 4))
         keras_local_looped, _ = _epoch_step(fit_local_looped, steps)
+        fit_metered(max(2, steps // 4))
+        keras_metered, _ = _epoch_step(fit_metered, steps)
+        fit_local_metered(max(2, steps // 4))
+        keras_local_metered, _ = _epoch_step(fit_local_metered, steps)
+        metric_variables = sum(len(m.variables) for m in metered.metrics) - sum(len(m.variables) for m in model.metrics)
+        remote_metrics = (keras_metered - keras) - (keras_local_metered - keras_local)
         times = {v: _best(scheduled(touching(vs)), steps) for v, vs in sets.items()}
         lo, hi = VARIABLES
         per_var = max(0.0, (times[hi] - times[lo]) / (hi - lo))
@@ -179,6 +203,9 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
                 "keras_looped_dispatch_seconds": keras_looped, "keras_local_looped_step_seconds": keras_local_looped,
                 "looped_steps": LOOPED,
                 "keras_fit_fixed_seconds": fit_fixed,
+                "keras_metric_variable_seconds": max(0.0, remote_metrics) / metric_variables,
+                "keras_metered_dispatch_seconds": keras_metered, "keras_local_metered_step_seconds": keras_local_metered,
+                "metric_variables": metric_variables,
                 "variable_seconds": per_var, "remote_bytes_per_second": (1.0 / per_byte) if per_byte > 0 else None,
                 "step_seconds_by_variables": {str(k): v for k, v in times.items()},
                 "loopback_rtt_seconds": rtt_loopback(), "steps": steps, "rounds": ROUNDS, "epochs": EPOCHS, "cores": os.cpu_count()}

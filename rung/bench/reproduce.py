@@ -42,6 +42,7 @@ def basis_of(b: BenchResult, where: str, calibration: Optional[Calibration] = No
                           variables=found.variables, optimizer=found.optimizer or "sgd", ps_costs=b.ps_costs,
                           non_trainable_params=found.non_trainable_params,
                           sync_batch_norm_layers=found.sync_batch_norm_layers, logged_values=found.logged_values,
+                          metric_variables=found.metric_variables,
                           sparse_gradient_tensors=found.sparse_gradient_tensors,
                           strategy_step_extra_seconds=found.strategy_step_extra_seconds,
                           steps_per_execution=found.steps_per_execution, step_cpu_cores=found.step_cpu_cores)

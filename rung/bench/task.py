@@ -426,6 +426,8 @@ def run(cfg) -> dict:
     end = time.perf_counter()
     if grads is not None and timing.logged is not None:
         grads["logged_values"] = timing.logged
+    if grads is not None:  # the run's own model, its metrics built by its steps
+        grads["metric_variables"] = counts.metric_variables(model)
     if cfg.get("probe") and cfg["strategy"] == "multi_worker_mirrored":
         try:  # the run is measured: a probe that fails costs its figure, not the run
             info["probe"] = _probe(tf, strategy, cfg.get("index", 0) == 0,

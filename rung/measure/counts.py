@@ -237,6 +237,19 @@ def synchronized_batch_norms(tf, model) -> int:
                if isinstance(layer, tf.keras.layers.BatchNormalization) and getattr(layer, "synchronized", False))
 
 
+def metric_variables(model) -> Optional[int]:
+    """Variables of the model's metrics once a step has built them: its loss's tracker, its
+    compiled metrics, the trackers a train_step of its own keeps (`model.metrics`). Under
+    ParameterServerStrategy they live on the parameter servers, as every variable made in
+    its scope does (tf-keras, TF 2.21: a Mean and an AUC made in the scope sit on
+    /job:ps), and every step updates and reads them there. None when the model's metrics
+    cannot be listed."""
+    try:
+        return int(sum(len(m.variables) for m in model.metrics))
+    except Exception:  # noqa: BLE001 - a count, not the measurement
+        return None
+
+
 def batch_norms(tf, model) -> int:
     """BatchNormalization layers, synchronized or not: in training their output depends on
     the batch's own statistics."""

@@ -407,6 +407,8 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         "sync_batch_norm_layers": counts.synchronized_batch_norms(tf, model),
         # the values a step logs: multi-worker fit all-reduces each, every step
         "logged_values": times.outputs,
+        # its metrics' variables: parameter-server steps update and read each on the PS
+        "metric_variables": counts.metric_variables(model),
         "sparse_gradient_tensors": g.sparse_tensors,
         "stateful_rnn_layers": counts.stateful_rnns(tf, model),
         "dense_embedding_tables": [f"{name} ({n:,} parameters{', ' + why if why else ''})"

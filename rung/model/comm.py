@@ -75,6 +75,12 @@ class Links:
     ps_looped_dispatch_share: float = 0.62
     # one trainable variable's remote read and update per step: measured 0.14-0.15 ms over loopback
     ps_variable_seconds: float = 1.5e-4
+    # one metric variable (a mean's total or count) per step under Keras fit on parameter
+    # servers, beyond the loss's tracker: updated and read on its PS by every step. psbench's
+    # fit with 8 compiled metrics against none, less the same on one device
+    # (`keras_metric_variable_seconds`): 0.16-0.22 ms a variable in three runs on this
+    # project's 2-core machine, 2 workers (a trainable variable's read and update: 0.08-0.09)
+    ps_metric_variable_seconds: float = 1.7e-4
     # where the parameter-server figures above come from, as COORDINATOR_BOUND says it
     ps_costs_source: str = ("rung's default, measured on its own 2-core test machine; `rung bench --calibrate` "
                             "with a parameter-server run measures yours")
@@ -129,6 +135,8 @@ class Links:
             changes["ps_looped_dispatch_share"] = min(1.0, c.ps_looped_dispatch_share)
         if c.ps_variable_seconds is not None:
             changes["ps_variable_seconds"] = c.ps_variable_seconds
+        if c.ps_metric_variable_seconds is not None:
+            changes["ps_metric_variable_seconds"] = c.ps_metric_variable_seconds
         return replace(self, **changes)
 
 

@@ -48,6 +48,22 @@ def exchange_seconds(bytes_each_way, worker_bytes_per_second, efficiency, variab
     return (2.0 * bytes_each_way + pulled_only_bytes) / rate + variables * variable_seconds
 
 
+# The loss's tracker (a mean: its total and its count), which every Keras fit updates on the
+# parameter servers and which psbench's measured dispatch already holds
+BASELINE_METRIC_VARIABLES = 2
+
+
+def metric_seconds(metric_variables, metric_variable_seconds):
+    """What a parameter-server fit step pays for the model's metrics beyond the loss's
+    tracker: each metric variable lives on a PS (every variable made in the strategy's
+    scope does), and the step updates it there and reads it back for the logs. Measured per
+    variable by psbench (`Links.ps_metric_variable_seconds`): a fit with 8 compiled metrics
+    against none; 0 when the model's metrics are not counted."""
+    if metric_variables is None:
+        return 0.0
+    return max(0, metric_variables - BASELINE_METRIC_VARIABLES) * metric_variable_seconds
+
+
 def tasks_for_bandwidth(workers: int, bytes_each_way: float, worker_step_seconds: float,
                         ps_bytes_per_second: float, efficiency: float) -> int:
     """PS tasks whose networks together carry every worker's traffic without becoming the limit."""

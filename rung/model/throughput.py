@@ -312,8 +312,9 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
     """Asynchronous parameter-server training: a worker's step and the fleet's throughput.
 
     A worker's step is its compute, input wait, intra-host all-reduce (several devices),
-    the pull and push of dense weights and looked-up rows, and one remote read and update
-    per trainable variable. The coordinator dispatches every step (`Links.dispatch_seconds`
+    the pull and push of dense weights and looked-up rows, one remote read and update
+    per trainable variable, and the update and read of each metric variable beyond the
+    loss's tracker (`ps.metric_seconds`). The coordinator dispatches every step (`Links.dispatch_seconds`
     each, less at steps_per_execution > 1), so the fleet completes at most 1 / dispatch
     steps a second. On a test bed every process shares the cores: a round of N worker
     steps takes the N workers' compute as the co-located replicas of a synchronous run take
@@ -341,6 +342,8 @@ def ps_terms(s: Scenario, workers, devices_per_host, links: comm.Links = comm.DE
     exchange = ps.exchange_seconds(each_way, s.inter_host_bytes_per_second, links.inter_host_efficiency,
                                    remote, links.ps_variable_seconds, links.ps_transfer_bytes_per_second,
                                    frozen_bytes(s))
+    # the metrics' variables live on the PS too: each step updates and reads them there
+    exchange = exchange + ps.metric_seconds(w.metric_variables, links.ps_metric_variable_seconds)
     step = compute + wait + intra + exchange + 0.0 * h
     floor = _input_floor(s, measured, w.per_device_batch, d, testbed) + 0.0 * h
     step, capped, input_extra = _floored(step, floor)

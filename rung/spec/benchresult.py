@@ -74,6 +74,9 @@ class PsCosts(_Record):
     keras_local_looped_step_seconds: Optional[float] = Field(default=None, ge=0)
     looped_steps: Optional[int] = Field(default=None, ge=2)
     keras_fit_fixed_seconds: Optional[float] = Field(default=None, ge=0)
+    # one metric variable's cost a fit step beyond the loss's tracker (absent from psbench
+    # lines written before it measured it)
+    keras_metric_variable_seconds: Optional[float] = Field(default=None, ge=0)
     variable_seconds_loopback: Optional[float] = Field(default=None, ge=0)
     remote_bytes_per_second: Optional[float] = Field(default=None, gt=0)
     loopback_rtt_seconds: Optional[float] = Field(default=None, ge=0)
@@ -101,6 +104,7 @@ class BasisRecord(_Record):
     non_trainable_params: float = Field(default=0.0, ge=0)
     sync_batch_norm_layers: int = Field(default=0, ge=0)
     logged_values: Optional[int] = Field(default=None, ge=0)
+    metric_variables: Optional[int] = Field(default=None, ge=0)
     sparse_gradient_tensors: Optional[int] = Field(default=None, ge=0)
     # the step under mirrored variables against without a strategy (rung.measure.timing.strategy_extra)
     strategy_step_extra_seconds: float = Field(default=0.0, ge=0)

@@ -16,7 +16,8 @@ from rung.spec.yamlio import load_mapping
 
 SCHEMA = "rung/calibration/v1"
 # the parameter-server costs a calibration may carry (measured together, kept together)
-PS_FIELDS = ("ps_dispatch_seconds", "ps_looped_dispatch_share", "ps_variable_seconds", "ps_workers", "ps_cores")
+PS_FIELDS = ("ps_dispatch_seconds", "ps_looped_dispatch_share", "ps_variable_seconds", "ps_metric_variable_seconds",
+             "ps_workers", "ps_cores")
 # a measured all-reduce share above 1.5 of the nominal rate is a broken measurement
 Efficiency = Annotated[float, Field(gt=0, le=1.5)]
 
@@ -68,6 +69,7 @@ class Calibration(_Block):
     # that cost per step at compile(steps_per_execution=8), as a share of it at 1
     ps_looped_dispatch_share: Optional[Efficiency] = None
     ps_variable_seconds: Optional[NonNegative] = None
+    ps_metric_variable_seconds: Optional[NonNegative] = None
     ps_workers: Optional[Count] = None
     ps_cores: Optional[Count] = None
     fitted_on: list[str] = []

@@ -26,7 +26,7 @@ WORKLOAD_KEYS = ("params", "embedding_params", "param_dtype", "mixed_precision",
                  "jit_compile", "run_eagerly", "eager_step_seconds", "python_in_pipeline", "captured_dataset",
                  "worker_input",
                  "ragged_or_sparse_inputs", "divides_batch", "ps_worker_input", "dense_embedding_params",
-                 "sync_batch_norm_layers", "logged_values", "sparse_gradient_tensors", "stateful_rnn_layers", "non_trainable_params",
+                 "sync_batch_norm_layers", "logged_values", "metric_variables", "sparse_gradient_tensors", "stateful_rnn_layers", "non_trainable_params",
                  "optimizer_accumulation_steps", "gradient_clipping", "step_clipping", "logged_loss_divided",
                  "compiled_loss_not_scaled", "compiled_loss_sums", "assigning_metrics", "strategy_failure",
                  "strategy_fails_on_one_device", "mixed_precision_policy", "strategy_step_extra_seconds",
@@ -51,6 +51,7 @@ class Profile(BaseModel):
     dense_embedding_params: float = 0.0  # Embedding tables whose gradient came dense (rung.measure.counts)
     sync_batch_norm_layers: int = 0  # BatchNormalization(synchronized=True) layers (rung.measure.counts)
     logged_values: Optional[int] = None  # leaves of train_step's logs (rung.measure.timing.StepTimes.outputs)
+    metric_variables: Optional[int] = None  # its metrics' variables (rung.measure.counts.metric_variables)
     sparse_gradient_tensors: Optional[int] = None  # IndexedSlices gradients a step (rung.measure.counts)
     stateful_rnn_layers: int = 0     # recurrent layers with stateful=True (rung.measure.counts)
     param_dtype: str = "float32"

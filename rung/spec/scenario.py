@@ -142,6 +142,12 @@ class Workload(_Block):
     # Absent: one, the loss. 0 for a loop that logs nothing across workers. `rung profile`
     # counts them.
     logged_values: Optional[Annotated[int, Whole, Field(ge=0)]] = None
+    # v1 extension (optional): the variables of the model's metrics (its loss's tracker, its
+    # compiled metrics, a train_step's own trackers: two each for a mean). Under
+    # ParameterServerStrategy they live on the parameter servers, and every step updates and
+    # reads each there (`throughput.ps_terms`, `Links.ps_metric_variable_seconds` for each
+    # beyond the loss's tracker). Absent: the loss's tracker alone. `rung profile` counts them.
+    metric_variables: Optional[Annotated[int, Whole, Field(ge=0)]] = None
     # v1 extension (optional): sparse (IndexedSlices) gradients a step, one per embedding
     # table the step looks rows up in. Under multi-worker each is all-gathered by three
     # collectives in sequence (its rows' count, then its rows and their indices), which the

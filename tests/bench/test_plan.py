@@ -127,6 +127,19 @@ def test_predictions_by_hand():
     b_ = 0.0076 * 8 / 3
     assert predict_step_seconds(at[32], "parameter_server", 2)["step"] == pytest.approx(
         0.01 + 2.0 + 0.006 + 0.0119 - b_ / 8 + b_ / 32)
+    # a model whose fit logs 10 compiled metrics besides its loss: 22 metric variables, 20
+    # beyond the loss's tracker (which psbench's dispatch holds), each updated and read on the
+    # PS a step at what psbench measured, 0.2 ms: 4 ms more a step; the loss's tracker alone
+    # (2) and an uncounted model (None) pay none
+    metered = replace(net, ps_costs={"2": costs.model_copy(update={"keras_metric_variable_seconds": 2e-4})})
+    base = predict_step_seconds(metered, "parameter_server", 2)["step"]
+    assert base == pytest.approx(0.01 + 2.0 + 0.006 + 0.0195)
+    assert predict_step_seconds(replace(metered, metric_variables=2), "parameter_server", 2)["step"] == base
+    assert predict_step_seconds(replace(metered, metric_variables=22), "parameter_server", 2)["step"] \
+        == pytest.approx(base + 20 * 2e-4)
+    # psbench lines from before it measured them: the model's default per metric variable
+    assert predict_step_seconds(replace(net, metric_variables=22), "parameter_server", 2)["step"] \
+        == pytest.approx(base + 20 * 1.7e-4)
     assert relative_error(1.1, 1.0) == pytest.approx(0.1) and relative_error(None, 1.0) is None
 
 

@@ -66,20 +66,27 @@ def test_counts_from_the_models_own_train_step(profiles, name, params, embedding
     assert p["optimizer_slot_bytes"] == slots and p["gradients_observed"]
 
 
-@pytest.mark.parametrize("name,logged", [
-    ("custom_step", 1), ("custom_step_compiled", 1), ("ftrl", 1), ("mixed16", 1), ("vae", 1), ("siamese", 1),
-    # two outputs with a loss each: the loss and each output's (Keras 3 logs them as tf-keras does)
-    ("wide_deep", 3),
-    # its own train_step returns d_loss and g_loss
-    ("gan", 2),
+@pytest.mark.parametrize("name,logged,metric_variables", [
+    # the loss's tracker, or the one Mean tracker a train_step of its own keeps: 2 variables
+    ("custom_step", 1, 2), ("custom_step_compiled", 1, 2), ("ftrl", 1, 2), ("mixed16", 1, 2), ("vae", 1, 2),
+    ("siamese", 1, 2),
+    # two outputs with a loss each: the loss and each output's (Keras 3 logs them as tf-keras
+    # does), a Mean each
+    ("wide_deep", 3, 6),
+    # its own train_step returns d_loss and g_loss, and its metrics are their two Means
+    ("gan", 2, 4),
 ])
-def test_the_values_a_step_logs_are_counted(profiles, name, logged):
-    """What fit logs a step, which multi-worker fit all-reduces one by one: counted by hand
-    from each file (its compile's losses and metrics, or what its train_step returns)."""
+def test_the_values_a_step_logs_are_counted(profiles, name, logged, metric_variables):
+    """What fit logs a step, which multi-worker fit all-reduces one by one, and its metrics'
+    variables, which parameter-server steps update and read on the PS: counted by hand from
+    each file (its compile's losses and metrics, or what its train_step returns and the
+    trackers its `metrics` lists)."""
     from rung.spec.profile import Profile, workload_block
 
     assert profiles[name]["logged_values"] == logged
     assert workload_block(Profile.model_validate(profiles[name]))["logged_values"] == logged
+    assert profiles[name]["metric_variables"] == metric_variables
+    assert workload_block(Profile.model_validate(profiles[name]))["metric_variables"] == metric_variables
 
 
 def test_a_keras_application_counts_as_keras_does(profiles):

@@ -105,6 +105,9 @@ def test_a_calibration_carries_the_benchs_parameter_server_costs_to_advise():
     loopback = kept.get("variable_seconds_loopback", kept["variable_seconds"])
     assert fields == {"ps_dispatch_seconds": kept["keras_dispatch_seconds"], "ps_variable_seconds": loopback,
                       "ps_workers": 2, "ps_cores": 2}
+    from rung.model.comm import DEFAULT_LINKS
+    from rung.spec.calibration import parse_calibration
+
     cal = parse_calibration({"schema": "rung/calibration/v1", "fitted": True, "inter_host_hop_seconds": 2e-5,
                              "allreduce_share_of_goodput": 1.0, "measured_at": "2026-12-06T14:00:00Z", **fields})
     links = DEFAULT_LINKS.calibrated(cal)
@@ -138,6 +141,19 @@ def test_costs_measured_at_several_worker_counts_give_their_median():
          "2": costs(2, 0.010, 1e-4).model_copy(update={"keras_looped_dispatch_seconds": 0.006, "looped_steps": 8}),
          "3": costs(3, 0.010, 1e-4).model_copy(update={"keras_looped_dispatch_seconds": 0.001, "looped_steps": 4})}
     assert ps_calibration(c)["ps_looped_dispatch_share"] == pytest.approx((0.75 + 0.6) / 2)
+    # a metric variable's cost, where psbench measured it: the median, carried to advise
+    m = {"1": costs(1, 0.004, 1e-4).model_copy(update={"keras_metric_variable_seconds": 1e-4}),
+         "2": costs(2, 0.010, 1e-4).model_copy(update={"keras_metric_variable_seconds": 3e-4}),
+         "3": costs(3, 0.010, 1e-4)}
+    assert ps_calibration(m)["ps_metric_variable_seconds"] == pytest.approx(2e-4)
+    assert "ps_metric_variable_seconds" not in ps_calibration(c)
+    from rung.model.comm import DEFAULT_LINKS
+    from rung.spec.calibration import parse_calibration
+
+    cal = parse_calibration({"schema": "rung/calibration/v1", "fitted": True, "inter_host_hop_seconds": 2e-5,
+                             "allreduce_share_of_goodput": 1.0, "measured_at": "2026-12-07T14:00:00Z",
+                             **ps_calibration(m)})
+    assert DEFAULT_LINKS.calibrated(cal).ps_metric_variable_seconds == pytest.approx(2e-4)
 
 
 def test_a_merged_calibration_keeps_the_earlier_files_costs_unless_measured_again():
