@@ -105,9 +105,6 @@ def test_a_calibration_carries_the_benchs_parameter_server_costs_to_advise():
     loopback = kept.get("variable_seconds_loopback", kept["variable_seconds"])
     assert fields == {"ps_dispatch_seconds": kept["keras_dispatch_seconds"], "ps_variable_seconds": loopback,
                       "ps_workers": 2, "ps_cores": 2}
-    from rung.model.comm import DEFAULT_LINKS
-    from rung.spec.calibration import parse_calibration
-
     cal = parse_calibration({"schema": "rung/calibration/v1", "fitted": True, "inter_host_hop_seconds": 2e-5,
                              "allreduce_share_of_goodput": 1.0, "measured_at": "2026-12-06T14:00:00Z", **fields})
     links = DEFAULT_LINKS.calibrated(cal)
