@@ -78,8 +78,9 @@ class Links:
     # one metric variable (a mean's total or count) per step under Keras fit on parameter
     # servers, beyond the loss's tracker: updated and read on its PS by every step. psbench's
     # fit with 8 compiled metrics against none, less the same on one device
-    # (`keras_metric_variable_seconds`): 0.16-0.22 ms a variable in three runs on this
-    # project's 2-core machine, 2 workers (a trainable variable's read and update: 0.08-0.09)
+    # (`keras_metric_variable_seconds`): 0.14-0.22 ms a variable in eleven runs (alone and
+    # inside benches) on this project's 2-core machine, 2 workers (a trainable variable's
+    # read and update: 0.07-0.09 ms)
     ps_metric_variable_seconds: float = 1.7e-4
     # where the parameter-server figures above come from, as COORDINATOR_BOUND says it
     ps_costs_source: str = ("rung's default, measured on its own 2-core test machine; `rung bench --calibrate` "
