@@ -120,6 +120,10 @@ def render(p: dict, console: Console | None = None) -> None:
         t.add_row("logged values", f"{p['logged_values']} a step (the loss, each output's loss, each metric): "
                                    "multi-worker fit all-reduces each across the workers, one after another, "
                                    "every step")
+    if (p.get("metric_variables") or 0) > 2:
+        t.add_row("metric variables", f"{p['metric_variables']} (the loss's tracker, each metric's total and count): "
+                                      "under parameter servers they live on the PS, and every step updates and "
+                                      "reads each there")
     if (p.get("optimizer_accumulation_steps") or 1) > 1:
         t.add_row("accumulation", f"the optimizer accumulates gradients over {p['optimizer_accumulation_steps']} steps "
                                   "(gradient_accumulation_steps): no replicated strategy runs it "
