@@ -121,7 +121,7 @@ def render(p: dict, console: Console | None = None) -> None:
                                    "multi-worker fit all-reduces each across the workers, one after another, "
                                    "every step")
     if (p.get("metric_variables") or 0) > 2:
-        t.add_row("metric variables", f"{p['metric_variables']} (the loss's tracker, each metric's total and count): "
+        t.add_row("metric variables", f"{p['metric_variables']} (a total and a count for each loss tracker and metric): "
                                       "under parameter servers they live on the PS, and every step updates and "
                                       "reads each there")
     if (p.get("optimizer_accumulation_steps") or 1) > 1:
