@@ -102,6 +102,14 @@ def _epoch_step(fit, steps: int, epochs: int = EPOCHS) -> tuple[float, float]:
     return per, fixed
 
 
+def _metered(tf):
+    """The dispatch model (one Dense layer, SGD) compiled with METRICS metrics besides its loss."""
+    inp = tf.keras.Input((4,))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(4)(inp))
+    model.compile("sgd", "mse", metrics=[tf.keras.metrics.MeanSquaredError(name=f"m{i}") for i in range(METRICS)])
+    return model
+
+
 def measure(workers: int = 1, steps: int = STEPS) -> dict:
     from rung.bench.linkbench import rtt_loopback
     from rung.bench.plan import free_ports
@@ -126,10 +134,7 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
             looped = tf.keras.Model(looped_inp, tf.keras.layers.Dense(4)(looped_inp))
             looped.compile("sgd", "mse", steps_per_execution=LOOPED)
             # the same model again with compiled metrics: their variables live on the PS too
-            metered_inp = tf.keras.Input((4,))
-            metered = tf.keras.Model(metered_inp, tf.keras.layers.Dense(4)(metered_inp))
-            metered.compile("sgd", "mse", metrics=[tf.keras.metrics.MeanSquaredError(name=f"m{i}")
-                                                   for i in range(METRICS)])
+            metered = _metered(tf)
 
         def scheduled(step_fn):
             def run(n):
@@ -172,10 +177,7 @@ def measure(workers: int = 1, steps: int = STEPS) -> dict:
         fit, fit_local, fit_looped = fitter(model, data), fitter(local_model, local_data), fitter(looped, data)
         fit_local_looped = fitter(local_looped, local_data)
         fit_metered = fitter(metered, data)
-        local_metered = tf.keras.Model(local_inp, tf.keras.layers.Dense(4)(local_inp))
-        local_metered.compile("sgd", "mse", metrics=[tf.keras.metrics.MeanSquaredError(name=f"m{i}")
-                                                     for i in range(METRICS)])
-        fit_local_metered = fitter(local_metered, local_data)
+        fit_local_metered = fitter(_metered(tf), local_data)
 
         dispatch = _best(scheduled(nothing), steps)
         fit(max(2, steps // 4))  # warm-up: trace the step, connect to the workers

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from rung import units as u
 from rung.model.inputs import INPUT_BOUND_FRACTION
+from rung.model.ps import BASELINE_METRIC_VARIABLES
 
 
 def pipeline_alone(p: dict, bound: bool) -> str:
@@ -120,7 +121,7 @@ def render(p: dict, console: Console | None = None) -> None:
         t.add_row("logged values", f"{p['logged_values']} a step (the loss, each output's loss, each metric): "
                                    "multi-worker fit all-reduces each across the workers, one after another, "
                                    "every step")
-    if (p.get("metric_variables") or 0) > 2:
+    if (p.get("metric_variables") or 0) > BASELINE_METRIC_VARIABLES:
         t.add_row("metric variables", f"{p['metric_variables']} (a total and a count for each loss tracker and metric): "
                                       "under parameter servers they live on the PS, and every step updates and "
                                       "reads each there")
