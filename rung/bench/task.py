@@ -358,12 +358,15 @@ def run(cfg) -> dict:
                  "sync_batch_norm_layers": counts.synchronized_batch_norms(tf, counted),
                  "sparse_tensors": g.sparse_tensors}
         if g.sparse_tensors:  # as rung profile times it: the step under mirrored variables against without
-            from rung.measure.timing import STRATEGY_ROUND_STEPS, make_step_function, strategy_extra
+            from rung.measure.timing import STRATEGY_ROUND_STEPS, make_step_function, sparse_table_bytes, strategy_extra
 
             it = iter(one)
+            table = sparse_table_bytes(g.embedding_params, g.params,
+                                       counts.optimizer_info(counted, g.params, g.param_dtype,
+                                                             g.optimizers)["optimizer_slot_bytes"])
             try:
                 found = strategy_extra(tf, lambda: build_checked_model(w, tf), make_step_function(tf, counted),
-                                       [next(it) for _ in range(STRATEGY_ROUND_STEPS)], devices[0])
+                                       [next(it) for _ in range(STRATEGY_ROUND_STEPS)], devices[0], table)
                 grads["strategy_extra"] = found.extra_seconds
             except Exception:  # noqa: BLE001 - a model that fails under the strategy: its mirrored runs
                 grads["strategy_extra"] = 0.0  # fail and say why; the one-device run and its basis stand

@@ -228,16 +228,24 @@ def add_replica_check(out: dict, check: dict) -> None:
         out["notes"].append(seen + meaning)
 
 
-def _strategy_extra(tf, w, step_fn, ds, device: dict, table_params: float) -> dict:
+def _strategy_extra(tf, w, step_fn, ds, device: dict, table_bytes: float, step_seconds: float, notes: list) -> dict:
     """The step under a one-device MirroredStrategy against the step without one
-    (`timing.strategy_extra`), and this device's copy rate (to carry the difference, memory
-    traffic, to a plan's device), as profile fields."""
+    (`timing.strategy_extra`; not timed, and said in a note, when copies of the sparsely
+    updated tables could not show against the step), and this device's copy rate (to carry
+    the difference, memory traffic, to a plan's device), as profile fields."""
     try:
         found = timing.strategy_extra(tf, lambda: build_checked_model(w, tf), step_fn,
-                                      _batches(ds, timing.STRATEGY_ROUND_STEPS), device["device"])
+                                      _batches(ds, timing.STRATEGY_ROUND_STEPS), device["device"], table_bytes,
+                                      step_seconds)
     except InputError as e:  # the model fails under the strategy: a note here (the replica check says more)
         raise RuntimeError(str(e).removeprefix("rung: error: ")) from None
-    rate = timing.copy_bytes_per_second(tf, device["device"], table_params * 4) if found.extra_seconds else None
+    if found.skipped:
+        notes.append(f"the step was not timed again under a one-device MirroredStrategy: {found.skipped}: "
+                     "mirrored variables add nothing that shows")
+        return {"strategy_step_extra_seconds": 0.0, "strategy_step_seconds_measured": None,
+                "memory_copy_bytes_per_second": None}
+    rate = (found.copy_bytes_per_second or timing.copy_bytes_per_second(tf, device["device"], table_bytes)) \
+        if found.extra_seconds else None
     return {"strategy_step_extra_seconds": found.extra_seconds,
             "strategy_step_seconds_measured": [found.plain_seconds, found.strategy_seconds],
             "memory_copy_bytes_per_second": rate}
@@ -301,8 +309,9 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         under = None
         if g.sparse_tensors:  # a table updated sparsely: what the strategies' mirrored variables cost it
             phase("timing the step under a one-device MirroredStrategy against the step without one")
-            under = _count("the step under MirroredStrategy", lambda: _strategy_extra(tf, w, step_fn, ds, device,
-                                                                                      g.embedding_params), notes)
+            table = timing.sparse_table_bytes(g.embedding_params, g.params, opt["optimizer_slot_bytes"])
+            under = _count("the step under MirroredStrategy", lambda: _strategy_extra(
+                tf, w, step_fn, ds, device, table, statistics.median(times.totals), notes), notes)
         graphs = counts.TrainGraphs(tf, model, sample)  # each batch size's train_step traced once
         act, act_fixed, kept = _count("activation bytes", lambda: counts.activation_bytes(tf, model, sample, graphs),
                                       notes, default=(None, 0, 0))

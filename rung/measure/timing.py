@@ -199,23 +199,63 @@ STRATEGY_ROUND_STEPS = 5
 # of the same work differ by a few percent on a shared machine, and the effect this looks
 # for (a copy of an embedding table every step) is many times the step of a sparse update.
 STRATEGY_NOISE_SHARE = 0.25
+# Copies of a sparsely updated table and its optimizer slots a step could add under mirrored
+# variables: one copy of the table was measured (docs/model.md: 22 ms a step against 18 ms for
+# one copy of a 1M x 64 table); four of the table and every slot of it bound it from above.
+STRATEGY_COPIES_BOUND = 4
+
+
+def strategy_extra_can_show(table_bytes: float, copy_bytes_per_second: float, step_seconds: float) -> bool:
+    """Whether timing the step under a one-device MirroredStrategy could find anything: what it
+    looks for is memory traffic, copies of the sparsely updated tables (and their slots,
+    `table_bytes`) at this device's copy rate, and a difference under STRATEGY_NOISE_SHARE of
+    the step is taken as none. keras.io's ViT (a 144 x 64 position table, a 475 ms step on
+    this CPU) spent 25 s of a 66 s profile timing a difference that could not pass that line."""
+    if copy_bytes_per_second <= 0 or step_seconds <= 0:
+        return True
+    return STRATEGY_COPIES_BOUND * table_bytes / copy_bytes_per_second > STRATEGY_NOISE_SHARE * step_seconds
 
 
 @dataclass
 class StrategyExtra:
     plain_seconds: float      # median compute of a step without a strategy
-    strategy_seconds: float   # ... under a one-device MirroredStrategy
+    strategy_seconds: Optional[float]  # ... under a one-device MirroredStrategy (None: not timed, `skipped`)
     extra_seconds: float      # the difference, 0 when within STRATEGY_NOISE_SHARE of the plain step
+    copy_bytes_per_second: Optional[float] = None  # this device's copy rate, read for the bound
+    skipped: Optional[str] = None  # why the step was not timed under the strategy (strategy_extra_can_show)
 
 
-def strategy_extra(tf, build, plain_step_fn, batches: list, device: str) -> StrategyExtra:
+def strategy_extra(tf, build, plain_step_fn, batches: list, device: str, table_bytes: Optional[float] = None,
+                   step_seconds: Optional[float] = None) -> StrategyExtra:
     """What a step costs more under the mirrored variables of MirroredStrategy and
     MultiWorkerMirroredStrategy than on one device without a strategy, on this device.
     The model is built again in a one-device MirroredStrategy's scope and its train_step
     run as fit runs it there (strategy.run inside one tf.function); the plain step is the
     profile's own. Timed in alternating rounds on the same batches, median against median.
     Found on tf-keras: a sparsely updated embedding table (Adagrad, 1M x 64) took 0.3 ms a
-    step without a strategy and 22 ms under one, one copy of the table (docs/model.md)."""
+    step without a strategy and 22 ms under one, one copy of the table (docs/model.md).
+    With `table_bytes` (the sparsely updated tables and their slots), nothing is built or
+    timed under the strategy when their copies could not show (`strategy_extra_can_show`)
+    against the plain step (`step_seconds`, else its median over one round timed here)."""
+    from rung.units import gib, seconds
+
+    rate = None
+    if table_bytes is not None:
+        if step_seconds is None:
+            for b in batches[:2]:  # tracing
+                _finish(tf, plain_step_fn(b))
+            alone = []
+            for b in batches[:STRATEGY_ROUND_STEPS]:
+                t0 = time.perf_counter()
+                _finish(tf, plain_step_fn(b))
+                alone.append(time.perf_counter() - t0)
+            step_seconds = statistics.median(alone)
+        rate = copy_bytes_per_second(tf, device, table_bytes)
+        if not strategy_extra_can_show(table_bytes, rate, step_seconds):
+            why = (f"{STRATEGY_COPIES_BOUND} copies of its sparsely updated tables and their optimizer slots "
+                   f"({gib(table_bytes)}) take {seconds(STRATEGY_COPIES_BOUND * table_bytes / rate)} here, under "
+                   f"{STRATEGY_NOISE_SHARE:.0%} of its {seconds(step_seconds)} step")
+            return StrategyExtra(step_seconds, None, 0.0, rate, why)
     strategy = tf.distribute.MirroredStrategy([device])
     with strategy.scope():
         model = build()
@@ -237,7 +277,13 @@ def strategy_extra(tf, build, plain_step_fn, batches: list, device: str) -> Stra
                 timed[name].append(time.perf_counter() - t0)
     plain, under = statistics.median(timed["plain"]), statistics.median(timed["strategy"])
     extra = under - plain
-    return StrategyExtra(plain, under, extra if extra > STRATEGY_NOISE_SHARE * plain else 0.0)
+    return StrategyExtra(plain, under, extra if extra > STRATEGY_NOISE_SHARE * plain else 0.0, rate)
+
+
+def sparse_table_bytes(embedding_params: float, params: float, optimizer_slot_bytes: float) -> float:
+    """The bytes a step under mirrored variables could copy for its sparsely updated tables:
+    float32 rows, and the optimizer's slots in the model's share of slot bytes per parameter."""
+    return embedding_params * 4 * (1 + optimizer_slot_bytes / max(1.0, params * 4))
 
 
 # rung.measure.timing.batch_time_cv: distinct batches against one batch timed again
