@@ -311,7 +311,7 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
             phase("timing the step under a one-device MirroredStrategy against the step without one")
             table = timing.sparse_table_bytes(g.embedding_params, g.params, opt["optimizer_slot_bytes"])
             under = _count("the step under MirroredStrategy", lambda: _strategy_extra(
-                tf, w, step_fn, ds, device, table, statistics.median(times.totals), notes), notes)
+                tf, w, step_fn, ds, device, table, statistics.median(times.computes), notes), notes)
         graphs = counts.TrainGraphs(tf, model, sample)  # each batch size's train_step traced once
         act, act_fixed, kept = _count("activation bytes", lambda: counts.activation_bytes(tf, model, sample, graphs),
                                       notes, default=(None, 0, 0))
