@@ -29,8 +29,7 @@ def test_copies_that_cannot_reach_a_quarter_of_the_step_are_not_timed():
     assert timing.strategy_extra_can_show(1e6, 0.0, 0.016) and timing.strategy_extra_can_show(1e6, 1e9, 0.0)
 
 
-@pytest.mark.tf
-@pytest.mark.parallel  # the two cases sit a million times either side of the line
+@pytest.mark.tf  # beside other tests (not serial): its two cases sit a million times either side of the line
 def test_a_table_whose_copies_cannot_show_builds_nothing_under_the_strategy():
     from rung.measure.tfenv import import_tensorflow
 
