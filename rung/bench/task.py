@@ -348,9 +348,10 @@ def run(cfg) -> dict:
         sample = next(iter(one))
         counted = build_checked_model(w, tf)
         g = counts.gradient_counts(tf, counted, sample)
+        opt = counts.optimizer_info(counted, g.params, g.param_dtype, g.optimizers)
         grads = {"dense": g.dense_bytes, "sparse": g.sparse_bytes, "params": g.params, "variables": g.variables,
                  "non_trainable_params": counts.non_trainable_params(counted, g.params),
-                 "optimizer": counts.optimizer_info(counted, g.params, g.param_dtype, g.optimizers)["optimizer"],
+                 "optimizer": opt["optimizer"],
                  "string_inputs": bool(shapes.string_inputs(tf, one.element_spec)),
                  "ragged_or_sparse_inputs": bool(shapes.ragged_or_sparse_inputs(tf, one.element_spec)),
                  "steps_per_execution": counts.steps_per_execution(counted),
@@ -361,9 +362,7 @@ def run(cfg) -> dict:
             from rung.measure.timing import STRATEGY_ROUND_STEPS, make_step_function, sparse_table_bytes, strategy_extra
 
             it = iter(one)
-            table = sparse_table_bytes(g.embedding_params, g.params,
-                                       counts.optimizer_info(counted, g.params, g.param_dtype,
-                                                             g.optimizers)["optimizer_slot_bytes"])
+            table = sparse_table_bytes(g.embedding_params, g.params, opt["optimizer_slot_bytes"])
             try:
                 found = strategy_extra(tf, lambda: build_checked_model(w, tf), make_step_function(tf, counted),
                                        [next(it) for _ in range(STRATEGY_ROUND_STEPS)], devices[0], table)
