@@ -10,7 +10,8 @@ from rung.errors import InputError
 from rung.kerasfit import (assigning_metric_calls, keras3_imports, step_clipping_calls, tf_keras_imports,
                            tf_keras_reason, workload_text)
 from rung.measure import checkpoint, counts, pipeline, replicas, shapes, tfenv, timing
-from rung.measure.workload import build_checked_model, dataset_repeats, load_workload, make_checked_dataset
+from rung.measure.workload import (DEFAULT_BATCH, build_checked_model, dataset_repeats, load_workload,
+                                   make_checked_dataset)
 from rung.model.inputs import INPUT_BOUND_FRACTION
 from rung.stats import mean_ci95, median_of_means, percentile, t975
 
@@ -281,6 +282,9 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         model = build_checked_model(w, tf)
         unbuilt = counts.unbuilt_for_keras3_fit(model)  # before a step builds it
         slot_optimizers = counts.unbuilt_optimizers_with_slots(tf, model)  # and its optimizers
+        # a step that fails at rung's default batch, of a file that keeps another under a
+        # name rung does not read, says so (`Workload.batch_hint`)
+        hint = w.batch_hint(DEFAULT_BATCH) if batch is None and counts.fixed_batch(model) is None else None
         batch = _batch_for(model, batch, lambda: w.default_batch, notes)
         ds = make_checked_dataset(w, tf, batch)
         repeats = dataset_repeats(tf, ds)
@@ -290,8 +294,13 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         seeds_before_steps = counts.global_seed_generator_made()
         phase(f"timing {steps} steps after {warmup} warm-up")
         step_fn = timing.make_step_function(tf, model)
-        times = timing.time_steps(tf, model, ds, steps, warmup, w.where, batch, on_step=on_step,
-                                  step_fn=step_fn, repeats=repeats)
+        try:
+            times = timing.time_steps(tf, model, ds, steps, warmup, w.where, batch, on_step=on_step,
+                                      step_fn=step_fn, repeats=repeats)
+        except InputError as e:
+            if hint and e.where == w.where and e.message.startswith("the training step"):
+                raise InputError(e.where, e.field, f"{e.message}; {hint}") from None
+            raise
         peak = tf.config.experimental.get_memory_info(device["device"])["peak"] if device["reports_memory"] else None
         # keras.random drawn without a seed in the step: its generator's variable made inside it
         unseeded = not seeds_before_steps and counts.global_seed_generator_made()

@@ -87,9 +87,11 @@ def _timed_next(it) -> float:
     return time.perf_counter() - t0
 
 
-def run_step(tf, step_fn, batch, where: str, batch_size: int) -> int:
+def run_step(tf, step_fn, batch, where: str, batch_size: int, keras_step: bool = True) -> int:
     """One training step, finished; the user's model failing is the user's error. Returns
-    how many tensors the step returned (the leaves of its logs)."""
+    how many tensors the step returned (the leaves of its logs). `keras_step`: the model
+    trains with Keras' own train_step, which needs (features, labels) batches (one of its
+    own takes what it takes: keras.io's diffusion model trains on images alone)."""
     try:
         outputs = step_fn(batch)
         _finish(tf, outputs)
@@ -99,7 +101,7 @@ def run_step(tf, step_fn, batch, where: str, batch_size: int) -> int:
                                       "memory); try a smaller --batch") from None
     except Exception as e:  # noqa: BLE001 - the model's own train_step raised
         what = "the training step (model.train_step on a batch of make_dataset) failed"
-        if not isinstance(batch, tuple):
+        if keras_step and not isinstance(batch, tuple):
             what += (" (make_dataset yields features alone, no labels: a model trained by Keras' own train_step "
                      "needs (features, labels) batches)")
         raise user_error(where, what, e) from None
@@ -123,7 +125,10 @@ def time_steps(tf, model, dataset, steps: int, warmup: int, where: str, batch_si
                on_step: Optional[Callable[[int, int], None]] = None, step_fn=None,
                repeats: bool = False) -> StepTimes:
     """Warm up, then time `steps` steps. `on_step(done, total)` reports progress."""
+    from rung.measure.replicas import keras_own_train_step
+
     step_fn = step_fn or make_step_function(tf, model)
+    keras_step = keras_own_train_step(model)
     it = iter(dataset)
     twin = None
     waits, computes, fixed = [], [], []
@@ -145,7 +150,7 @@ def time_steps(tf, model, dataset, steps: int, warmup: int, where: str, batch_si
             for _ in range(3):  # start its prefetch thread
                 next(twin)
         t1b = time.perf_counter()
-        outputs = run_step(tf, step_fn, batch, where, batch_size)
+        outputs = run_step(tf, step_fn, batch, where, batch_size, keras_step)
         t2 = time.perf_counter()
         if i >= warmup:
             waits.append(t1 - t0)

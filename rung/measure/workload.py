@@ -11,7 +11,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from rung.errors import InputError
 from rung.failures import (EAGER_OFF_PROBLEM, build_model_requires_problem, clear_session_problem,
@@ -42,6 +42,20 @@ class Workload:
             raise InputError(self.where, None, f"BATCH_SIZE is {b!r}; expected a whole number of at least 1 (the "
                                                "per-device batch), or give --batch N")
         return b
+
+    def batch_hint(self, batch: int) -> Optional[str]:
+        """What to do when a step run at rung's default batch fails and the file keeps a
+        batch of its own under another name: keras.io writes `batch_size = 64` at the top
+        and uses it inside train_step (its diffusion model draws noise of that shape), so a
+        step at 32 fails on the shapes. None when the file sets BATCH_SIZE (rung's name) or
+        no other whole-number `batch_size`."""
+        if getattr(self.module, "BATCH_SIZE", None) is not None:
+            return None
+        n = getattr(self.module, "batch_size", None)
+        if type(n) is not int or n < 1 or n == batch:
+            return None
+        return (f"the file sets batch_size = {n} and rung ran batches of {batch}, its default (it reads a file's "
+                f"batch from BATCH_SIZE): give --batch {n}, or name it BATCH_SIZE")
 
 
 def _where_in_file(path: Path, exc: BaseException) -> str:

@@ -259,6 +259,65 @@ def test_bad_workload_files_name_the_problem(tmp_path, name):
     assert len(err.value.line()) < 600
 
 
+# keras.io's diffusion model (DDIM) as written there: a batch_size of the file's own at the
+# top, used inside a train_step of its own, which trains on images alone (no labels)
+OWN_BATCH = textwrap.dedent("""\
+    import tensorflow as tf
+
+    batch_size = 8
+
+
+    class Denoiser(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(2)
+
+        def call(self, x):
+            return self.dense(x)
+
+        def train_step(self, images):
+            noise = tf.random.normal((batch_size, 2))
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(self(images + noise) - images))
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            return {"loss": loss}
+
+
+    def build_model():
+        m = Denoiser()
+        m.compile(optimizer="adam")
+        return m
+
+
+    def make_dataset(b, input_context=None):
+        return tf.data.Dataset.from_tensor_slices(tf.zeros((64, 2))).repeat().batch(b, drop_remainder=True)
+    """)
+
+
+@pytest.mark.parallel  # asserts nothing on speed
+def test_a_step_that_fails_at_the_default_batch_names_the_batch_the_file_keeps(tmp_path):
+    """keras.io's DDIM at rung's default batch of 32: its step draws noise of its own batch_size
+    (64 there) and fails on the shapes. The line said only TensorFlow's shapes, and that
+    make_dataset yields features alone, which a model with a train_step of its own may (this
+    one trains on images alone). Now it says the batch the file keeps, and the two ways to
+    give it; either runs."""
+    from rung.measure.profile import profile
+
+    path = tmp_path / "ddim.py"
+    path.write_text(OWN_BATCH)
+    with pytest.raises(InputError) as err:
+        profile(path, steps=2, warmup=1)
+    line = err.value.message
+    assert line.startswith("the training step (model.train_step on a batch of make_dataset) failed: "), line
+    assert line.endswith("; the file sets batch_size = 8 and rung ran batches of 32, its default (it reads a "
+                         "file's batch from BATCH_SIZE): give --batch 8, or name it BATCH_SIZE"), line
+    assert "features alone" not in line and "\n" not in err.value.line()
+    assert profile(path, batch=8, steps=2, warmup=1)["per_device_batch"] == 8
+    path.write_text(OWN_BATCH.replace("batch_size = 8", "BATCH_SIZE = batch_size = 8"))
+    assert profile(path, steps=2, warmup=1)["per_device_batch"] == 8
+
+
 def test_missing_and_non_python_files(tmp_path):
     from rung.measure.profile import profile
     with pytest.raises(InputError, match="no such workload file"):
