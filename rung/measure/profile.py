@@ -148,20 +148,21 @@ def profile(path: str | Path, batch: Optional[int] = None, steps: int = DEFAULT_
     elif check_replicas:
         phase(f"checking the loss's scale under {replicas.REPLICAS} replicas (a fresh process)")
         add_replica_check(out, replicas.check(path, out["per_device_batch"], out["keras"]))
-    if unlabelled:  # Keras 3's fit fails before the first step under every strategy, one device's too
-        from rung.kerasfit import UNLABELLED_LOSS_PROBLEM
+    from rung.kerasfit import UNLABELLED_LOSS_PROBLEM, UNSEEDED_RANDOM_PROBLEM, unbuilt_optimizers_problem
 
-        out["strategy_failure"] = UNLABELLED_LOSS_PROBLEM
+    # Keras 3's fit fails before the first step under every strategy, one device's too, on a
+    # compiled loss with no labels and on a model whose build under a strategy fails (what to
+    # change, then why); replicas fail on optimizers built in the step and unseeded draws. Each
+    # found is said, in that order: keras.io's DDIM has all but the optimizers, and said one at
+    # a time, each fix met the next failure
+    on_one_device = ([UNLABELLED_LOSS_PROBLEM] if unlabelled else []) + ([build_failure] if build_failure else [])
+    problems = on_one_device + ([unbuilt_optimizers_problem(slot_optimizers)] if slot_optimizers else []) \
+        + ([UNSEEDED_RANDOM_PROBLEM] if unseeded else [])
+    if on_one_device:
+        out["strategy_failure"] = "; and ".join(problems)
         out["strategy_fails_on_one_device"] = True
-    elif build_failure:  # and so does one whose build under a strategy fails
-        out["strategy_failure"] = build_failure  # what to change, then why
-        out["strategy_fails_on_one_device"] = True
-    elif (slot_optimizers or unseeded) and not out.get("strategy_failure"):  # one device runs it; replicas do not
-        from rung.kerasfit import UNSEEDED_RANDOM_PROBLEM, unbuilt_optimizers_problem
-
-        out["strategy_failure"] = "; and ".join(
-            ([unbuilt_optimizers_problem(slot_optimizers)] if slot_optimizers else [])
-            + ([UNSEEDED_RANDOM_PROBLEM] if unseeded else []))
+    elif problems and not out.get("strategy_failure"):  # one device runs it; replicas do not
+        out["strategy_failure"] = "; and ".join(problems)
     return out
 
 

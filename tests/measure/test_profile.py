@@ -1029,7 +1029,7 @@ def test_a_distillers_teacher_is_held_and_run_not_trained():
 
 
 @pytest.mark.parallel  # asserts nothing on speed
-def test_a_compiled_loss_on_data_without_labels_fails_keras3_fit_under_every_strategy():
+def test_a_compiled_loss_on_data_without_labels_fails_keras3_fit_under_every_strategy(tmp_path):
     """keras.io's diffusion models' pattern (images alone, compile(loss=...), their own
     train_step). The world first: Keras 3's fit of it fails under OneDeviceStrategy and runs
     with no strategy (when Keras stops building the loss on labels None, this test says so).
@@ -1061,6 +1061,18 @@ def test_a_compiled_loss_on_data_without_labels_fails_keras3_fit_under_every_str
     p = profile(path, steps=3, warmup=1)
     assert p["strategy_failure"] == UNLABELLED_LOSS_PROBLEM and p["strategy_fails_on_one_device"]
     assert p["non_trainable_params"] == 11_011  # the EMA copy: held, never trained
+
+    # its noise drawn as keras.io's DDIM draws it, keras.random without a seed: MirroredStrategy's
+    # fit refuses that too, and both are said at once (one at a time, the first fix met the second)
+    from rung.kerasfit import UNSEEDED_RANDOM_PROBLEM
+
+    unseeded = tmp_path / "unseeded_denoiser.py"
+    text = path.read_text()
+    assert text.count("noises = tf.random.normal(") == 1
+    unseeded.write_text(text.replace("noises = tf.random.normal(", "noises = keras.random.normal("))
+    p = profile(unseeded, steps=3, warmup=1)
+    assert p["strategy_failure"] == UNLABELLED_LOSS_PROBLEM + "; and " + UNSEEDED_RANDOM_PROBLEM
+    assert p["strategy_fails_on_one_device"]
 
 
 def test_a_model_input_declared_with_an_unknown_length_is_traced_with_what_the_dataset_feeds():
