@@ -403,7 +403,7 @@ def unbuilt_layers(model) -> list[str]:
     return out
 
 
-def keras3_strategy_build_failure(tf, build, element, device: str) -> Optional[str]:
+def keras3_strategy_build_failure(tf, build, element, device: str, without_loss: bool = False) -> Optional[str]:
     """Why Keras 3's fit of this model fails under every tf.distribute strategy before its
     first step, or None. Under a strategy (OneDeviceStrategy included) fit first builds an
     unbuilt model symbolically, calling it on the batch's features alone (x of (x, y,
@@ -412,13 +412,18 @@ def keras3_strategy_build_failure(tf, build, element, device: str) -> Optional[s
     all three images of a triplet, and fails the strategy's build on the first one). Keras's
     own build, on a fresh model from `build` under a OneDeviceStrategy, with one batch. The
     reason says what to change (`kerasfit.keras3_build_problem`: a model marked built whose
-    layers are not is told to build them)."""
+    layers are not is told to build them). `without_loss`: the fresh model is compiled again
+    without its loss first, for a model whose compiled loss would fail this build on labels
+    None (`unlabelled_compiled_loss`, said by its own finding): what fails beyond it (keras.io's
+    DDIM has no call()) is what the team meets once the loss is fixed."""
     from rung.failures import message_line
     from rung.kerasfit import keras3_build_problem
 
     with tf.distribute.OneDeviceStrategy(device).scope():
         fresh = build()
         built, layers = fresh.built, unbuilt_layers(fresh)
+        if without_loss:
+            fresh.compile(optimizer=fresh.optimizer)
         try:
             fresh._symbolic_build(data_batch=element)
         except Exception as e:  # noqa: BLE001 - the user's model, as Keras 3's fit would build it

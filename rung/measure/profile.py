@@ -411,6 +411,7 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
                      "--keras tf_keras; rung advise WORKLOAD.py does when its plan runs there)")
     notes.append(f"input wait is net of the iterator's fixed cost ({times.iterator_overhead * 1e3:.3f} ms per "
                  "next() on an in-memory prefetched dataset of the same structure)")
+    unlabelled = counts.unlabelled_compiled_loss(tf, model, sample)
     return {
         "schema": SCHEMA,
         "workload": str(path),
@@ -495,11 +496,12 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         "fixes": fixes,
         "notes": notes,
         "_keras_train_step": replicas.keras_scales_the_loss(model),
-        "_unlabelled_loss": counts.unlabelled_compiled_loss(tf, model, sample),
-        # (a compiled loss without labels fails the same build: said by its own finding)
+        "_unlabelled_loss": unlabelled,
         "_unbuilt_slot_optimizers": slot_optimizers,
         "_unseeded_draws": unseeded,
+        # (a compiled loss without labels fails the same build first: said by its own finding,
+        # and the build tried without it)
         "_strategy_build_failure": counts.keras3_strategy_build_failure(
-            tf, lambda: build_checked_model(w, tf), sample, device["device"])
-        if unbuilt and not counts.unlabelled_compiled_loss(tf, model, sample) else None,
+            tf, lambda: build_checked_model(w, tf), sample, device["device"], without_loss=unlabelled)
+        if unbuilt else None,
     }
