@@ -423,7 +423,10 @@ def keras3_strategy_build_failure(tf, build, element, device: str, without_loss:
         fresh = build()
         built, layers = fresh.built, unbuilt_layers(fresh)
         if without_loss:
-            fresh.compile(optimizer=fresh.optimizer)
+            try:
+                fresh.compile(optimizer=fresh.optimizer)
+            except Exception:  # noqa: BLE001 - a compile() of the model's own that takes other arguments
+                return None  # (nothing to say beyond the loss's own finding)
         try:
             fresh._symbolic_build(data_batch=element)
         except Exception as e:  # noqa: BLE001 - the user's model, as Keras 3's fit would build it

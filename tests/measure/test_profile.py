@@ -1087,6 +1087,21 @@ def test_a_compiled_loss_on_data_without_labels_fails_keras3_fit_under_every_str
     first, build, draws = p["strategy_failure"].split("; and ")
     assert (first, draws) == (UNLABELLED_LOSS_PROBLEM, UNSEEDED_RANDOM_PROBLEM) and p["strategy_fails_on_one_device"]
     assert build.startswith("mark the model built in build_model()") and "does not have a `call()`" in build, build
+    # a compile() of its own that takes other arguments cannot be called again without the loss:
+    # the build is not tried, and the profile says what it found (it raised TypeError before)
+    own_compile = tmp_path / "own_compile_denoiser.py"
+    text = no_call.read_text()
+    for old_text, new_text in (
+            ("    def train_step(self, images):\n",
+             "    def compile(self, learning_rate, **kwargs):\n"
+             "        super().compile(optimizer=keras.optimizers.Adam(learning_rate), **kwargs)\n\n"
+             "    def train_step(self, images):\n"),
+            ("m.compile(optimizer=keras.optimizers.Adam(1e-3), loss=", "m.compile(1e-3, loss=")):
+        assert text.count(old_text) == 1, old_text
+        text = text.replace(old_text, new_text)
+    own_compile.write_text(text)
+    p = profile(own_compile, steps=3, warmup=1)
+    assert p["strategy_failure"] == UNLABELLED_LOSS_PROBLEM + "; and " + UNSEEDED_RANDOM_PROBLEM
 
 
 def test_a_model_input_declared_with_an_unknown_length_is_traced_with_what_the_dataset_feeds():
