@@ -1088,7 +1088,8 @@ def test_a_compiled_loss_on_data_without_labels_fails_keras3_fit_under_every_str
     assert (first, draws) == (UNLABELLED_LOSS_PROBLEM, UNSEEDED_RANDOM_PROBLEM) and p["strategy_fails_on_one_device"]
     assert build.startswith("mark the model built in build_model()") and "does not have a `call()`" in build, build
     # a compile() of its own that takes other arguments cannot be called again without the loss:
-    # the build is not tried, and the profile says what it found (it raised TypeError before)
+    # the build is not tried, and the profile says what it found (called so, compile() raises
+    # TypeError, which would end the profile)
     own_compile = tmp_path / "own_compile_denoiser.py"
     text = no_call.read_text()
     for old_text, new_text in (
