@@ -722,13 +722,21 @@ def local_modules(tree, folder, source: str = "") -> list:
     return out
 
 
-def file_batch_size(source: str) -> tuple[Optional[int], Optional[str]]:
+def batch_hint(n: int, batch: int) -> str:
+    """What to do when a step run at rung's default batch fails and the file keeps a batch
+    of its own under another name (`batch_size = n`, keras.io's way, used in its train_step)."""
+    return (f"the file sets batch_size = {n} and rung ran batches of {batch}, its default (it reads a file's "
+            f"batch from BATCH_SIZE): give --batch {n}, or name it BATCH_SIZE")
+
+
+def file_batch_size(source: str, name: str = "BATCH_SIZE") -> tuple[Optional[int], Optional[str]]:
     """The workload's top-level `BATCH_SIZE` (rung's extension of workload v1: the per-device
     batch), read without running the file: (the number, None), or (None, why not) when the
     file sets one rung cannot use, or (None, None) when it sets none. A whole number, or
     arithmetic of whole numbers (`32 * 4`), is read; a name, a call or a float is not
     (`32 * strategy.num_replicas_in_sync` is a global batch, and `int(os.environ[...])`
-    is known only when the file runs)."""
+    is known only when the file runs). `name`: another top-level name read the same way
+    (`batch_size`, for `batch_hint`)."""
     import ast  # noqa: PLC0415 - only here
     import operator  # noqa: PLC0415 - only here
 
@@ -748,19 +756,19 @@ def file_batch_size(source: str) -> tuple[Optional[int], Optional[str]]:
     for node in tree.body if tree is not None else []:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
             if isinstance(node, ast.AnnAssign) and node.value is not None else []
-        if any(isinstance(t, ast.Name) and t.id == "BATCH_SIZE" for t in targets):
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             found = node  # the last one at the top level is the one the module keeps
     if found is None or (isinstance(found.value, ast.Constant) and found.value.value is None):
         return None, None  # (None: not set, as the profile reads it too)
     n = value(found.value)
     text = ast.get_source_segment(source, found.value) or "?"
     if n is None and isinstance(found.value, ast.Constant):  # "32", 64.0, None
-        return None, f"BATCH_SIZE = {text} (line {found.lineno}) is not a whole number"
+        return None, f"{name} = {text} (line {found.lineno}) is not a whole number"
     if n is None:
-        return None, (f"BATCH_SIZE = {text} (line {found.lineno}) is not a whole number rung can read without running "
+        return None, (f"{name} = {text} (line {found.lineno}) is not a whole number rung can read without running "
                       "the file")
     if n < 1:
-        return None, f"BATCH_SIZE = {text} (line {found.lineno}) is not a batch; expected a whole number of at least 1"
+        return None, f"{name} = {text} (line {found.lineno}) is not a batch; expected a whole number of at least 1"
     return n, None
 
 

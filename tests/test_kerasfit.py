@@ -261,6 +261,27 @@ def test_the_files_batch_size_is_read_without_running_it(source, expect):
     assert n == expect[0] and (why is None if expect[1] is None else why.startswith(expect[1])), (n, why)
 
 
+@pytest.mark.parametrize("source,batch,said", [
+    ("batch_size = 64", 32, 64),  # keras.io's way: the bench's step at 32 is told of 64
+    ("batch_size = 16 * 4", 32, 64),
+    ("batch_size = 32", 32, None),  # the batch it ran at: nothing to say
+    ("BATCH_SIZE = 8\nbatch_size = 64", 8, None),  # rung's own name wins, and was used
+    ("batch_size = 64.0", 32, None),  # not a batch rung can give
+    ("batch_size = 8 * strategy.num_replicas_in_sync", 32, None),
+    ("x = 1", 32, None),
+])
+def test_the_bench_names_the_batch_size_a_file_keeps_under_keras_ios_name(tmp_path, source, batch, said):
+    """`rung bench` reads the file without importing it (no TensorFlow in its process)."""
+    from rung.cli.bench import _batch_hint
+
+    path = tmp_path / "w.py"
+    path.write_text(source + "\n")
+    hint = _batch_hint(str(path), batch)
+    assert hint == (None if said is None else
+                    f"the file sets batch_size = {said} and rung ran batches of {batch}, its default (it reads a "
+                    f"file's batch from BATCH_SIZE): give --batch {said}, or name it BATCH_SIZE")
+
+
 def test_a_batch_size_that_is_not_a_batch_is_refused_when_the_file_runs(tmp_path):
     """rung profile reads BATCH_SIZE from the imported module: "32" or 0 was taken as 32
     without a word."""

@@ -147,13 +147,21 @@ def run(args) -> int:
             check_address(args.address)
         if importlib.util.find_spec("ray") is None:
             raise RunError("Ray is not installed; install it with: pip install 'rung[ray]'")
-    with Progress(quiet=args.json) as progress:
-        result = bench(args.workload, batch, runs, steps=args.steps, warmup=args.warmup, hosts=args.hosts,
-                       link_mbit=args.link_mbit, straggler=straggler, kill=kill, deadline_seconds=args.deadline,
-                       calibrate=args.calibrate, calibration_points=points, ps_tasks=args.ps_tasks,
-                       on_run=progress.phase,
-                       on_progress=progress.step, engine=args.engine, address=args.address, reuse_ps_costs=reuse,
-                       keras=args.keras)
+    hint = None if args.batch else _batch_hint(args.workload, batch)
+    from rung.errors import RunError
+
+    try:
+        with Progress(quiet=args.json) as progress:
+            result = bench(args.workload, batch, runs, steps=args.steps, warmup=args.warmup, hosts=args.hosts,
+                           link_mbit=args.link_mbit, straggler=straggler, kill=kill, deadline_seconds=args.deadline,
+                           calibrate=args.calibrate, calibration_points=points, ps_tasks=args.ps_tasks,
+                           on_run=progress.phase,
+                           on_progress=progress.step, engine=args.engine, address=args.address,
+                           reuse_ps_costs=reuse, keras=args.keras)
+    except RunError as e:
+        if hint and "shape" in str(e).lower():  # the step failed on its shapes: the batch, likely
+            raise RunError(f"{e}; {hint}") from None
+        raise
     if args.calibrate and result["calibration"] and result["calibration"].get("fitted"):
         from rung.spec.calibration import keep_ps_costs, parse_calibration
 
@@ -174,30 +182,48 @@ def run(args) -> int:
     if args.json:
         json.dump(typed.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
-        return _failures(typed)
+        return _failures(typed, hint=hint)
     from rung.report.bench import render
 
     render(typed)
     if args.html:
         print(f"report written to {args.html}")
-    return _failures(typed, said=True)
+    return _failures(typed, said=True, hint=hint)
 
 
-def _failures(result, said: bool = False) -> int:
+def _failures(result, said: bool = False, hint: str | None = None) -> int:
     """Exit 1 when a run failed (the others' results are above), one line each on stderr;
-    where the report above already said why (`said`), one line naming them."""
+    where the report above already said why (`said`), one line naming them. `hint`
+    (`_batch_hint`) follows when a run failed on its shapes."""
     if said and result.failed:
         names = ", ".join(f.name for f in result.failed)
         print(f"rung bench: {len(result.failed)} run(s) failed ({names}): what to change is in the report above",
               file=sys.stderr)
-        return 1
-    for f in result.failed:
-        print(f"rung bench: {f.name} failed: {f.error}", file=sys.stderr)
+    else:
+        for f in result.failed:
+            print(f"rung bench: {f.name} failed: {f.error}", file=sys.stderr)
+    if hint and any("shape" in f.error.lower() for f in result.failed):
+        print(f"rung bench: {hint}", file=sys.stderr)
     return 1 if result.failed else 0
 
 
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
+
+
+def _batch_hint(path: str, batch: int) -> str | None:
+    """`kerasfit.batch_hint` for a run at the default batch of a file that sets no BATCH_SIZE
+    and a whole-number top-level `batch_size` of another size, read without importing it."""
+    from rung.kerasfit import batch_hint, file_batch_size
+
+    try:
+        source = Path(path).read_text()
+    except (OSError, ValueError):
+        return None
+    if file_batch_size(source) != (None, None):
+        return None
+    n, _ = file_batch_size(source, "batch_size")
+    return batch_hint(n, batch) if n and n != batch else None
 
 
 def _default_batch(path: str) -> int:

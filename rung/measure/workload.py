@@ -54,8 +54,9 @@ class Workload:
         n = getattr(self.module, "batch_size", None)
         if type(n) is not int or n < 1 or n == batch:
             return None
-        return (f"the file sets batch_size = {n} and rung ran batches of {batch}, its default (it reads a file's "
-                f"batch from BATCH_SIZE): give --batch {n}, or name it BATCH_SIZE")
+        from rung.kerasfit import batch_hint
+
+        return batch_hint(n, batch)
 
 
 def _where_in_file(path: Path, exc: BaseException) -> str:

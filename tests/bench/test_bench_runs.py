@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 import warnings
 from pathlib import Path
@@ -526,6 +527,55 @@ def test_a_broken_workload_exits_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "rung", "bench", str(bad), "--runs", "single_device"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "ModuleNotFoundError" in r.stderr and r.stdout == ""
+
+
+@beside
+def test_a_step_that_fails_at_the_default_batch_is_told_the_batch_size_the_file_keeps(tmp_path):
+    """keras.io's DDIM keeps `batch_size` at its top and draws noise of that batch in its own
+    train_step: at the bench's default 32 the one-device run failed with TensorFlow's shapes
+    alone ("Incompatible shapes: [8,2] vs. [32,2]"). The line now says the file's number and
+    the two ways to give it."""
+    work = tmp_path / "own_batch.py"
+    work.write_text(textwrap.dedent("""\
+        import tensorflow as tf
+
+        batch_size = 8
+
+
+        class Denoiser(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.dense = tf.keras.layers.Dense(2)
+
+            def call(self, x):
+                return self.dense(x)
+
+            def train_step(self, images):
+                noise = tf.random.normal((batch_size, 2))
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(self(images + noise) - images))
+                grads = tape.gradient(loss, self.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                return {"loss": loss}
+
+
+        def build_model():
+            m = Denoiser()
+            m.compile(optimizer="adam")
+            return m
+
+
+        def make_dataset(b, input_context=None):
+            return tf.data.Dataset.from_tensor_slices(tf.zeros((64, 2))).repeat().batch(b, drop_remainder=True)
+        """))
+    r = subprocess.run([sys.executable, "-m", "rung", "bench", str(work), "--runs", "single_device", "--steps", "2",
+                        "--warmup", "1"], capture_output=True, text=True, timeout=300)
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 1 and "shapes" in last and "Traceback" not in r.stderr, r.stderr[-1500:]
+    assert last.endswith("; the file sets batch_size = 8 and rung ran batches of 32, its default (it reads a file's "
+                         "batch from BATCH_SIZE): give --batch 8, or name it BATCH_SIZE"), last
+    r, b = bench(str(work), "--runs", "single_device", "--steps", "2", "--warmup", "1", "--batch", "8")
+    assert r.returncode == 0 and b["runs"][0]["examples_per_second"] > 0, r.stderr[-1500:]
 
 
 @beside
