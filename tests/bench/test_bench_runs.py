@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 import warnings
 from pathlib import Path
@@ -535,39 +534,7 @@ def test_a_step_that_fails_at_the_default_batch_is_told_the_batch_size_the_file_
     train_step: at the bench's default 32 the one-device run failed with TensorFlow's shapes
     alone ("Incompatible shapes: [8,2] vs. [32,2]"). The line now says the file's number and
     the two ways to give it."""
-    work = tmp_path / "own_batch.py"
-    work.write_text(textwrap.dedent("""\
-        import tensorflow as tf
-
-        batch_size = 8
-
-
-        class Denoiser(tf.keras.Model):
-            def __init__(self):
-                super().__init__()
-                self.dense = tf.keras.layers.Dense(2)
-
-            def call(self, x):
-                return self.dense(x)
-
-            def train_step(self, images):
-                noise = tf.random.normal((batch_size, 2))
-                with tf.GradientTape() as tape:
-                    loss = tf.reduce_mean(tf.square(self(images + noise) - images))
-                grads = tape.gradient(loss, self.trainable_variables)
-                self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
-                return {"loss": loss}
-
-
-        def build_model():
-            m = Denoiser()
-            m.compile(optimizer="adam")
-            return m
-
-
-        def make_dataset(b, input_context=None):
-            return tf.data.Dataset.from_tensor_slices(tf.zeros((64, 2))).repeat().batch(b, drop_remainder=True)
-        """))
+    work = Path(__file__).parents[1] / "measure" / "workloads" / "own_batch.py"
     r = subprocess.run([sys.executable, "-m", "rung", "bench", str(work), "--runs", "single_device", "--steps", "2",
                         "--warmup", "1"], capture_output=True, text=True, timeout=300)
     last = r.stderr.strip().splitlines()[-1]

@@ -259,40 +259,6 @@ def test_bad_workload_files_name_the_problem(tmp_path, name):
     assert len(err.value.line()) < 600
 
 
-# keras.io's diffusion model (DDIM) as written there: a batch_size of the file's own at the
-# top, used inside a train_step of its own, which trains on images alone (no labels)
-OWN_BATCH = textwrap.dedent("""\
-    import tensorflow as tf
-
-    batch_size = 8
-
-
-    class Denoiser(tf.keras.Model):
-        def __init__(self):
-            super().__init__()
-            self.dense = tf.keras.layers.Dense(2)
-
-        def call(self, x):
-            return self.dense(x)
-
-        def train_step(self, images):
-            noise = tf.random.normal((batch_size, 2))
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.square(self(images + noise) - images))
-            grads = tape.gradient(loss, self.trainable_variables)
-            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
-            return {"loss": loss}
-
-
-    def build_model():
-        m = Denoiser()
-        m.compile(optimizer="adam")
-        return m
-
-
-    def make_dataset(b, input_context=None):
-        return tf.data.Dataset.from_tensor_slices(tf.zeros((64, 2))).repeat().batch(b, drop_remainder=True)
-    """)
 
 
 @pytest.mark.parallel  # asserts nothing on speed
@@ -304,8 +270,9 @@ def test_a_step_that_fails_at_the_default_batch_names_the_batch_the_file_keeps(t
     give it; either runs."""
     from rung.measure.profile import profile
 
+    own_batch = (HERE / "workloads" / "own_batch.py").read_text()
     path = tmp_path / "ddim.py"
-    path.write_text(OWN_BATCH)
+    path.write_text(own_batch)
     with pytest.raises(InputError) as err:
         profile(path, steps=2, warmup=1)
     line = err.value.message
@@ -314,7 +281,8 @@ def test_a_step_that_fails_at_the_default_batch_names_the_batch_the_file_keeps(t
                          "file's batch from BATCH_SIZE): give --batch 8, or name it BATCH_SIZE"), line
     assert "features alone" not in line and "\n" not in err.value.line()
     assert profile(path, batch=8, steps=2, warmup=1)["per_device_batch"] == 8
-    path.write_text(OWN_BATCH.replace("batch_size = 8", "BATCH_SIZE = batch_size = 8"))
+    assert own_batch.count("\nbatch_size = 8\n") == 1
+    path.write_text(own_batch.replace("\nbatch_size = 8\n", "\nBATCH_SIZE = batch_size = 8\n"))
     assert profile(path, steps=2, warmup=1)["per_device_batch"] == 8
 
 
