@@ -686,7 +686,7 @@ def test_launch_a_workload_train_py_cannot_use_is_exit_2(tmp_path):
 
 @pytest.mark.tf
 @pytest.mark.parametrize("args", [("--strategy", "single_device"),
-                                  ("--strategy", "parameter_server", "--workers", "2", "--ps-tasks", "1")])
+                                  ("--strategy", "parameter_server", "--workers", "1", "--ps-tasks", "1")])
 def test_a_pipeline_without_batch_stops_train_py_in_one_line(args):
     """train.py asks what rung profile asks of make_dataset's element spec before fit. A
     pipeline without .batch() crashed the parameter-server chief (exit -6, "terminate
@@ -1345,11 +1345,12 @@ def test_launch_checks_a_compiled_loss_of_the_files_own_on_keras_3():
 
 @pytest.mark.tf
 def test_launch_checks_a_compiled_loss_made_to_sum_on_tf_keras():
-    """MeanSquaredError(reduction="sum") under multi-worker (tf-keras): rung launch reads the
-    reduction in the text, runs the replica check, and says LOSS_NOT_SCALED before training
-    (tf-keras sums it as Keras 3 does: 2.00x)."""
+    """MeanSquaredError(reduction="sum") on tf-keras (mirrored, one process: a multi-worker
+    launch runs the same check before its tasks start): rung launch reads the reduction in
+    the text, runs the replica check, and says LOSS_NOT_SCALED before training (tf-keras
+    sums it as Keras 3 does: 2.00x)."""
     path = HERE.parent / "measure" / "workloads" / "summed_loss.py"
-    r = rung("launch", str(path), "--strategy", "multi_worker_mirrored", "--workers", "2", "--engine", "local",
+    r = rung("launch", str(path), "--strategy", "mirrored", "--keras", "tf_keras", "--engine", "local",
              "--steps", "3", "--json")
     assert r.returncode == 0, r.stderr[-1500:]
     assert "checking that the model's compiled loss averages over the batch (MeanSquaredError(reduction='sum')" \

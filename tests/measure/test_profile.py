@@ -326,6 +326,7 @@ def test_what_the_workload_prints_goes_to_stderr_and_json_on_stdout_stays_json(t
     assert "built!" in r.stderr and "Total params" in r.stderr
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_cli_profile_writes_a_scenario_and_advise_plans_from_the_workload(tmp_path):
     out = tmp_path / "mlp-scenario.yaml"
     r = run_cli("profile", "--example", "mlp", "--steps", "6", "--warmup", "2", "--json",
@@ -531,6 +532,7 @@ def test_advise_measures_the_step_again_on_the_keras_its_plan_runs_on():
     assert k3_ms > 0
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_a_model_that_builds_only_on_keras_3_gets_strategy_fails_on_a_plan_that_runs_on_tf_keras():
     """keras.io's examples are written for Keras 3: a layer argument tf-keras does not know
     (LeakyReLU's negative_slope) builds on Keras 3, where the step is measured, and fails on

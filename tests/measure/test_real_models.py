@@ -232,6 +232,7 @@ def test_verdicts_are_stable_over_repeated_profiles():
         assert verdicts == [expected] * 3
 
 
+@pytest.mark.parallel  # asserts nothing on speed
 def test_bench_runs_a_subclassed_model_under_its_strategies(tmp_path):
     """Its own train_step hands the optimizer one IndexedSlices gradient (its embedding's
     rows): the multi-worker run times one small collective in its cluster and predicts
