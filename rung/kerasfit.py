@@ -729,6 +729,22 @@ def batch_hint(n: int, batch: int) -> str:
             f"batch from BATCH_SIZE): give --batch {n}, or name it BATCH_SIZE")
 
 
+def file_batch_hint(path, batch: int) -> Optional[str]:
+    """`batch_hint` for a step run at the default batch of a file that sets no BATCH_SIZE and
+    a whole-number top-level `batch_size` of another size, read without importing it (rung
+    bench and rung launch add it to a failure on the shapes); None otherwise."""
+    from pathlib import Path  # noqa: PLC0415 - only here
+
+    try:
+        source = Path(path).read_text()
+    except (OSError, ValueError):
+        return None
+    if file_batch_size(source) != (None, None):
+        return None
+    n, _ = file_batch_size(source, "batch_size")
+    return batch_hint(n, batch) if n and n != batch else None
+
+
 def file_batch_size(source: str, name: str = "BATCH_SIZE") -> tuple[Optional[int], Optional[str]]:
     """The workload's top-level `BATCH_SIZE` (rung's extension of workload v1: the per-device
     batch), read without running the file: (the number, None), or (None, why not) when the

@@ -271,12 +271,13 @@ def test_the_files_batch_size_is_read_without_running_it(source, expect):
     ("x = 1", 32, None),
 ])
 def test_the_bench_names_the_batch_size_a_file_keeps_under_keras_ios_name(tmp_path, source, batch, said):
-    """`rung bench` reads the file without importing it (no TensorFlow in its process)."""
-    from rung.cli.bench import _batch_hint
+    """`rung bench` and `rung launch` read the file without importing it (no TensorFlow in
+    their process)."""
+    from rung.kerasfit import file_batch_hint
 
     path = tmp_path / "w.py"
     path.write_text(source + "\n")
-    hint = _batch_hint(str(path), batch)
+    hint = file_batch_hint(path, batch)
     assert hint == (None if said is None else
                     f"the file sets batch_size = {said} and rung ran batches of {batch}, its default (it reads a "
                     f"file's batch from BATCH_SIZE): give --batch {said}, or name it BATCH_SIZE")

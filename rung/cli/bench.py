@@ -147,7 +147,9 @@ def run(args) -> int:
             check_address(args.address)
         if importlib.util.find_spec("ray") is None:
             raise RunError("Ray is not installed; install it with: pip install 'rung[ray]'")
-    hint = None if args.batch else _batch_hint(args.workload, batch)
+    from rung.kerasfit import file_batch_hint
+
+    hint = None if args.batch else file_batch_hint(args.workload, batch)
     from rung.errors import RunError
 
     try:
@@ -194,7 +196,7 @@ def run(args) -> int:
 def _failures(result, said: bool = False, hint: str | None = None) -> int:
     """Exit 1 when a run failed (the others' results are above), one line each on stderr;
     where the report above already said why (`said`), one line naming them. `hint`
-    (`_batch_hint`) follows when a run failed on its shapes."""
+    (`kerasfit.file_batch_hint`) follows when a run failed on its shapes."""
     if said and result.failed:
         names = ", ".join(f.name for f in result.failed)
         print(f"rung bench: {len(result.failed)} run(s) failed ({names}): what to change is in the report above",
@@ -209,21 +211,6 @@ def _failures(result, said: bool = False, hint: str | None = None) -> int:
 
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
-
-
-def _batch_hint(path: str, batch: int) -> str | None:
-    """`kerasfit.batch_hint` for a run at the default batch of a file that sets no BATCH_SIZE
-    and a whole-number top-level `batch_size` of another size, read without importing it."""
-    from rung.kerasfit import batch_hint, file_batch_size
-
-    try:
-        source = Path(path).read_text()
-    except (OSError, ValueError):
-        return None
-    if file_batch_size(source) != (None, None):
-        return None
-    n, _ = file_batch_size(source, "batch_size")
-    return batch_hint(n, batch) if n and n != batch else None
 
 
 def _default_batch(path: str) -> int:

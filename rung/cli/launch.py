@@ -119,6 +119,11 @@ def run(args) -> int:
     warned = [n for n in (loss_not_scaled_note(job), logged_loss_note(job)) if n]
     for note in warned:
         print(f"rung launch: warning: {note}", file=sys.stderr, flush=True)
+    from rung.kerasfit import file_batch_hint
+
+    # keras.io's files keep a batch_size of their own, which their steps use: a step at rung's
+    # default batch then fails on its shapes, and the failure says what to give
+    hint = None if args.batch or args.scenario else file_batch_hint(workload, job.batch)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="rung-launch-"))
     try:
         write_files(job, workload, out)
@@ -129,6 +134,10 @@ def run(args) -> int:
                                   args.startup_seconds, args.deadline)
         else:
             result = run_ray_launcher(out, args, kill)
+    except RunError as e:
+        if hint and "shape" in str(e).lower():  # the step failed on its shapes: the batch, likely
+            raise RunError(f"{e}; {hint}") from None
+        raise
     finally:
         if not args.out:
             shutil.rmtree(out, ignore_errors=True)  # the files and logs were kept only with --out

@@ -701,6 +701,20 @@ def test_a_pipeline_without_batch_stops_train_py_in_one_line(args):
 
 
 @pytest.mark.tf
+def test_a_step_that_fails_at_the_default_batch_is_told_the_batch_size_the_file_keeps():
+    """keras.io's DDIM keeps `batch_size = 64` of its own, used in its own train_step: train.py
+    at rung's default of 32 failed on TensorFlow's shapes, and launch said only that (rung
+    profile and rung bench named the file's batch). The launch that gives --batch runs: the
+    bench's test of the same file shows it."""
+    work = HERE.parent / "measure" / "workloads" / "own_batch.py"
+    r = rung("launch", str(work), "--strategy", "single_device", "--engine", "local", "--steps", "2")
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 1 and "Dimensions must be equal" in last, r.stderr[-1500:]
+    assert last.endswith("; the file sets batch_size = 8 and rung ran batches of 32, its default (it reads a file's "
+                         "batch from BATCH_SIZE): give --batch 8, or name it BATCH_SIZE"), last
+
+
+@pytest.mark.tf
 def test_optimizers_a_train_step_would_build_inside_the_replicated_step_stop_mirrored_train_py():
     """keras.io's SimCLR keeps two Adams of its own, not built: Keras 3's mirrored fit builds
     them inside the replicated step and fails ("You must feed a value for placeholder
