@@ -286,6 +286,29 @@ def test_a_step_that_fails_at_the_default_batch_names_the_batch_the_file_keeps(t
     assert profile(path, steps=2, warmup=1)["per_device_batch"] == 8
 
 
+@pytest.mark.parallel  # asserts nothing on speed
+def test_a_file_that_keeps_its_own_batch_size_is_told_the_batch_it_was_profiled_at(tmp_path):
+    """keras.io's miniature GPT sets batch_size = 128 at the top and its step runs at any batch:
+    the profile at rung's default of 32 ran, and nothing said that the file trains at 128 (its
+    step, memory and plans follow the batch). Now a note says both numbers and how to give
+    the file's; with --batch given, or BATCH_SIZE set, nothing is said."""
+    from rung.measure.profile import profile
+    from tests.conftest import TINY_BUILD_MODEL
+
+    path = tmp_path / "gpt.py"
+    path.write_text("batch_size = 128\n" + TINY_BUILD_MODEL + "\n\ndef make_dataset(b, input_context=None):\n"
+                    "    return tf.data.Dataset.from_tensor_slices((tf.zeros((64, 4)), tf.zeros((64, 1))))"
+                    ".repeat().batch(b)\n")
+    said = [n for n in profile(path, steps=2, warmup=1)["notes"] if "batch_size = 128" in n]
+    assert said == ["profiled at a batch of 32, rung's default (it reads a file's batch from BATCH_SIZE); the file "
+                    "sets batch_size = 128: if each device trains on 128 examples a step, give --batch 128 or name "
+                    "it BATCH_SIZE (the step time, its memory and the plan follow the batch)"]
+    assert not any("batch_size = 128" in n for n in profile(path, batch=128, steps=2, warmup=1)["notes"])
+    path.write_text(path.read_text().replace("batch_size = 128\n", "BATCH_SIZE = batch_size = 128\n"))
+    p = profile(path, steps=2, warmup=1)
+    assert p["per_device_batch"] == 128 and not any("batch_size = 128" in n for n in p["notes"])
+
+
 def test_missing_and_non_python_files(tmp_path):
     from rung.measure.profile import profile
     with pytest.raises(InputError, match="no such workload file"):
