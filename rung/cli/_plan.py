@@ -145,6 +145,12 @@ def plan_scenario(profile: dict, args, where: str, require: bool = True) -> tupl
                 "to have it estimated from FLOPs"))
     elif measured_on is not device:
         block = _estimated(profile, block, device)
+    n = profile.file_batch_size
+    if n:  # keras.io keeps its batch as `batch_size`: the plan is for rung's default unless told
+        caveats.append(Finding(C.DEFAULT_BATCH,
+            f"the step was profiled at a per-device batch of {profile.per_device_batch}, rung's default; the file "
+            f"sets batch_size = {n}: if each device trains on {n} examples a step, give --batch {n} "
+            "(or name it BATCH_SIZE): the step time, its memory and this plan follow the batch"))
     clean = {k: v for k, v in block.items() if v is not None}
     return scenario_from_profile(profile, hw, goal, fleet, where=where, workload=clean,
                                  offers=_hardware.offers(args)), caveats

@@ -93,6 +93,7 @@ MEASURED_ON_THIS_MACHINE = "MEASURED_ON_THIS_MACHINE"  # the plan assumes device
 STRATEGY_OPTIONS = "STRATEGY_OPTIONS"            # the arguments the strategy is created with, and why
 COORDINATOR_BOUND = "COORDINATOR_BOUND"          # parameter servers: one coordinator's dispatch caps the fleet
 EMULATED_PRECISION = "EMULATED_PRECISION"        # a 16-bit policy timed on a CPU that emulates it
+DEFAULT_BATCH = "DEFAULT_BATCH"                  # profiled at rung's default batch; the file keeps batch_size of its own
 HEAVY_TAILED_STEPS = "HEAVY_TAILED_STEPS"        # the slowest-worker wait is simulated (no closed form)
 LOSS_NOT_SCALED = "LOSS_NOT_SCALED"              # a custom train_step's loss is not divided across replicas
 STRING_INPUTS = "STRING_INPUTS"                  # string features: Keras 3 mirrored fit and TPUs cannot take them

@@ -312,8 +312,10 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
             if hint and e.where == w.where and e.message.startswith("the training step"):
                 raise InputError(e.where, e.field, f"{e.message}; {hint}") from None
             raise
+        file_batch = None
         if hint:  # the step ran at 32 all the same: the file's batch may be the one it trains at
             notes.append(_own_batch_note(w, batch))
+            file_batch = w.module.batch_size
         peak = tf.config.experimental.get_memory_info(device["device"])["peak"] if device["reports_memory"] else None
         # keras.random drawn without a seed in the step: its generator's variable made inside it
         unseeded = not seeds_before_steps and counts.global_seed_generator_made()
@@ -459,6 +461,7 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         "flops_per_example": flops,
         "ops_per_step": kernels,
         "per_device_batch": batch,
+        "file_batch_size": file_batch,
         **summary,
         # the pipeline alone, net of the iterator's fixed cost (which fit's in-graph loop does not pay)
         "pipeline_seconds_per_batch": max(0.0, pipe_seconds - times.iterator_overhead),

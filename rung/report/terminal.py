@@ -141,7 +141,8 @@ def recommendation(s: Scenario, d: Decision) -> Panel:
 
 # Caveats about the numbers themselves, a plan that would train wrong, and a plan whose job
 # would fail before its first step: shown before the ladder and the verdict.
-UP_FRONT = ("STEP_TIME_ESTIMATED", "MEASURED_ON_THIS_MACHINE", "EMULATED_PRECISION", "CLOSE_CALL", "LOSS_NOT_SCALED",
+UP_FRONT = ("STEP_TIME_ESTIMATED", "MEASURED_ON_THIS_MACHINE", "EMULATED_PRECISION", "DEFAULT_BATCH", "CLOSE_CALL",
+            "LOSS_NOT_SCALED",
             "STRATEGY_FAILS", "STATEFUL_RNN", "GRADIENT_ACCUMULATION", "KERAS3_IMPORT")
 
 

@@ -95,6 +95,9 @@ class Profile(BaseModel):
     # a copy (rung.measure.pipeline.ps_worker_input)
     ps_worker_input: Optional[Literal["own_order", "identical", "augmented"]] = None
     keras3_imports: list[str] = []   # the file's own imports of Keras 3 (rung.kerasfit.keras3_imports)
+    # the file's own `batch_size = N` (keras.io's name; rung reads BATCH_SIZE) when the step ran at
+    # rung's default batch all the same: the plan's caveat DEFAULT_BATCH
+    file_batch_size: Optional[int] = None
     keras: Optional[Literal["keras3", "tf_keras"]] = None  # the Keras the step was measured on
     sparse_gradient_bytes_per_example: Optional[float] = None
     flops_per_example: Optional[float] = None

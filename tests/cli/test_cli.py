@@ -345,6 +345,32 @@ def test_a_step_slower_under_mirrored_variables_is_carried_to_the_plans_device_b
     assert any("--target-step-seconds" in f.message for f in caveats if f.code == "MEASURED_ON_THIS_MACHINE")
 
 
+def test_a_plan_from_a_step_profiled_at_the_default_batch_of_a_file_that_keeps_its_own_says_so_first():
+    """keras.io's miniature GPT sets batch_size = 128 and its step runs at any batch: profiled
+    at rung's default of 32, its plan (7 hosts of 8 A100s for 60,000 ex/s) was for 32 per
+    device without a word. The caveat comes first, with the file's number and the flag."""
+    from types import SimpleNamespace
+
+    from rung.cli._plan import plan_scenario
+    from rung.report.terminal import UP_FRONT
+    from rung.spec.profile import Profile
+
+    base = {"schema": "rung/profile/v1", "workload": "w.py", "device": "CPU:0", "device_name": "x86_64",
+            "params": 1e7, "optimizer": "adam", "per_device_batch": 32, "step_seconds": 0.6,
+            "flops_per_example": 2.8e9}
+    args = SimpleNamespace(hardware=None, device="A100-80GB", devices_per_host=8, max_hosts=8, inter_host_gbps=100,
+                           target=6e4, reproducible=None, preemptible=None, target_step_seconds=None,
+                           step_time_cv=None)
+    _, caveats = plan_scenario(Profile.model_validate({**base, "file_batch_size": 128}), args, where="test")
+    [said] = [f.message for f in caveats if f.code == "DEFAULT_BATCH"]
+    assert said == ("the step was profiled at a per-device batch of 32, rung's default; the file sets batch_size = "
+                    "128: if each device trains on 128 examples a step, give --batch 128 (or name it "
+                    "BATCH_SIZE): the step time, its memory and this plan follow the batch")
+    assert "DEFAULT_BATCH" in UP_FRONT
+    _, caveats = plan_scenario(Profile.model_validate(base), args, where="test")
+    assert "DEFAULT_BATCH" not in [f.code for f in caveats]
+
+
 def test_an_estimated_step_adds_the_optimizers_update_carried_by_memory_bandwidth():
     """The FLOPs rung counts leave the optimizer's update out, and Keras 3's Adagrad adds to
     the whole accumulator of an embedding table every step: 47 ms of a 64 ms step here for 38M

@@ -299,14 +299,17 @@ def test_a_file_that_keeps_its_own_batch_size_is_told_the_batch_it_was_profiled_
     path.write_text("batch_size = 128\n" + TINY_BUILD_MODEL + "\n\ndef make_dataset(b, input_context=None):\n"
                     "    return tf.data.Dataset.from_tensor_slices((tf.zeros((64, 4)), tf.zeros((64, 1))))"
                     ".repeat().batch(b)\n")
-    said = [n for n in profile(path, steps=2, warmup=1)["notes"] if "batch_size = 128" in n]
-    assert said == ["profiled at a batch of 32, rung's default (it reads a file's batch from BATCH_SIZE); the file "
+    p = profile(path, steps=2, warmup=1)
+    said = [n for n in p["notes"] if "batch_size = 128" in n]
+    assert p["file_batch_size"] == 128 and said == ["profiled at a batch of 32, rung's default (it reads a file's batch from BATCH_SIZE); the file "
                     "sets batch_size = 128: if each device trains on 128 examples a step, give --batch 128 or name "
                     "it BATCH_SIZE (the step time, its memory and the plan follow the batch)"]
-    assert not any("batch_size = 128" in n for n in profile(path, batch=128, steps=2, warmup=1)["notes"])
+    p = profile(path, batch=128, steps=2, warmup=1)
+    assert p["file_batch_size"] is None and not any("batch_size = 128" in n for n in p["notes"])
     path.write_text(path.read_text().replace("batch_size = 128\n", "BATCH_SIZE = batch_size = 128\n"))
     p = profile(path, steps=2, warmup=1)
-    assert p["per_device_batch"] == 128 and not any("batch_size = 128" in n for n in p["notes"])
+    assert p["per_device_batch"] == 128 and p["file_batch_size"] is None
+    assert not any("batch_size = 128" in n for n in p["notes"])
 
 
 def test_missing_and_non_python_files(tmp_path):
