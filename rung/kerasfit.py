@@ -745,6 +745,14 @@ def file_batch_hint(path, batch: int) -> Optional[str]:
     return batch_hint(n, batch) if n and n != batch else None
 
 
+def with_batch_hint(error: Exception, hint: Optional[str]) -> Exception:
+    """A run's failure with `hint` (`file_batch_hint`) added when it failed on its shapes (the
+    batch, likely): what rung bench and rung launch raise."""
+    from rung.errors import RunError  # noqa: PLC0415 - only here
+
+    return RunError(f"{error}; {hint}") if hint and "shape" in str(error).lower() else error
+
+
 def file_batch_size(source: str, name: str = "BATCH_SIZE") -> tuple[Optional[int], Optional[str]]:
     """The workload's top-level `BATCH_SIZE` (rung's extension of workload v1: the per-device
     batch), read without running the file: (the number, None), or (None, why not) when the

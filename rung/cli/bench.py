@@ -147,7 +147,7 @@ def run(args) -> int:
             check_address(args.address)
         if importlib.util.find_spec("ray") is None:
             raise RunError("Ray is not installed; install it with: pip install 'rung[ray]'")
-    from rung.kerasfit import file_batch_hint
+    from rung.kerasfit import file_batch_hint, with_batch_hint
 
     hint = None if args.batch else file_batch_hint(args.workload, batch)
     from rung.errors import RunError
@@ -161,9 +161,7 @@ def run(args) -> int:
                            on_progress=progress.step, engine=args.engine, address=args.address,
                            reuse_ps_costs=reuse, keras=args.keras)
     except RunError as e:
-        if hint and "shape" in str(e).lower():  # the step failed on its shapes: the batch, likely
-            raise RunError(f"{e}; {hint}") from None
-        raise
+        raise with_batch_hint(e, hint) from None
     if args.calibrate and result["calibration"] and result["calibration"].get("fitted"):
         from rung.spec.calibration import keep_ps_costs, parse_calibration
 

@@ -119,7 +119,7 @@ def run(args) -> int:
     warned = [n for n in (loss_not_scaled_note(job), logged_loss_note(job)) if n]
     for note in warned:
         print(f"rung launch: warning: {note}", file=sys.stderr, flush=True)
-    from rung.kerasfit import file_batch_hint
+    from rung.kerasfit import file_batch_hint, with_batch_hint
 
     # keras.io's files keep a batch_size of their own, which their steps use: a step at rung's
     # default batch then fails on its shapes, and the failure says what to give
@@ -135,9 +135,7 @@ def run(args) -> int:
         else:
             result = run_ray_launcher(out, args, kill)
     except RunError as e:
-        if hint and "shape" in str(e).lower():  # the step failed on its shapes: the batch, likely
-            raise RunError(f"{e}; {hint}") from None
-        raise
+        raise with_batch_hint(e, hint) from None
     finally:
         if not args.out:
             shutil.rmtree(out, ignore_errors=True)  # the files and logs were kept only with --out

@@ -273,11 +273,10 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
             tf.config.run_functions_eagerly(True)
 
 
-def _own_batch_note(w, batch: int) -> str:
-    """A file that keeps `batch_size = N` (keras.io's way) and no BATCH_SIZE, profiled at
+def _own_batch_note(n: int, batch: int) -> str:
+    """A file that keeps `batch_size = n` (keras.io's way) and no BATCH_SIZE, profiled at
     rung's default: the step, its memory and every plan follow the batch, so the file's
     number is said beside the one profiled."""
-    n = w.module.batch_size
     return (f"profiled at a batch of {batch}, rung's default (it reads a file's batch from BATCH_SIZE); the file "
             f"sets batch_size = {n}: if each device trains on {n} examples a step, give --batch {n} or name it "
             "BATCH_SIZE (the step time, its memory and the plan follow the batch)")
@@ -293,9 +292,9 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         model = build_checked_model(w, tf)
         unbuilt = counts.unbuilt_for_keras3_fit(model)  # before a step builds it
         slot_optimizers = counts.unbuilt_optimizers_with_slots(tf, model)  # and its optimizers
-        # a step that fails at rung's default batch, of a file that keeps another under a
-        # name rung does not read, says so (`Workload.batch_hint`)
-        hint = w.batch_hint(DEFAULT_BATCH) if batch is None and counts.fixed_batch(model) is None else None
+        # a file that keeps another batch under a name rung does not read, profiled at rung's
+        # default: a step that fails says so, and one that runs has it noted (`Workload.kept_batch`)
+        own_batch = w.kept_batch(DEFAULT_BATCH) if batch is None and counts.fixed_batch(model) is None else None
         batch = _batch_for(model, batch, lambda: w.default_batch, notes)
         ds = make_checked_dataset(w, tf, batch)
         repeats = dataset_repeats(tf, ds)
@@ -309,13 +308,13 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
             times = timing.time_steps(tf, model, ds, steps, warmup, w.where, batch, on_step=on_step,
                                       step_fn=step_fn, repeats=repeats)
         except InputError as e:
-            if hint and e.where == w.where and e.message.startswith("the training step"):
-                raise InputError(e.where, e.field, f"{e.message}; {hint}") from None
+            if own_batch and e.where == w.where and e.message.startswith("the training step"):
+                from rung.kerasfit import batch_hint
+
+                raise InputError(e.where, e.field, f"{e.message}; {batch_hint(own_batch, batch)}") from None
             raise
-        file_batch = None
-        if hint:  # the step ran at 32 all the same: the file's batch may be the one it trains at
-            notes.append(_own_batch_note(w, batch))
-            file_batch = w.module.batch_size
+        if own_batch:  # the step ran at 32 all the same: the file's batch may be the one it trains at
+            notes.append(_own_batch_note(own_batch, batch))
         peak = tf.config.experimental.get_memory_info(device["device"])["peak"] if device["reports_memory"] else None
         # keras.random drawn without a seed in the step: its generator's variable made inside it
         unseeded = not seeds_before_steps and counts.global_seed_generator_made()
@@ -461,7 +460,7 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
         "flops_per_example": flops,
         "ops_per_step": kernels,
         "per_device_batch": batch,
-        "file_batch_size": file_batch,
+        "file_batch_size": own_batch,
         **summary,
         # the pipeline alone, net of the iterator's fixed cost (which fit's in-graph loop does not pay)
         "pipeline_seconds_per_batch": max(0.0, pipe_seconds - times.iterator_overhead),

@@ -43,20 +43,16 @@ class Workload:
                                                "per-device batch), or give --batch N")
         return b
 
-    def batch_hint(self, batch: int) -> Optional[str]:
-        """What to do when a step run at rung's default batch fails and the file keeps a
-        batch of its own under another name: keras.io writes `batch_size = 64` at the top
-        and uses it inside train_step (its diffusion model draws noise of that shape), so a
-        step at 32 fails on the shapes. None when the file sets BATCH_SIZE (rung's name) or
-        no other whole-number `batch_size`."""
+    def kept_batch(self, batch: int) -> Optional[int]:
+        """The batch the file keeps under keras.io's name (`batch_size = 64` at the top, which
+        its diffusion model uses inside train_step), when it is not `batch`, the one rung runs
+        at: a step at 32 may fail on the shapes (`kerasfit.batch_hint` says what to do), or
+        run at a batch the file does not train at. None when the file sets BATCH_SIZE (rung's
+        name) or no other whole-number `batch_size`."""
         if getattr(self.module, "BATCH_SIZE", None) is not None:
             return None
         n = getattr(self.module, "batch_size", None)
-        if type(n) is not int or n < 1 or n == batch:
-            return None
-        from rung.kerasfit import batch_hint
-
-        return batch_hint(n, batch)
+        return None if type(n) is not int or n < 1 or n == batch else n
 
 
 def _where_in_file(path: Path, exc: BaseException) -> str:
