@@ -66,8 +66,7 @@ def no_ray_left(monkeypatch):
     """A temporary folder of the test's own for everything it starts (TMPDIR: rung's files and
     Ray's, whose session folder goes there too), and no Ray process left when it ends. These
     tests run one after another in one process of the parallel pass (`ray_tests`), beside
-    tests that start no Ray, and the two-node test alone in the serial pass: the daemons
-    that are new are the test's own."""
+    tests that start no Ray: the daemons that are new are the test's own."""
     temp = Path(tempfile.mkdtemp(prefix="rt"))  # short: Ray's socket paths go under it
     monkeypatch.setenv("TMPDIR", str(temp))
     before = ray_pids()
@@ -265,6 +264,7 @@ def test_a_ray_train_worker_that_cannot_run_ends_with_its_raylet(tmp_path, no_ra
 
 @pytest.mark.skipif(not TWO_NODES,
                     reason="test hosts need root (and util-linux's unshare and nsenter)")
+@ray_tests  # asserts nothing on speed: the link's rate measured is at most the shaped one
 def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
     """A Ray head in one test host and a worker node in another, joined by a 200 Mbit/s
     tbf link (`ray start` in each network namespace; Ray 2.60 authenticates the joining
@@ -274,13 +274,15 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
     multi-worker launch (Ray Train) and a parameter-server launch, each with a kill, and
     the bench's multi-worker and parameter-server runs place their workers on both nodes.
     Closing the test hosts ends every process in them by id."""
-    from rung.bench.netns import TestNet
+    from rung.bench.netns import TestNet, leftovers
 
     ray_cli = str(Path(sys.executable).parent / "ray")
     driver, shared = tmp_path / "driver", tmp_path / "shared"
     driver.mkdir()
     shared.mkdir()
-    with TestNet(2, 200) as net:
+    # test hosts named apart from the benches' ("r..."), whose tests in this pass check that
+    # none of theirs is left
+    with TestNet(2, 200, tag=f"n{os.getpid() % 100000}") as net:
         head, node = net.address(0), net.address(1)
         env = {**os.environ, "RAY_AUTH_MODE": "token"}
         common = ["--num-cpus=2", "--object-store-memory=300000000", "--disable-usage-stats"]
@@ -400,6 +402,7 @@ def test_a_ray_cluster_of_two_nodes_across_a_shaped_link(tmp_path, no_ray_left):
         # each Ray task's copy of the workload is removed with the task (none left in the temp folder)
         left = [p for p in rung_temp_files("rung-bench-") - before if (p / MLP.name).exists()]
         assert not left, left
+    assert leftovers(net.tag) == [], "test hosts left behind"
 
 
 # The tail of launch_ray.py's log when train.py stopped on its workload in Ray Train workers
