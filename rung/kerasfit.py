@@ -729,10 +729,21 @@ def batch_hint(n: int, batch: int) -> str:
             f"batch from BATCH_SIZE): give --batch {n}, or name it BATCH_SIZE")
 
 
-def file_batch_hint(path, batch: int) -> Optional[str]:
-    """`batch_hint` for a step run at the default batch of a file that sets no BATCH_SIZE and
-    a whole-number top-level `batch_size` of another size, read without importing it (rung
-    bench and rung launch add it to a failure on the shapes); None otherwise."""
+def default_batch_note(n: int, batch: int, done: str = "profiled",
+                       follows: str = "the step time, its memory and the plan follow the batch") -> str:
+    """A step that ran at rung's default batch, of a file that keeps `batch_size = n` (keras.io's
+    way) and no BATCH_SIZE: the file's number said beside the one run at (`done`: profiled,
+    benched, trained; `follows`: what the batch changes there)."""
+    return (f"{done} at a batch of {batch}, rung's default (it reads a file's batch from BATCH_SIZE); the file "
+            f"sets batch_size = {n}: if each device trains on {n} examples a step, give --batch {n} or name it "
+            f"BATCH_SIZE ({follows})")
+
+
+def file_kept_batch(path, batch: int) -> Optional[int]:
+    """The whole-number top-level `batch_size` of a file that sets no BATCH_SIZE, when it is
+    not `batch` (rung's default, run at), read without importing it (rung bench and rung
+    launch: `file_batch_hint` on a failure on the shapes, `default_batch_note` on a run
+    that went through); None otherwise (`Workload.kept_batch` reads an imported file)."""
     from pathlib import Path  # noqa: PLC0415 - only here
 
     try:
@@ -742,7 +753,14 @@ def file_batch_hint(path, batch: int) -> Optional[str]:
     if file_batch_size(source) != (None, None):
         return None
     n, _ = file_batch_size(source, "batch_size")
-    return batch_hint(n, batch) if n and n != batch else None
+    return n if n and n != batch else None
+
+
+def file_batch_hint(path, batch: int) -> Optional[str]:
+    """`batch_hint` for a step run at the default batch of a file that keeps another
+    (`file_kept_batch`): rung bench and rung launch add it to a failure on the shapes."""
+    n = file_kept_batch(path, batch)
+    return batch_hint(n, batch) if n else None
 
 
 def with_batch_hint(error: Exception, hint: Optional[str]) -> Exception:

@@ -147,9 +147,12 @@ def run(args) -> int:
             check_address(args.address)
         if importlib.util.find_spec("ray") is None:
             raise RunError("Ray is not installed; install it with: pip install 'rung[ray]'")
-    from rung.kerasfit import file_batch_hint, with_batch_hint
+    from rung.kerasfit import batch_hint, default_batch_note, file_kept_batch, with_batch_hint
 
-    hint = None if args.batch else file_batch_hint(args.workload, batch)
+    # keras.io's files keep a batch_size of their own: a step at rung's default that fails on
+    # its shapes is told it (hint), and runs that go through say the batch they ran at
+    kept = None if args.batch else file_kept_batch(args.workload, batch)
+    hint = batch_hint(kept, batch) if kept else None
     from rung.errors import RunError
 
     try:
@@ -162,6 +165,9 @@ def run(args) -> int:
                            reuse_ps_costs=reuse, keras=args.keras)
     except RunError as e:
         raise with_batch_hint(e, hint) from None
+    if kept and not any("shape" in f["error"].lower() for f in result["failed"]):
+        result["notes"].append(default_batch_note(kept, batch, "benched", "step times, and what scales, follow "
+                                                                          "the batch"))
     if args.calibrate and result["calibration"] and result["calibration"].get("fitted"):
         from rung.spec.calibration import keep_ps_costs, parse_calibration
 

@@ -119,11 +119,13 @@ def run(args) -> int:
     warned = [n for n in (loss_not_scaled_note(job), logged_loss_note(job)) if n]
     for note in warned:
         print(f"rung launch: warning: {note}", file=sys.stderr, flush=True)
-    from rung.kerasfit import file_batch_hint, with_batch_hint
+    from rung.kerasfit import batch_hint, default_batch_note, file_kept_batch, with_batch_hint
 
     # keras.io's files keep a batch_size of their own, which their steps use: a step at rung's
-    # default batch then fails on its shapes, and the failure says what to give
-    hint = None if args.batch or args.scenario else file_batch_hint(workload, job.batch)
+    # default batch then fails on its shapes, and the failure says what to give; a run that
+    # goes through says the batch it trained at
+    kept = None if args.batch or args.scenario else file_kept_batch(workload, job.batch)
+    hint = batch_hint(kept, job.batch) if kept else None
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="rung-launch-"))
     try:
         write_files(job, workload, out)
@@ -139,6 +141,10 @@ def run(args) -> int:
     finally:
         if not args.out:
             shutil.rmtree(out, ignore_errors=True)  # the files and logs were kept only with --out
+    if kept:
+        result["notes"] = [*(result.get("notes") or []), default_batch_note(kept, job.batch, "trained",
+                                                                            "the examples a step and its memory "
+                                                                            "follow the batch")]
     if args.json:
         print(json.dumps(result))
     else:

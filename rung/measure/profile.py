@@ -273,15 +273,6 @@ def _measure(tf, path, batch, steps, warmup, try_fixes, phase, on_step) -> dict:
             tf.config.run_functions_eagerly(True)
 
 
-def _own_batch_note(n: int, batch: int) -> str:
-    """A file that keeps `batch_size = n` (keras.io's way) and no BATCH_SIZE, profiled at
-    rung's default: the step, its memory and every plan follow the batch, so the file's
-    number is said beside the one profiled."""
-    return (f"profiled at a batch of {batch}, rung's default (it reads a file's batch from BATCH_SIZE); the file "
-            f"sets batch_size = {n}: if each device trains on {n} examples a step, give --batch {n} or name it "
-            "BATCH_SIZE (the step time, its memory and the plan follow the batch)")
-
-
 def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step, functions_eager) -> dict:
     if batch is not None and batch < 1:
         raise InputError("--batch", None, f"expected a batch of at least 1, received {batch}")
@@ -314,7 +305,9 @@ def _measure_loaded(tf, w, path, batch, steps, warmup, try_fixes, phase, on_step
                 raise InputError(e.where, e.field, f"{e.message}; {batch_hint(own_batch, batch)}") from None
             raise
         if own_batch:  # the step ran at 32 all the same: the file's batch may be the one it trains at
-            notes.append(_own_batch_note(own_batch, batch))
+            from rung.kerasfit import default_batch_note
+
+            notes.append(default_batch_note(own_batch, batch))
         peak = tf.config.experimental.get_memory_info(device["device"])["peak"] if device["reports_memory"] else None
         # keras.random drawn without a seed in the step: its generator's variable made inside it
         unseeded = not seeds_before_steps and counts.global_seed_generator_made()

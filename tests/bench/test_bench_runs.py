@@ -553,6 +553,27 @@ def test_a_step_that_fails_at_the_default_batch_is_told_the_batch_size_the_file_
                          "batch from BATCH_SIZE): give --batch 8, or name it BATCH_SIZE"), last
     r, b = bench(str(work), "--runs", "single_device", "--steps", "2", "--warmup", "1", "--batch", "8")
     assert r.returncode == 0 and b["runs"][0]["examples_per_second"] > 0, r.stderr[-1500:]
+    assert not any("batch_size = 8" in n for n in b["notes"]), b["notes"]  # given: nothing to say
+
+
+@beside
+def test_runs_at_the_default_batch_of_a_file_that_keeps_its_own_say_both_numbers(tmp_path):
+    """keras.io's miniature GPT sets batch_size = 128 at the top and its step runs at any
+    batch: the bench ran it at rung's default of 32, and said nothing of the file's 128 (rung
+    profile and rung advise did: DEFAULT_BATCH). Now a note says both and how to give it;
+    with --batch given, nothing (the test above)."""
+    from tests.conftest import TINY_BUILD_MODEL
+
+    path = tmp_path / "gpt.py"
+    path.write_text("batch_size = 128\n" + TINY_BUILD_MODEL + "\n\ndef make_dataset(b, input_context=None):\n"
+                    "    return tf.data.Dataset.from_tensor_slices((tf.zeros((64, 4)), tf.zeros((64, 1))))"
+                    ".repeat().batch(b)\n")
+    r, b = bench(str(path), "--runs", "single_device", "--steps", "2", "--warmup", "1")
+    assert r.returncode == 0 and b["per_replica_batch"] == 32, r.stderr[-1500:]
+    assert [n for n in b["notes"] if "batch_size = 128" in n] == [
+        "benched at a batch of 32, rung's default (it reads a file's batch from BATCH_SIZE); the file sets "
+        "batch_size = 128: if each device trains on 128 examples a step, give --batch 128 or name it BATCH_SIZE "
+        "(step times, and what scales, follow the batch)"], b["notes"]
 
 
 @beside

@@ -715,6 +715,26 @@ def test_a_step_that_fails_at_the_default_batch_is_told_the_batch_size_the_file_
 
 
 @pytest.mark.tf
+def test_a_run_at_the_default_batch_of_a_file_that_keeps_its_own_says_both_numbers(tmp_path):
+    """keras.io's miniature GPT sets batch_size = 128 and its step runs at any batch: train.py
+    trained it at rung's default of 32 a device without a word. Now the run's notes say both
+    numbers and how to give the file's."""
+    from tests.conftest import TINY_BUILD_MODEL
+
+    path = tmp_path / "gpt.py"
+    path.write_text("batch_size = 128\n" + TINY_BUILD_MODEL + "\n\ndef make_dataset(b, input_context=None):\n"
+                    "    return tf.data.Dataset.from_tensor_slices((tf.zeros((64, 4)), tf.zeros((64, 1))))"
+                    ".repeat().batch(b)\n")
+    r = rung("launch", str(path), "--strategy", "single_device", "--engine", "local", "--steps", "2", "--json")
+    assert r.returncode == 0, r.stderr[-1500:]
+    d = json.loads(r.stdout)
+    assert d["steps_completed"] == 2 and [n for n in d["notes"] if "batch_size = 128" in n] == [
+        "trained at a batch of 32, rung's default (it reads a file's batch from BATCH_SIZE); the file sets "
+        "batch_size = 128: if each device trains on 128 examples a step, give --batch 128 or name it BATCH_SIZE "
+        "(the examples a step and its memory follow the batch)"], d
+
+
+@pytest.mark.tf
 def test_optimizers_a_train_step_would_build_inside_the_replicated_step_stop_mirrored_train_py():
     """keras.io's SimCLR keeps two Adams of its own, not built: Keras 3's mirrored fit builds
     them inside the replicated step and fails ("You must feed a value for placeholder
