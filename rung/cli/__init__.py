@@ -34,12 +34,15 @@ def build_parser() -> argparse.ArgumentParser:
     launch.register(sub)
     simulate.register(sub)
     report.register(sub)
+    parser.commands = sub.choices  # each subcommand's parser: its own errors name its own --help
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the subcommand's parser, whose --help lists what it takes
+        parser.commands.get(getattr(args, "command", None), parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "run", None):
         parser.print_help()
         return 2

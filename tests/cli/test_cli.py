@@ -109,6 +109,17 @@ def test_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as e:
         main(["advise", "--bogus"])
     assert e.value.code == 2
+    # one line that names the subcommand's own --help, where what it takes is listed (it
+    # named `rung --help`, which lists the subcommands alone)
+    assert capsys.readouterr().err == "rung: error: unrecognized arguments: --bogus (see `rung advise --help`)\n"
+    with pytest.raises(SystemExit) as e:
+        main(["profile", "w.py", "--out", "p.json"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err == \
+        "rung: error: unrecognized arguments: --out p.json (see `rung profile --help`)\n"
+    with pytest.raises(SystemExit) as e:
+        main(["--bogus"])
+    assert e.value.code == 2 and capsys.readouterr().err.endswith("(see `rung --help`)\n")
     assert main(["advise", "--example", "nope"]) == 2
     assert "unknown example" in capsys.readouterr().err
     assert main([]) == 2
