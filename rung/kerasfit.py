@@ -742,8 +742,8 @@ def default_batch_note(n: int, batch: int, done: str = "profiled",
 def file_kept_batch(path, batch: int) -> Optional[int]:
     """The whole-number top-level `batch_size` of a file that sets no BATCH_SIZE, when it is
     not `batch` (rung's default, run at), read without importing it (rung bench and rung
-    launch: `file_batch_hint` on a failure on the shapes, `default_batch_note` on a run
-    that went through); None otherwise (`Workload.kept_batch` reads an imported file)."""
+    launch: `batch_hint` on a failure on the shapes, `default_batch_note` on a run that
+    went through); None otherwise (`Workload.kept_batch` reads an imported file)."""
     from pathlib import Path  # noqa: PLC0415 - only here
 
     try:
@@ -756,15 +756,8 @@ def file_kept_batch(path, batch: int) -> Optional[int]:
     return n if n and n != batch else None
 
 
-def file_batch_hint(path, batch: int) -> Optional[str]:
-    """`batch_hint` for a step run at the default batch of a file that keeps another
-    (`file_kept_batch`): rung bench and rung launch add it to a failure on the shapes."""
-    n = file_kept_batch(path, batch)
-    return batch_hint(n, batch) if n else None
-
-
 def with_batch_hint(error: Exception, hint: Optional[str]) -> Exception:
-    """A run's failure with `hint` (`file_batch_hint`) added when it failed on its shapes (the
+    """A run's failure with `hint` (`batch_hint`) added when it failed on its shapes (the
     batch, likely): what rung bench and rung launch raise."""
     from rung.errors import RunError  # noqa: PLC0415 - only here
 

@@ -273,14 +273,15 @@ def test_the_files_batch_size_is_read_without_running_it(source, expect):
 def test_the_bench_names_the_batch_size_a_file_keeps_under_keras_ios_name(tmp_path, source, batch, said):
     """`rung bench` and `rung launch` read the file without importing it (no TensorFlow in
     their process)."""
-    from rung.kerasfit import file_batch_hint
+    from rung.kerasfit import batch_hint, file_kept_batch
 
     path = tmp_path / "w.py"
     path.write_text(source + "\n")
-    hint = file_batch_hint(path, batch)
-    assert hint == (None if said is None else
-                    f"the file sets batch_size = {said} and rung ran batches of {batch}, its default (it reads a "
-                    f"file's batch from BATCH_SIZE): give --batch {said}, or name it BATCH_SIZE")
+    assert file_kept_batch(path, batch) == said
+    if said:  # what a run that fails on its shapes adds (a run that goes through: a note, tests of bench and launch)
+        assert batch_hint(said, batch) == (
+            f"the file sets batch_size = {said} and rung ran batches of {batch}, its default (it reads a "
+            f"file's batch from BATCH_SIZE): give --batch {said}, or name it BATCH_SIZE")
 
 
 def test_a_batch_size_that_is_not_a_batch_is_refused_when_the_file_runs(tmp_path):

@@ -200,7 +200,7 @@ def run(args) -> int:
 def _failures(result, said: bool = False, hint: str | None = None) -> int:
     """Exit 1 when a run failed (the others' results are above), one line each on stderr;
     where the report above already said why (`said`), one line naming them. `hint`
-    (`kerasfit.file_batch_hint`) follows when a run failed on its shapes."""
+    (`kerasfit.batch_hint`) follows when a run failed on its shapes."""
     if said and result.failed:
         names = ", ".join(f.name for f in result.failed)
         print(f"rung bench: {len(result.failed)} run(s) failed ({names}): what to change is in the report above",
