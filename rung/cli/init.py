@@ -82,6 +82,13 @@ def run(args) -> int:
 
     for note in notes(job):
         print(f"rung init: warning: {note}", file=sys.stderr)
+    from rung.kerasfit import default_batch_note, file_kept_batch
+
+    kept = None if args.batch or args.scenario else file_kept_batch(workload, job.batch)
+    if kept:  # keras.io's `batch_size = 128`: train.py's default is rung's 32 (its --batch takes another)
+        print("rung init: warning: " + default_batch_note(kept, job.batch, "train.py trains", "or train.py --batch "
+                                                          f"{kept}: the examples a step and its memory follow the "
+                                                          "batch"), file=sys.stderr)
     print(f"wrote {out}/: {', '.join(written)}  ({job.verdict}"
           + (f", {job.workers} workers" if job.script_verdict in ("multi_worker_mirrored", "parameter_server") else "")
           + (f", {job.ps_tasks} ps" if job.script_verdict == "parameter_server" else "") + ")", file=sys.stdout)

@@ -714,6 +714,27 @@ def test_a_step_that_fails_at_the_default_batch_is_told_the_batch_size_the_file_
                          "batch from BATCH_SIZE): give --batch 8, or name it BATCH_SIZE"), last
 
 
+def test_init_at_the_default_batch_of_a_file_that_keeps_its_own_says_both_numbers(tmp_path):
+    """The same file at `rung init`: its train.py trains at 32 a device unless told, said when it
+    is written (and nothing with --batch)."""
+    from tests.conftest import TINY_BUILD_MODEL
+
+    path = tmp_path / "gpt.py"
+    path.write_text("batch_size = 128\n" + TINY_BUILD_MODEL + "\n\ndef make_dataset(b, input_context=None):\n"
+                    "    return tf.data.Dataset.from_tensor_slices((tf.zeros((64, 4)), tf.zeros((64, 1))))"
+                    ".repeat().batch(b)\n")
+    r = rung("init", str(path), "--strategy", "mirrored", "--out", str(tmp_path / "o"))
+    assert r.returncode == 0 and r.stderr == (
+        "rung init: warning: train.py trains at a batch of 32, rung's default (it reads a file's batch from "
+        "BATCH_SIZE); the file sets batch_size = 128: if each device trains on 128 examples a step, give --batch 128 "
+        "or name it BATCH_SIZE (or train.py --batch 128: the examples a step and its memory follow the batch)\n"), \
+        r.stderr
+    assert "\nPER_REPLICA_BATCH = 32\n" in (tmp_path / "o" / "train.py").read_text()  # what it said
+    r = rung("init", str(path), "--strategy", "mirrored", "--out", str(tmp_path / "o2"), "--batch", "128")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert "\nPER_REPLICA_BATCH = 128\n" in (tmp_path / "o2" / "train.py").read_text()
+
+
 @pytest.mark.tf
 def test_a_run_at_the_default_batch_of_a_file_that_keeps_its_own_says_both_numbers(tmp_path):
     """keras.io's miniature GPT sets batch_size = 128 and its step runs at any batch: train.py
